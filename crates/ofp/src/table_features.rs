@@ -1,0 +1,1 @@
+//! Table features (spec §7.3.5.5). STUB: owned by the multipart helper.
