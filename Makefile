@@ -1,0 +1,55 @@
+# oxflow — two commands do all the set-up on a fresh machine:
+#   make demo   build, install what is needed, run the main job on an embedded default
+#   make test   every test (Rust unit/property/vector tests, clippy, fmt, Python cross-checks)
+SHELL := /bin/bash
+export PATH := $(HOME)/.cargo/bin:$(PATH)
+VENV := .venv
+PY := $(VENV)/bin/python
+CARGO ?= cargo
+
+.PHONY: all setup build test test-rust test-python lint fmt demo bench fuzz vectors clean
+
+all: build
+
+setup:
+	@bash scripts/setup.sh
+
+build: setup
+	$(CARGO) build --workspace --release
+
+lint: setup
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
+
+test-rust: setup
+	$(CARGO) test --workspace
+
+test-python: setup
+	$(CARGO) build -q -p ofp --example emit_vectors
+	$(PY) -m pytest -q tests/python
+
+test: lint test-rust test-python
+	@echo "make test: all suites passed"
+
+demo: setup
+	@bash scripts/demo.sh
+
+bench: setup
+	$(CARGO) bench -p packet -- --warm-up-time 1 --measurement-time 3
+
+# Regenerate the cross-check vectors from os-ken and scapy (committed files).
+vectors: setup
+	$(PY) python/tools/gen_ofp_vectors.py
+	$(PY) python/tools/gen_packet_vectors.py
+
+# Coverage-guided fuzzing of the OpenFlow decoder (needs nightly + cargo-fuzz).
+FUZZ_SECONDS ?= 60
+fuzz:
+	cd fuzz && $(CARGO) +nightly fuzz run ofp_decode -- -max_total_time=$(FUZZ_SECONDS)
+
+fmt:
+	$(CARGO) fmt --all
+
+clean:
+	$(CARGO) clean
+	rm -rf $(VENV)
