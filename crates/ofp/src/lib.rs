@@ -18,12 +18,15 @@
 
 pub mod action;
 pub mod error;
+pub mod group;
 pub mod header;
 pub mod instruction;
 pub mod message;
+pub mod meter;
 pub mod multipart;
 pub mod oxm;
 pub mod port;
+pub mod queue;
 pub mod table_features;
 pub mod wire;
 

@@ -232,7 +232,15 @@ pub fn get_fixed_str(
 ) -> Result<String, DecodeError> {
     let b = r.bytes(size, what)?;
     let end = b.iter().position(|&c| c == 0).unwrap_or(b.len());
-    Ok(String::from_utf8_lossy(&b[..end]).into_owned())
+    let mut s = String::from_utf8_lossy(&b[..end]).into_owned();
+    // Keep what `put_fixed_str` can write back (size - 1 bytes and a NUL), so
+    // decode(encode(x)) == x even for unterminated or non-UTF-8 names.
+    let mut cut = s.len().min(size.saturating_sub(1));
+    while !s.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    s.truncate(cut);
+    Ok(s)
 }
 
 #[cfg(test)]
@@ -261,6 +269,12 @@ mod tests {
         put_fixed_str(&mut w, "a-very-long-interface-name", 16);
         assert_eq!(w.len(), 16);
         assert_eq!(w[15], 0);
+        // unterminated and non-UTF-8 input decodes to what encodes back
+        let raw = [0xffu8; 16];
+        let s = get_fixed_str(&mut Reader::message(&raw), 16, "name").unwrap();
+        let mut w = Vec::new();
+        put_fixed_str(&mut w, &s, 16);
+        assert_eq!(get_fixed_str(&mut Reader::message(&w), 16, "name").unwrap(), s);
     }
 
     #[test]

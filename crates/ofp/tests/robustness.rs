@@ -125,7 +125,7 @@ fn apply(seed: &[u8], muts: &[Mutation]) -> Vec<u8> {
         }
     }
     // Often fix the header length so the body decoders are exercised.
-    if b.len() >= 4 && muts.len() % 2 == 0 {
+    if b.len() >= 4 && muts.len().is_multiple_of(2) {
         let l = (b.len().min(0xffff) as u16).to_be_bytes();
         b[2] = l[0];
         b[3] = l[1];
