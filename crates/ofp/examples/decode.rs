@@ -21,7 +21,7 @@ fn show(hex_text: &str) {
     };
     match OfpMessage::decode(&bytes) {
         Ok(m) => {
-            println!("decoded {} bytes: {m:#?}", bytes.len());
+            println!("decoded {} bytes: {m:?}", bytes.len());
             let again = m.encode();
             let same = if again == bytes {
                 "identical"
@@ -34,7 +34,9 @@ fn show(hex_text: &str) {
             let (t, c) = e.code.type_code();
             println!("refused: {e}");
             let err = OfpMessage::new(
-                bytes.get(4..8).map_or(0, |x| u32::from_be_bytes([x[0], x[1], x[2], x[3]])),
+                bytes
+                    .get(4..8)
+                    .map_or(0, |x| u32::from_be_bytes([x[0], x[1], x[2], x[3]])),
                 Message::Error(ErrorMsg::from_request(e.code, &bytes)),
             );
             println!(

@@ -14,6 +14,8 @@
 //! - [`oxm`]: OXM fields and `ofp_match`.
 //! - [`action`], [`instruction`]: actions and instructions.
 //! - [`message`]: the [`Message`] enum and every non-multipart body.
+//! - [`group`], [`meter`], [`queue`]: buckets, meter bands, queue properties
+//!   and the mod/config messages built from them.
 //! - [`multipart`], [`table_features`]: multipart requests and replies.
 
 pub mod action;

@@ -274,7 +274,10 @@ mod tests {
         let s = get_fixed_str(&mut Reader::message(&raw), 16, "name").unwrap();
         let mut w = Vec::new();
         put_fixed_str(&mut w, &s, 16);
-        assert_eq!(get_fixed_str(&mut Reader::message(&w), 16, "name").unwrap(), s);
+        assert_eq!(
+            get_fixed_str(&mut Reader::message(&w), 16, "name").unwrap(),
+            s
+        );
     }
 
     #[test]

@@ -1,1 +1,31 @@
-//! stub
+//! Packet buffer, parser into a [`FlowKey`], and header rewrites with
+//! incremental checksums for the oxflow OpenFlow 1.3.5 switch.
+//!
+//! - [`PacketBuf`]: fixed-capacity storage with headroom; pushing headers
+//!   never moves the payload.
+//! - [`parse()`] / [`parse_to`] / [`continue_to`]: fill a [`FlowKey`] with every
+//!   OXM-matchable field plus layer offsets; never panic on any bytes.
+//! - [`rewrite`]: set-field, push/pop VLAN/MPLS/PBB, TTL actions; each keeps
+//!   checksums and the key up to date.
+//!
+//! This crate knows nothing of the OpenFlow wire format, threads, sockets or
+//! time. It allocates nothing per packet.
+
+pub mod buf;
+pub mod checksum;
+pub mod field;
+pub mod key;
+pub mod parse;
+pub mod proto;
+pub mod rewrite;
+
+pub use buf::{BufError, PacketBuf};
+pub use field::{exthdr, frag, Field, FieldSet, FieldValue};
+pub use key::{FlowKey, Layer, Offsets, VID_PRESENT};
+pub use parse::{continue_to, parse, parse_to, ParseError, ParseResult, Reason};
+pub use proto::{ethertype, ipproto};
+pub use rewrite::{
+    copy_ttl_in, copy_ttl_out, dec_mpls_ttl, dec_nw_ttl, pop_mpls, pop_pbb, pop_vlan, push_mpls,
+    push_pbb, push_vlan, recompute_checksums, reparse, set_field, set_mpls_ttl, set_nw_ttl,
+    RewriteError, SetField,
+};

@@ -1,0 +1,779 @@
+//! Packet parser: fills a [`FlowKey`] from frame bytes.
+//!
+//! The parser goes layer by layer (L2: Ethernet, VLAN tags, MPLS, PBB; L3:
+//! IPv4, IPv6 with its extension headers, ARP; L4: TCP, UDP, SCTP, ICMPv4,
+//! ICMPv6 with neighbor discovery) and can stop after any layer
+//! ([`parse_to`]) and resume later ([`continue_to`]), so a pipeline whose
+//! tables only match on L2 never touches L3.
+//!
+//! Malformed or truncated packets are parsed as far as they are valid: the
+//! fields read so far stay in the key (with their present bits) and the
+//! result says at which layer and why parsing stopped. The parser only reads
+//! through bounds-checked accessors and never panics.
+
+use crate::field::{exthdr, frag, Field, FieldSet};
+use crate::key::{FlowKey, Layer, VID_PRESENT};
+use crate::proto::{ethertype, ipproto, nd};
+use thiserror::Error;
+
+/// At most this many VLAN tags are skipped before giving up.
+pub const MAX_VLAN_TAGS: u8 = 8;
+/// At most this many IPv6 extension headers are walked.
+pub const MAX_EXT_HEADERS: usize = 12;
+
+/// Why parsing stopped early.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Reason {
+    /// The frame ends inside a header.
+    Truncated,
+    /// IP version field does not match the ethertype.
+    BadVersion,
+    /// A header length field is too small or points past the end
+    /// (IPv4 IHL < 5, TCP data offset < 5 or past the datagram).
+    BadHeaderLength,
+    /// IPv4 total length / IPv6 payload length is smaller than the header
+    /// or larger than the frame.
+    BadTotalLength,
+    /// An IPv6 extension header extends past the datagram.
+    BadExtHeader,
+    /// More than [`MAX_EXT_HEADERS`] IPv6 extension headers.
+    TooManyExtHeaders,
+    /// More than [`MAX_VLAN_TAGS`] VLAN tags.
+    TooManyTags,
+    /// An ND option with length 0 or past the end.
+    BadNdOption,
+}
+
+impl Reason {
+    /// Number of reasons (for counter arrays indexed by [`Reason::index`]).
+    pub const COUNT: usize = 8;
+
+    /// A dense index in `0..COUNT`.
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// Where and why parsing stopped. The key holds every field read before.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Error)]
+#[error("packet parse stopped at {layer:?}: {reason:?}")]
+pub struct ParseError {
+    pub layer: Layer,
+    pub reason: Reason,
+}
+
+/// `Ok` if every requested layer parsed cleanly.
+pub type ParseResult = Result<(), ParseError>;
+
+#[inline]
+fn err(layer: Layer, reason: Reason) -> ParseError {
+    ParseError { layer, reason }
+}
+
+#[inline]
+fn be16(b: &[u8], off: usize) -> Option<u16> {
+    b.get(off..)?
+        .first_chunk::<2>()
+        .map(|a| u16::from_be_bytes(*a))
+}
+
+#[inline]
+fn mac(b: &[u8; 6]) -> [u8; 6] {
+    *b
+}
+
+/// Parses the whole packet (L2 to L4) into `key`, keeping its pipeline
+/// fields.
+#[inline]
+pub fn parse(buf: &[u8], key: &mut FlowKey) -> ParseResult {
+    parse_to(buf, key, Layer::L4)
+}
+
+/// Parses the packet up to and including `layer`.
+#[inline]
+pub fn parse_to(buf: &[u8], key: &mut FlowKey, layer: Layer) -> ParseResult {
+    key.reset_packet_fields();
+    continue_to(buf, key, layer)
+}
+
+/// One layer's parser.
+type Step = fn(&[u8], &mut FlowKey) -> ParseResult;
+
+/// Continues a parse that stopped at `key.depth` up to `layer` (no-op if it
+/// already got there). `buf` must be the same packet.
+pub fn continue_to(buf: &[u8], key: &mut FlowKey, layer: Layer) -> ParseResult {
+    // Offsets are u16: only the first 64 KiB of a frame are looked at.
+    let buf = buf.get(..0xffff).unwrap_or(buf);
+    let steps: [(Layer, Step); 3] = [
+        (Layer::L2, parse_l2),
+        (Layer::L3, parse_l3),
+        (Layer::L4, parse_l4),
+    ];
+    for (l, step) in steps {
+        if key.depth < l && layer >= l {
+            if let Err(e) = step(buf, key) {
+                // Nothing more can be learnt from this packet.
+                key.depth = Layer::L4;
+                return Err(e);
+            }
+            key.depth = l;
+        }
+    }
+    Ok(())
+}
+
+fn parse_l2(buf: &[u8], k: &mut FlowKey) -> ParseResult {
+    let Some(eth) = buf.first_chunk::<14>() else {
+        if let Some(d) = buf.first_chunk::<6>() {
+            k.eth_dst = mac(d);
+            k.present.insert(Field::EthDst);
+        }
+        if let Some(s) = buf.get(6..).and_then(|b| b.first_chunk::<6>()) {
+            k.eth_src = mac(s);
+            k.present.insert(Field::EthSrc);
+        }
+        return Err(err(Layer::L2, Reason::Truncated));
+    };
+    k.eth_dst.copy_from_slice(&eth[0..6]);
+    k.eth_src.copy_from_slice(&eth[6..12]);
+    let mut off = 12usize;
+    let mut et = u16::from_be_bytes([eth[12], eth[13]]);
+    k.present.insert_all(FieldSet::of(&[
+        Field::EthDst,
+        Field::EthSrc,
+        Field::VlanVid,
+    ]));
+    let mut tags = 0u8;
+    while ethertype::is_vlan(et) {
+        if tags == MAX_VLAN_TAGS {
+            return Err(err(Layer::L2, Reason::TooManyTags));
+        }
+        // TCI and the next ethertype.
+        let Some(t) = buf.get(off + 2..).and_then(|b| b.first_chunk::<4>()) else {
+            return Err(err(Layer::L2, Reason::Truncated));
+        };
+        let tci = u16::from_be_bytes([t[0], t[1]]);
+        match tags {
+            0 => {
+                k.vlan_vid = (tci & 0x0fff) | VID_PRESENT;
+                k.vlan_pcp = (tci >> 13) as u8;
+                k.present.insert(Field::VlanPcp);
+            }
+            1 => {
+                k.inner_vlan_vid = (tci & 0x0fff) | VID_PRESENT;
+                k.inner_vlan_pcp = (tci >> 13) as u8;
+                k.present
+                    .insert_all(FieldSet::of(&[Field::InnerVlanVid, Field::InnerVlanPcp]));
+            }
+            _ => {}
+        }
+        tags += 1;
+        off += 4;
+        et = u16::from_be_bytes([t[2], t[3]]);
+    }
+    k.offsets.vlan_tags = tags;
+    k.offsets.eth_type = off as u16;
+    k.eth_type = et;
+    k.present.insert(Field::EthType);
+    let next = off + 2;
+    match et {
+        ethertype::IPV4 | ethertype::IPV6 | ethertype::ARP => k.offsets.l3 = next as u16,
+        ethertype::MPLS | ethertype::MPLS_MCAST => {
+            let Some(l) = buf.get(next..).and_then(|b| b.first_chunk::<4>()) else {
+                return Err(err(Layer::L2, Reason::Truncated));
+            };
+            let lse = u32::from_be_bytes(*l);
+            k.mpls_label = lse >> 12;
+            k.mpls_tc = ((lse >> 9) & 7) as u8;
+            k.mpls_bos = ((lse >> 8) & 1) as u8;
+            k.mpls_ttl = lse as u8;
+            k.offsets.mpls = next as u16;
+            k.present.insert_all(FieldSet::of(&[
+                Field::MplsLabel,
+                Field::MplsTc,
+                Field::MplsBos,
+                Field::MplsTtl,
+            ]));
+        }
+        ethertype::PBB => {
+            let Some(t) = buf.get(next..).and_then(|b| b.first_chunk::<4>()) else {
+                return Err(err(Layer::L2, Reason::Truncated));
+            };
+            k.pbb_isid = u32::from_be_bytes(*t) & 0x00ff_ffff;
+            k.offsets.pbb = next as u16;
+            k.present.insert(Field::PbbIsid);
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+fn parse_l3(buf: &[u8], k: &mut FlowKey) -> ParseResult {
+    let l3 = usize::from(k.offsets.l3);
+    if l3 == 0 {
+        return Ok(());
+    }
+    match k.eth_type {
+        ethertype::IPV4 => parse_ipv4(buf, k, l3),
+        ethertype::IPV6 => parse_ipv6(buf, k, l3),
+        ethertype::ARP => parse_arp(buf, k, l3),
+        _ => Ok(()),
+    }
+}
+
+fn parse_ipv4(buf: &[u8], k: &mut FlowKey, l3: usize) -> ParseResult {
+    let Some(h) = buf.get(l3..).and_then(|b| b.first_chunk::<20>()) else {
+        return Err(err(Layer::L3, Reason::Truncated));
+    };
+    if h[0] >> 4 != 4 {
+        return Err(err(Layer::L3, Reason::BadVersion));
+    }
+    let ihl = usize::from(h[0] & 0x0f) * 4;
+    if ihl < 20 {
+        return Err(err(Layer::L3, Reason::BadHeaderLength));
+    }
+    k.ip_dscp = h[1] >> 2;
+    k.ip_ecn = h[1] & 3;
+    k.ip_ttl = h[8];
+    k.ip_proto = h[9];
+    k.ipv4_src = u32::from_be_bytes([h[12], h[13], h[14], h[15]]);
+    k.ipv4_dst = u32::from_be_bytes([h[16], h[17], h[18], h[19]]);
+    let fo = u16::from_be_bytes([h[6], h[7]]);
+    if fo & 0x3fff != 0 {
+        k.ip_frag = frag::FRAGMENT;
+        if fo & 0x1fff != 0 {
+            k.ip_frag |= frag::LATER;
+        }
+    }
+    k.present.insert_all(FieldSet::of(&[
+        Field::IpDscp,
+        Field::IpEcn,
+        Field::IpProto,
+        Field::IpTtl,
+        Field::IpFrag,
+        Field::Ipv4Src,
+        Field::Ipv4Dst,
+    ]));
+    if l3 + ihl > buf.len() {
+        return Err(err(Layer::L3, Reason::Truncated));
+    }
+    let total = usize::from(u16::from_be_bytes([h[2], h[3]]));
+    if total < ihl || l3 + total > buf.len() {
+        return Err(err(Layer::L3, Reason::BadTotalLength));
+    }
+    k.offsets.l3_end = (l3 + total) as u16;
+    if k.ip_frag & frag::LATER == 0 {
+        k.offsets.l4 = (l3 + ihl) as u16;
+    }
+    Ok(())
+}
+
+/// Position of each extension header in the order RFC 2460 §4.1 recommends;
+/// `DEST_LAST` is the destination options header before the upper layer.
+const RANK_HOP: u8 = 1;
+const RANK_DEST_FIRST: u8 = 2;
+const RANK_ROUTER: u8 = 3;
+const RANK_FRAG: u8 = 4;
+const RANK_AUTH: u8 = 5;
+const RANK_ESP: u8 = 6;
+const RANK_DEST_LAST: u8 = 7;
+
+/// Computes the IPV6_EXTHDR flags while walking the chain (OpenFlow 1.3.5
+/// §7.2.3.8): one bit per header kind seen; UNREP when a header appears more
+/// often than allowed (each once, destination options twice: once before
+/// the routing header and once before the upper layer); UNSEQ when a header
+/// comes earlier than the recommended order
+/// `HOP, DEST, ROUTER, FRAG, AUTH, ESP, DEST` allows (for example a
+/// hop-by-hop header that is not first).
+#[derive(Default)]
+struct ExtHdrOrder {
+    flags: u16,
+    rank: u8,
+    dests: u8,
+    first_dest_rank: u8,
+}
+
+impl ExtHdrOrder {
+    fn see(&mut self, flag: u16, rank: u8) {
+        if self.flags & flag != 0 {
+            self.flags |= exthdr::UNREP;
+        }
+        self.order(flag, rank);
+    }
+
+    fn order(&mut self, flag: u16, rank: u8) {
+        if rank < self.rank {
+            self.flags |= exthdr::UNSEQ;
+        }
+        self.rank = self.rank.max(rank);
+        self.flags |= flag;
+    }
+
+    fn see_dest(&mut self) {
+        let rank = match self.dests {
+            0 if self.rank <= RANK_DEST_FIRST => RANK_DEST_FIRST,
+            0 => RANK_DEST_LAST,
+            1 if self.first_dest_rank == RANK_DEST_FIRST => RANK_DEST_LAST,
+            _ => {
+                self.flags |= exthdr::UNREP;
+                RANK_DEST_LAST
+            }
+        };
+        if self.dests == 0 {
+            self.first_dest_rank = rank;
+        }
+        self.dests = self.dests.saturating_add(1);
+        self.order(exthdr::DEST, rank);
+    }
+}
+
+fn parse_ipv6(buf: &[u8], k: &mut FlowKey, l3: usize) -> ParseResult {
+    let Some(h) = buf.get(l3..).and_then(|b| b.first_chunk::<40>()) else {
+        return Err(err(Layer::L3, Reason::Truncated));
+    };
+    let w0 = u32::from_be_bytes([h[0], h[1], h[2], h[3]]);
+    if w0 >> 28 != 6 {
+        return Err(err(Layer::L3, Reason::BadVersion));
+    }
+    let tc = (w0 >> 20) as u8;
+    k.ip_dscp = tc >> 2;
+    k.ip_ecn = tc & 3;
+    k.ipv6_flabel = w0 & 0x000f_ffff;
+    k.ip_ttl = h[7];
+    let mut a = [0u8; 16];
+    a.copy_from_slice(&h[8..24]);
+    k.ipv6_src = u128::from_be_bytes(a);
+    a.copy_from_slice(&h[24..40]);
+    k.ipv6_dst = u128::from_be_bytes(a);
+    k.present.insert_all(FieldSet::of(&[
+        Field::IpDscp,
+        Field::IpEcn,
+        Field::IpTtl,
+        Field::IpFrag,
+        Field::Ipv6Src,
+        Field::Ipv6Dst,
+        Field::Ipv6Flabel,
+    ]));
+    let end = l3 + 40 + usize::from(u16::from_be_bytes([h[4], h[5]]));
+    if end > buf.len() {
+        return Err(err(Layer::L3, Reason::BadTotalLength));
+    }
+    k.offsets.l3_end = end as u16;
+
+    // Walk the extension header chain.
+    let mut order = ExtHdrOrder::default();
+    let mut nh = h[6];
+    let mut off = l3 + 40;
+    let mut result = Err(err(Layer::L3, Reason::TooManyExtHeaders));
+    for _ in 0..=MAX_EXT_HEADERS {
+        let (flag, rank) = match nh {
+            ipproto::HOPOPTS => (exthdr::HOP, RANK_HOP),
+            ipproto::DSTOPTS => (exthdr::DEST, RANK_DEST_FIRST),
+            ipproto::ROUTING => (exthdr::ROUTER, RANK_ROUTER),
+            ipproto::FRAGMENT => (exthdr::FRAG, RANK_FRAG),
+            ipproto::AH => (exthdr::AUTH, RANK_AUTH),
+            ipproto::ESP => {
+                // The rest is encrypted: ESP is the last thing we see.
+                order.see(exthdr::ESP, RANK_ESP);
+                k.ip_proto = nh;
+                k.present.insert(Field::IpProto);
+                result = Ok(());
+                break;
+            }
+            ipproto::NONE => {
+                order.flags |= exthdr::NONEXT;
+                k.ip_proto = nh;
+                k.present.insert(Field::IpProto);
+                result = Ok(());
+                break;
+            }
+            _ => {
+                k.ip_proto = nh;
+                k.present.insert(Field::IpProto);
+                k.offsets.l4 = off as u16;
+                result = Ok(());
+                break;
+            }
+        };
+        if flag == exthdr::DEST {
+            order.see_dest();
+        } else {
+            order.see(flag, rank);
+        }
+        let Some(e) = buf.get(off..end).and_then(|b| b.first_chunk::<2>()) else {
+            result = Err(err(Layer::L3, Reason::BadExtHeader));
+            break;
+        };
+        let len = match nh {
+            ipproto::FRAGMENT => 8,
+            ipproto::AH => (usize::from(e[1]) + 2) * 4,
+            _ => (usize::from(e[1]) + 1) * 8,
+        };
+        if off + len > end {
+            result = Err(err(Layer::L3, Reason::BadExtHeader));
+            break;
+        }
+        if nh == ipproto::FRAGMENT {
+            let fo = be16(buf, off + 2).unwrap_or(0);
+            k.ip_frag |= frag::FRAGMENT;
+            if fo & 0xfff8 != 0 {
+                // A later fragment: the next header is not in this packet.
+                k.ip_frag |= frag::LATER;
+                k.ip_proto = e[0];
+                k.present.insert(Field::IpProto);
+                result = Ok(());
+                break;
+            }
+        }
+        nh = e[0];
+        off += len;
+    }
+    k.ipv6_exthdr = order.flags;
+    k.present.insert(Field::Ipv6Exthdr);
+    result
+}
+
+fn parse_arp(buf: &[u8], k: &mut FlowKey, l3: usize) -> ParseResult {
+    let Some(a) = buf.get(l3..).and_then(|b| b.first_chunk::<28>()) else {
+        return Err(err(Layer::L3, Reason::Truncated));
+    };
+    // Only Ethernet/IPv4 ARP has the OXM fields.
+    if a[0..6] != [0x00, 0x01, 0x08, 0x00, 6, 4] {
+        return Ok(());
+    }
+    k.arp_op = u16::from_be_bytes([a[6], a[7]]);
+    k.arp_sha.copy_from_slice(&a[8..14]);
+    k.arp_spa = u32::from_be_bytes([a[14], a[15], a[16], a[17]]);
+    k.arp_tha.copy_from_slice(&a[18..24]);
+    k.arp_tpa = u32::from_be_bytes([a[24], a[25], a[26], a[27]]);
+    k.offsets.l3_end = (l3 + 28) as u16;
+    k.present.insert_all(FieldSet::of(&[
+        Field::ArpOp,
+        Field::ArpSpa,
+        Field::ArpTpa,
+        Field::ArpSha,
+        Field::ArpTha,
+    ]));
+    Ok(())
+}
+
+fn parse_l4(buf: &[u8], k: &mut FlowKey) -> ParseResult {
+    let l4 = usize::from(k.offsets.l4);
+    if l4 == 0 {
+        return Ok(());
+    }
+    let seg = buf
+        .get(l4..usize::from(k.offsets.l3_end))
+        .unwrap_or_default();
+    let truncated = Err(err(Layer::L4, Reason::Truncated));
+    let ipv4 = k.eth_type == ethertype::IPV4;
+    let (src, dst, min) = match k.ip_proto {
+        ipproto::TCP => (Field::TcpSrc, Field::TcpDst, 20),
+        ipproto::UDP => (Field::UdpSrc, Field::UdpDst, 8),
+        ipproto::SCTP => (Field::SctpSrc, Field::SctpDst, 12),
+        ipproto::ICMP if ipv4 => (Field::Icmpv4Type, Field::Icmpv4Code, 4),
+        ipproto::ICMPV6 if !ipv4 => (Field::Icmpv6Type, Field::Icmpv6Code, 4),
+        _ => return Ok(()),
+    };
+    let Some(p) = seg.first_chunk::<4>() else {
+        return truncated;
+    };
+    if src == Field::Icmpv4Type || src == Field::Icmpv6Type {
+        k.icmp_type = p[0];
+        k.icmp_code = p[1];
+    } else {
+        k.tp_src = u16::from_be_bytes([p[0], p[1]]);
+        k.tp_dst = u16::from_be_bytes([p[2], p[3]]);
+    }
+    k.present.insert(src);
+    k.present.insert(dst);
+    if seg.len() < min {
+        return truncated;
+    }
+    let mut hlen = min;
+    if k.ip_proto == ipproto::TCP {
+        hlen = usize::from(seg[12] >> 4) * 4;
+        if hlen < 20 || hlen > seg.len() {
+            return Err(err(Layer::L4, Reason::BadHeaderLength));
+        }
+    } else if src == Field::Icmpv6Type
+        && (k.icmp_type == nd::NEIGHBOR_SOLICIT || k.icmp_type == nd::NEIGHBOR_ADVERT)
+        && k.icmp_code == 0
+    {
+        let Some(t) = seg.get(8..).and_then(|b| b.first_chunk::<16>()) else {
+            return truncated;
+        };
+        k.nd_target = u128::from_be_bytes(*t);
+        k.present.insert(Field::Ipv6NdTarget);
+        hlen = seg.len();
+        parse_nd_options(seg, l4, k)?;
+    }
+    k.offsets.payload = (l4 + hlen) as u16;
+    Ok(())
+}
+
+/// Reads the link-layer address options of a neighbor solicitation (source
+/// address) or advertisement (target address); the first one counts.
+fn parse_nd_options(seg: &[u8], l4: usize, k: &mut FlowKey) -> ParseResult {
+    let (want, field) = if k.icmp_type == nd::NEIGHBOR_SOLICIT {
+        (nd::OPT_SOURCE_LL, Field::Ipv6NdSll)
+    } else {
+        (nd::OPT_TARGET_LL, Field::Ipv6NdTll)
+    };
+    let mut off = 24;
+    while off < seg.len() {
+        let Some(o) = seg.get(off..).and_then(|b| b.first_chunk::<2>()) else {
+            return Err(err(Layer::L4, Reason::BadNdOption));
+        };
+        let len = usize::from(o[1]) * 8;
+        if len == 0 || off + len > seg.len() {
+            return Err(err(Layer::L4, Reason::BadNdOption));
+        }
+        if o[0] == want && !k.has(field) {
+            if let Some(m) = seg.get(off + 2..).and_then(|b| b.first_chunk::<6>()) {
+                let at = (l4 + off + 2) as u16;
+                if field == Field::Ipv6NdSll {
+                    k.nd_sll = *m;
+                    k.offsets.nd_sll = at;
+                } else {
+                    k.nd_tll = *m;
+                    k.offsets.nd_tll = at;
+                }
+                k.present.insert(field);
+            }
+        }
+        off += len;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::key::Offsets;
+
+    /// Ethernet / IPv4 10.0.0.1 -> 10.0.0.2 TTL 64 / UDP 1234 -> 80 / "hi".
+    pub(crate) const UDP4: [u8; 44] = [
+        0x02, 0x00, 0x00, 0x00, 0x00, 0x02, 0x02, 0x00, 0x00, 0x00, 0x00, 0x01, 0x08, 0x00, 0x45,
+        0x00, 0x00, 0x1e, 0x00, 0x01, 0x00, 0x00, 0x40, 0x11, 0x66, 0xcc, 0x0a, 0x00, 0x00, 0x01,
+        0x0a, 0x00, 0x00, 0x02, 0x04, 0xd2, 0x00, 0x50, 0x00, 0x0a, 0x7e, 0x4c, 0x68, 0x69,
+    ];
+
+    /// Ethernet / IPv6 ::1 -> ::2 hlim 5 / hop-by-hop / TCP 1 -> 2 SYN.
+    const V6_HOP_TCP: [u8; 82] = [
+        0x02, 0x00, 0x00, 0x00, 0x00, 0x02, 0x02, 0x00, 0x00, 0x00, 0x00, 0x01, 0x86, 0xdd, 0x60,
+        0x00, 0x00, 0x00, 0x00, 0x1c, 0x00, 0x05, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0x06, 0x00, 0x01, 0x04, 0x00, 0x00,
+        0x00, 0x00, 0x00, 0x01, 0x00, 0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x50,
+        0x02, 0x20, 0x00, 0x8f, 0xdd, 0x00, 0x00,
+    ];
+
+    /// Ethernet / MPLS label 0x12345 TC 5 BoS TTL 7 / IPv4.
+    const MPLS_IP: [u8; 38] = [
+        0x02, 0x00, 0x00, 0x00, 0x00, 0x02, 0x02, 0x00, 0x00, 0x00, 0x00, 0x01, 0x88, 0x47, 0x12,
+        0x34, 0x5b, 0x07, 0x45, 0x00, 0x00, 0x14, 0x00, 0x01, 0x00, 0x00, 0x40, 0x00, 0x74, 0xe4,
+        0x01, 0x01, 0x01, 0x01, 0x02, 0x02, 0x02, 0x02,
+    ];
+
+    fn key_of(b: &[u8]) -> (FlowKey, ParseResult) {
+        let mut k = FlowKey::new(1);
+        let r = parse(b, &mut k);
+        (k, r)
+    }
+
+    #[test]
+    fn ipv4_udp() {
+        let (k, r) = key_of(&UDP4);
+        assert_eq!(r, Ok(()));
+        assert_eq!(k.eth_dst, [2, 0, 0, 0, 0, 2]);
+        assert_eq!(k.eth_src, [2, 0, 0, 0, 0, 1]);
+        assert_eq!(k.eth_type, 0x0800);
+        assert_eq!(k.vlan_vid, 0);
+        assert!(k.has(Field::VlanVid) && !k.has(Field::VlanPcp));
+        assert_eq!((k.ipv4_src, k.ipv4_dst), (0x0a00_0001, 0x0a00_0002));
+        assert_eq!((k.ip_proto, k.ip_ttl, k.ip_dscp, k.ip_ecn), (17, 64, 0, 0));
+        assert_eq!((k.tp_src, k.tp_dst), (1234, 80));
+        assert!(k.has(Field::UdpSrc) && !k.has(Field::TcpSrc));
+        assert_eq!(
+            k.offsets,
+            Offsets {
+                eth_type: 12,
+                l3: 14,
+                l3_end: 44,
+                l4: 34,
+                payload: 42,
+                ..Offsets::default()
+            }
+        );
+        assert_eq!(k.depth, Layer::L4);
+    }
+
+    #[test]
+    fn lazy_layers() {
+        let mut k = FlowKey::new(1);
+        assert_eq!(parse_to(&UDP4, &mut k, Layer::L2), Ok(()));
+        assert!(k.has(Field::EthType) && !k.has(Field::Ipv4Src));
+        assert_eq!(k.depth, Layer::L2);
+        assert_eq!(continue_to(&UDP4, &mut k, Layer::L3), Ok(()));
+        assert!(k.has(Field::Ipv4Src) && !k.has(Field::UdpSrc));
+        assert_eq!(continue_to(&UDP4, &mut k, Layer::L4), Ok(()));
+        let (full, _) = key_of(&UDP4);
+        assert_eq!(k, full);
+    }
+
+    #[test]
+    fn vlan_and_qinq() {
+        let mut f = UDP4.to_vec();
+        // Insert 802.1ad VID 300 PCP 2, then 802.1Q VID 42 PCP 7.
+        f.splice(12..12, [0x88, 0xa8, 0x41, 0x2c, 0x81, 0x00, 0xe0, 0x2a]);
+        let (k, r) = key_of(&f);
+        assert_eq!(r, Ok(()));
+        assert_eq!((k.vlan_vid, k.vlan_pcp), (0x1000 | 300, 2));
+        assert_eq!((k.inner_vlan_vid, k.inner_vlan_pcp), (0x1000 | 42, 7));
+        assert_eq!(k.eth_type, 0x0800);
+        assert_eq!(
+            (k.offsets.vlan_tags, k.offsets.eth_type, k.offsets.l3),
+            (2, 20, 22)
+        );
+        assert_eq!(k.tp_dst, 80);
+    }
+
+    #[test]
+    fn too_many_tags() {
+        let mut f = UDP4.to_vec();
+        for _ in 0..9 {
+            f.splice(12..12, [0x81, 0x00, 0x00, 0x01]);
+        }
+        let (k, r) = key_of(&f);
+        assert_eq!(r, Err(err(Layer::L2, Reason::TooManyTags)));
+        assert_eq!(k.vlan_vid, 0x1001);
+        assert_eq!(k.depth, Layer::L4);
+    }
+
+    #[test]
+    fn mpls() {
+        let (k, r) = key_of(&MPLS_IP);
+        assert_eq!(r, Ok(()));
+        assert_eq!(k.eth_type, 0x8847);
+        assert_eq!(
+            (k.mpls_label, k.mpls_tc, k.mpls_bos, k.mpls_ttl),
+            (0x12345, 5, 1, 7)
+        );
+        assert_eq!(k.offsets.mpls, 14);
+        // No IP fields under MPLS.
+        assert!(!k.has(Field::Ipv4Src));
+    }
+
+    #[test]
+    fn pbb() {
+        let mut f = UDP4.to_vec();
+        f.splice(
+            12..12,
+            [
+                0x88, 0xe7, 0x60, 0xab, 0xcd, 0xef, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12,
+            ],
+        );
+        let (k, r) = key_of(&f);
+        assert_eq!(r, Ok(()));
+        assert_eq!(
+            (k.eth_type, k.pbb_isid, k.offsets.pbb),
+            (0x88e7, 0xabcdef, 14)
+        );
+    }
+
+    #[test]
+    fn arp() {
+        let f = [
+            0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 2, 0, 0, 0, 0, 1, 0x08, 0x06, // eth
+            0x00, 0x01, 0x08, 0x00, 6, 4, 0x00, 0x01, // ether/ipv4 request
+            2, 0, 0, 0, 0, 1, 10, 0, 0, 1, // sha spa
+            0, 0, 0, 0, 0, 0, 10, 0, 0, 2, // tha tpa
+        ];
+        let (k, r) = key_of(&f);
+        assert_eq!(r, Ok(()));
+        assert_eq!(k.arp_op, 1);
+        assert_eq!((k.arp_spa, k.arp_tpa), (0x0a00_0001, 0x0a00_0002));
+        assert_eq!(k.arp_sha, [2, 0, 0, 0, 0, 1]);
+        assert_eq!(k.arp_tha, [0; 6]);
+        let (k, r) = key_of(&f[..40]);
+        assert_eq!(r, Err(err(Layer::L3, Reason::Truncated)));
+        assert!(!k.has(Field::ArpOp));
+    }
+
+    #[test]
+    fn ipv6_hop_tcp() {
+        let (k, r) = key_of(&V6_HOP_TCP);
+        assert_eq!(r, Ok(()));
+        assert_eq!((k.ipv6_src, k.ipv6_dst), (1, 2));
+        assert_eq!((k.ip_proto, k.ip_ttl), (6, 5));
+        assert_eq!(k.ipv6_exthdr, exthdr::HOP);
+        assert_eq!((k.tp_src, k.tp_dst), (1, 2));
+        assert_eq!((k.offsets.l3, k.offsets.l4, k.offsets.l3_end), (14, 62, 82));
+    }
+
+    #[test]
+    fn ipv6_ext_len_lies() {
+        let mut f = V6_HOP_TCP;
+        f[55] = 200; // hop-by-hop length far past the end
+        let (k, r) = key_of(&f);
+        assert_eq!(r, Err(err(Layer::L3, Reason::BadExtHeader)));
+        assert_eq!(k.ipv6_exthdr, exthdr::HOP);
+        assert!(k.has(Field::Ipv6Src) && !k.has(Field::IpProto) && !k.has(Field::TcpSrc));
+    }
+
+    #[test]
+    fn ipv6_ext_order_flags() {
+        let mut o = ExtHdrOrder::default();
+        o.see(exthdr::ROUTER, RANK_ROUTER);
+        o.see(exthdr::HOP, RANK_HOP);
+        assert_eq!(o.flags, exthdr::ROUTER | exthdr::HOP | exthdr::UNSEQ);
+        let mut o = ExtHdrOrder::default();
+        o.see_dest();
+        o.see(exthdr::ROUTER, RANK_ROUTER);
+        o.see_dest();
+        assert_eq!(o.flags, exthdr::DEST | exthdr::ROUTER);
+        o.see_dest();
+        assert_eq!(o.flags, exthdr::DEST | exthdr::ROUTER | exthdr::UNREP);
+    }
+
+    #[test]
+    fn ipv4_lies() {
+        let mut f = UDP4;
+        f[14] = 0x44; // IHL 4
+        assert_eq!(key_of(&f).1, Err(err(Layer::L3, Reason::BadHeaderLength)));
+        let mut f = UDP4;
+        f[17] = 0xff; // total length 255 > frame
+        let (k, r) = key_of(&f);
+        assert_eq!(r, Err(err(Layer::L3, Reason::BadTotalLength)));
+        assert!(k.has(Field::Ipv4Src) && !k.has(Field::UdpSrc));
+        assert_eq!(
+            key_of(&UDP4[..37]).1,
+            Err(err(Layer::L3, Reason::BadTotalLength))
+        );
+        let mut f = UDP4;
+        f[17] = 23; // datagram ends 3 bytes into the UDP header
+        let (k, r) = key_of(&f);
+        assert_eq!(r, Err(err(Layer::L4, Reason::Truncated)));
+        assert!(k.has(Field::IpProto) && !k.has(Field::UdpSrc));
+        let mut f = UDP4;
+        f[21] = 0x10; // fragment offset != 0: no L4
+        let (k, r) = key_of(&f);
+        assert_eq!(r, Ok(()));
+        assert_eq!(k.ip_frag, frag::FRAGMENT | frag::LATER);
+        assert!(!k.has(Field::UdpSrc));
+    }
+
+    #[test]
+    fn every_prefix_parses_without_panic() {
+        for frame in [&UDP4[..], &V6_HOP_TCP[..], &MPLS_IP[..]] {
+            for n in 0..=frame.len() {
+                let mut k = FlowKey::new(1);
+                let _ = parse(&frame[..n], &mut k);
+            }
+        }
+        let (k, r) = key_of(&UDP4[..8]);
+        assert_eq!(r, Err(err(Layer::L2, Reason::Truncated)));
+        assert!(k.has(Field::EthDst) && !k.has(Field::EthSrc));
+    }
+}

@@ -1,0 +1,1016 @@
+//! Header rewrites: set-field, push/pop of VLAN, MPLS and PBB headers, and
+//! the TTL actions of OpenFlow 1.3.5.
+//!
+//! Every rewrite takes the packet buffer and its [`FlowKey`], uses the layer
+//! offsets in the key instead of parsing again, and leaves the key
+//! describing the rewritten packet: set-field updates the key in place;
+//! push/pop (which move headers) parse the packet again up to the depth the
+//! key had. If the key was parsed only partly (`parse_to`), a rewrite first
+//! continues the parse as far as it needs.
+//!
+//! Checksums are updated incrementally (RFC 1624): the IPv4 header checksum,
+//! TCP/UDP/ICMPv6 checksums including their pseudo-header when an address
+//! changes, ICMPv4. A UDP checksum of 0 means "none" and stays 0. SCTP's
+//! CRC32c is recomputed over the SCTP packet. A rewrite that fails leaves
+//! the packet and the key unchanged.
+
+use crate::buf::{BufError, PacketBuf};
+use crate::checksum;
+use crate::field::{frag, Field};
+use crate::key::{FlowKey, Layer, VID_PRESENT};
+use crate::parse::{continue_to, parse_to};
+use crate::proto::{ethertype, ipproto};
+use thiserror::Error;
+
+/// Why a rewrite was not done. The packet and key are unchanged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
+pub enum RewriteError {
+    #[error("the packet has no {0:?} field")]
+    MissingField(Field),
+    #[error("value out of range for {0:?}")]
+    BadValue(Field),
+    #[error("no VLAN tag to pop")]
+    NoVlan,
+    #[error("no MPLS label stack entry")]
+    NoMpls,
+    #[error("no PBB I-TAG to pop")]
+    NoPbb,
+    #[error("no IP header")]
+    NoIp,
+    #[error("no inner MPLS or IP header to copy the TTL to or from")]
+    NoInnerTtl,
+    /// Decrementing a TTL of 0 or 1: the packet must not be forwarded (the
+    /// pipeline may send it to the controller with reason INVALID_TTL).
+    #[error("TTL expired (was {0})")]
+    TtlExpired(u8),
+    #[error("ethertype {0:#06x} is not valid for this push")]
+    BadEthertype(u16),
+    #[error("cannot recompute the SCTP checksum of a fragment")]
+    SctpFragment,
+    #[error("header extends past the end of the packet")]
+    Truncated,
+    #[error("packet buffer: {0}")]
+    Buf(#[from] BufError),
+}
+
+/// A set-field action's value, one variant per settable field. Values are
+/// host-order integers; VIDs may carry the 0x1000 present bit (ignored).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SetField {
+    EthDst([u8; 6]),
+    EthSrc([u8; 6]),
+    VlanVid(u16),
+    VlanPcp(u8),
+    IpDscp(u8),
+    IpEcn(u8),
+    Ipv4Src(u32),
+    Ipv4Dst(u32),
+    TcpSrc(u16),
+    TcpDst(u16),
+    UdpSrc(u16),
+    UdpDst(u16),
+    SctpSrc(u16),
+    SctpDst(u16),
+    Icmpv4Type(u8),
+    Icmpv4Code(u8),
+    ArpOp(u16),
+    ArpSpa(u32),
+    ArpTpa(u32),
+    ArpSha([u8; 6]),
+    ArpTha([u8; 6]),
+    Ipv6Src(u128),
+    Ipv6Dst(u128),
+    Ipv6Flabel(u32),
+    Icmpv6Type(u8),
+    Icmpv6Code(u8),
+    Ipv6NdTarget(u128),
+    Ipv6NdSll([u8; 6]),
+    Ipv6NdTll([u8; 6]),
+    MplsLabel(u32),
+    MplsTc(u8),
+    MplsBos(u8),
+    PbbIsid(u32),
+    /// Pipeline field: only the key changes.
+    TunnelId(u64),
+}
+
+impl SetField {
+    /// The field this action sets.
+    pub fn field(&self) -> Field {
+        use SetField::*;
+        match self {
+            EthDst(_) => Field::EthDst,
+            EthSrc(_) => Field::EthSrc,
+            VlanVid(_) => Field::VlanVid,
+            VlanPcp(_) => Field::VlanPcp,
+            IpDscp(_) => Field::IpDscp,
+            IpEcn(_) => Field::IpEcn,
+            Ipv4Src(_) => Field::Ipv4Src,
+            Ipv4Dst(_) => Field::Ipv4Dst,
+            TcpSrc(_) => Field::TcpSrc,
+            TcpDst(_) => Field::TcpDst,
+            UdpSrc(_) => Field::UdpSrc,
+            UdpDst(_) => Field::UdpDst,
+            SctpSrc(_) => Field::SctpSrc,
+            SctpDst(_) => Field::SctpDst,
+            Icmpv4Type(_) => Field::Icmpv4Type,
+            Icmpv4Code(_) => Field::Icmpv4Code,
+            ArpOp(_) => Field::ArpOp,
+            ArpSpa(_) => Field::ArpSpa,
+            ArpTpa(_) => Field::ArpTpa,
+            ArpSha(_) => Field::ArpSha,
+            ArpTha(_) => Field::ArpTha,
+            Ipv6Src(_) => Field::Ipv6Src,
+            Ipv6Dst(_) => Field::Ipv6Dst,
+            Ipv6Flabel(_) => Field::Ipv6Flabel,
+            Icmpv6Type(_) => Field::Icmpv6Type,
+            Icmpv6Code(_) => Field::Icmpv6Code,
+            Ipv6NdTarget(_) => Field::Ipv6NdTarget,
+            Ipv6NdSll(_) => Field::Ipv6NdSll,
+            Ipv6NdTll(_) => Field::Ipv6NdTll,
+            MplsLabel(_) => Field::MplsLabel,
+            MplsTc(_) => Field::MplsTc,
+            MplsBos(_) => Field::MplsBos,
+            PbbIsid(_) => Field::PbbIsid,
+            TunnelId(_) => Field::TunnelId,
+        }
+    }
+
+    /// Builds a set-field from a field and its big-endian value (the OXM
+    /// payload without mask). `None` if the field is not settable or the
+    /// value has the wrong width.
+    pub fn from_value(field: Field, value: &[u8]) -> Option<SetField> {
+        if value.len() != field.width() {
+            return None;
+        }
+        let n = value.iter().fold(0u128, |a, &b| (a << 8) | u128::from(b));
+        let mac = || <[u8; 6]>::try_from(value).ok();
+        use SetField as S;
+        Some(match field {
+            Field::EthDst => S::EthDst(mac()?),
+            Field::EthSrc => S::EthSrc(mac()?),
+            Field::VlanVid => S::VlanVid(n as u16),
+            Field::VlanPcp => S::VlanPcp(n as u8),
+            Field::IpDscp => S::IpDscp(n as u8),
+            Field::IpEcn => S::IpEcn(n as u8),
+            Field::Ipv4Src => S::Ipv4Src(n as u32),
+            Field::Ipv4Dst => S::Ipv4Dst(n as u32),
+            Field::TcpSrc => S::TcpSrc(n as u16),
+            Field::TcpDst => S::TcpDst(n as u16),
+            Field::UdpSrc => S::UdpSrc(n as u16),
+            Field::UdpDst => S::UdpDst(n as u16),
+            Field::SctpSrc => S::SctpSrc(n as u16),
+            Field::SctpDst => S::SctpDst(n as u16),
+            Field::Icmpv4Type => S::Icmpv4Type(n as u8),
+            Field::Icmpv4Code => S::Icmpv4Code(n as u8),
+            Field::ArpOp => S::ArpOp(n as u16),
+            Field::ArpSpa => S::ArpSpa(n as u32),
+            Field::ArpTpa => S::ArpTpa(n as u32),
+            Field::ArpSha => S::ArpSha(mac()?),
+            Field::ArpTha => S::ArpTha(mac()?),
+            Field::Ipv6Src => S::Ipv6Src(n),
+            Field::Ipv6Dst => S::Ipv6Dst(n),
+            Field::Ipv6Flabel => S::Ipv6Flabel(n as u32),
+            Field::Icmpv6Type => S::Icmpv6Type(n as u8),
+            Field::Icmpv6Code => S::Icmpv6Code(n as u8),
+            Field::Ipv6NdTarget => S::Ipv6NdTarget(n),
+            Field::Ipv6NdSll => S::Ipv6NdSll(mac()?),
+            Field::Ipv6NdTll => S::Ipv6NdTll(mac()?),
+            Field::MplsLabel => S::MplsLabel(n as u32),
+            Field::MplsTc => S::MplsTc(n as u8),
+            Field::MplsBos => S::MplsBos(n as u8),
+            Field::PbbIsid => S::PbbIsid(n as u32),
+            Field::TunnelId => S::TunnelId(n as u64),
+            _ => return None,
+        })
+    }
+}
+
+/// The parse layer a field belongs to.
+fn layer_of(f: Field) -> Layer {
+    use Field::*;
+    match f {
+        EthDst | EthSrc | EthType | VlanVid | VlanPcp | MplsLabel | MplsTc | MplsBos | MplsTtl
+        | PbbIsid | InnerVlanVid | InnerVlanPcp => Layer::L2,
+        IpDscp | IpEcn | IpProto | Ipv4Src | Ipv4Dst | ArpOp | ArpSpa | ArpTpa | ArpSha
+        | ArpTha | Ipv6Src | Ipv6Dst | Ipv6Flabel | Ipv6Exthdr | IpTtl | IpFrag => Layer::L3,
+        TcpSrc | TcpDst | UdpSrc | UdpDst | SctpSrc | SctpDst | Icmpv4Type | Icmpv4Code
+        | Icmpv6Type | Icmpv6Code | Ipv6NdTarget | Ipv6NdSll | Ipv6NdTll => Layer::L4,
+        InPort | InPhyPort | Metadata | TunnelId => Layer::None,
+    }
+}
+
+/// Makes sure the key was parsed at least up to `layer`.
+#[inline]
+fn ensure(buf: &PacketBuf, key: &mut FlowKey, layer: Layer) {
+    if key.depth < layer {
+        // Errors are recorded by the missing present bits.
+        let _ = continue_to(buf.data(), key, layer);
+    }
+}
+
+/// Parses the packet again up to the depth the key had (at least L2),
+/// keeping the pipeline fields. Push/pop actions call this.
+pub fn reparse(buf: &PacketBuf, key: &mut FlowKey) {
+    let depth = key.depth.max(Layer::L2);
+    let _ = parse_to(buf.data(), key, depth);
+}
+
+/// A checksum to keep up to date while patching bytes: the checksum field
+/// is at `at`; `base` is the start of the summed region (for byte parity);
+/// `zero_is_none`: a stored 0 means "no checksum" (UDP) and is kept.
+#[derive(Clone, Copy)]
+struct Ck {
+    at: usize,
+    base: usize,
+    zero_is_none: bool,
+}
+
+fn be16_at(d: &[u8], off: usize) -> Option<u16> {
+    d.get(off..)?
+        .first_chunk::<2>()
+        .map(|a| u16::from_be_bytes(*a))
+}
+
+fn be32_at(d: &[u8], off: usize) -> Option<u32> {
+    d.get(off..)?
+        .first_chunk::<4>()
+        .map(|a| u32::from_be_bytes(*a))
+}
+
+/// Writes `new` at `off` and updates the checksums in `cks` (those that are
+/// inside the packet). `N` is a constant so copies and sums are unrolled.
+#[inline]
+fn patch<const N: usize>(
+    d: &mut [u8],
+    off: usize,
+    new: &[u8; N],
+    cks: &[Option<Ck>],
+) -> Result<(), RewriteError> {
+    let dst = d
+        .get_mut(off..)
+        .and_then(|t| t.first_chunk_mut::<N>())
+        .ok_or(RewriteError::Truncated)?;
+    let old = *dst;
+    *dst = *new;
+    let mut even_delta = None;
+    for ck in cks.iter().flatten() {
+        let Some(hc) = be16_at(d, ck.at) else {
+            continue;
+        };
+        if ck.zero_is_none && hc == 0 {
+            continue;
+        }
+        let dl = *even_delta.get_or_insert_with(|| checksum::delta(&old, new));
+        let odd = off.wrapping_sub(ck.base) & 1 == 1;
+        let mut v = checksum::apply_delta(hc, if odd { dl.swap_bytes() } else { dl });
+        if ck.zero_is_none && v == 0 {
+            v = 0xffff;
+        }
+        if let Some(c) = d.get_mut(ck.at..ck.at + 2) {
+            c.copy_from_slice(&v.to_be_bytes());
+        }
+    }
+    Ok(())
+}
+
+/// IPv4 header checksum.
+fn ip_ck(key: &FlowKey) -> Option<Ck> {
+    (key.eth_type == ethertype::IPV4 && key.offsets.l3 != 0).then(|| {
+        let l3 = usize::from(key.offsets.l3);
+        Ck {
+            at: l3 + 10,
+            base: l3,
+            zero_is_none: false,
+        }
+    })
+}
+
+/// The L4 checksum, if the L4 header (with its checksum field) is in the
+/// datagram. `pseudo`: only checksums that cover the pseudo-header (for
+/// address changes), with `base` = the IP header (addresses are even).
+fn l4_ck(key: &FlowKey, pseudo: bool) -> Option<Ck> {
+    let l4 = usize::from(key.offsets.l4);
+    if l4 == 0 {
+        return None;
+    }
+    let v6 = key.eth_type == ethertype::IPV6;
+    let (at, zero_is_none) = match key.ip_proto {
+        ipproto::TCP => (l4 + 16, false),
+        ipproto::UDP => (l4 + 6, true),
+        ipproto::ICMP if !v6 && !pseudo => (l4 + 2, false),
+        ipproto::ICMPV6 if v6 => (l4 + 2, false),
+        _ => return None,
+    };
+    if at + 2 > usize::from(key.offsets.l3_end) {
+        return None;
+    }
+    let base = if pseudo {
+        usize::from(key.offsets.l3)
+    } else {
+        l4
+    };
+    Some(Ck {
+        at,
+        base,
+        zero_is_none,
+    })
+}
+
+/// Recomputes the SCTP CRC32c over the SCTP packet.
+fn sctp_fix(d: &mut [u8], key: &FlowKey) {
+    let l4 = usize::from(key.offsets.l4);
+    let end = usize::from(key.offsets.l3_end);
+    if let Some(seg) = d.get_mut(l4..end) {
+        if let Some(crc) = checksum::sctp_crc(seg) {
+            if let Some(c) = seg.get_mut(8..12) {
+                c.copy_from_slice(&crc.to_le_bytes());
+            }
+        }
+    }
+}
+
+/// Applies one set-field action.
+pub fn set_field(buf: &mut PacketBuf, key: &mut FlowKey, sf: SetField) -> Result<(), RewriteError> {
+    use SetField as S;
+    let f = sf.field();
+    if let S::TunnelId(v) = sf {
+        key.set_tunnel_id(v);
+        return Ok(());
+    }
+    ensure(buf, key, layer_of(f));
+    if !key.has(f) {
+        return Err(RewriteError::MissingField(f));
+    }
+    let d = buf.data_mut();
+    let o = key.offsets;
+    let l3 = usize::from(o.l3);
+    let l4 = usize::from(o.l4);
+    let v6 = key.eth_type == ethertype::IPV6;
+    let bad = Err(RewriteError::BadValue(f));
+    match sf {
+        S::EthDst(m) => {
+            patch(d, 0, &m, &[])?;
+            key.eth_dst = m;
+        }
+        S::EthSrc(m) => {
+            patch(d, 6, &m, &[])?;
+            key.eth_src = m;
+        }
+        S::VlanVid(vid) => {
+            if o.vlan_tags == 0 {
+                return Err(RewriteError::NoVlan);
+            }
+            let tci = be16_at(d, 14).ok_or(RewriteError::Truncated)?;
+            let tci = (tci & 0xf000) | (vid & 0x0fff);
+            patch(d, 14, &tci.to_be_bytes(), &[])?;
+            key.vlan_vid = (vid & 0x0fff) | VID_PRESENT;
+        }
+        S::VlanPcp(pcp) => {
+            if pcp > 7 {
+                return bad;
+            }
+            let tci = be16_at(d, 14).ok_or(RewriteError::Truncated)?;
+            let tci = (tci & 0x1fff) | (u16::from(pcp) << 13);
+            patch(d, 14, &tci.to_be_bytes(), &[])?;
+            key.vlan_pcp = pcp;
+        }
+        S::IpDscp(dscp) => {
+            if dscp > 63 {
+                return bad;
+            }
+            set_tos(d, key, l3, v6, (dscp << 2) | key.ip_ecn)?;
+            key.ip_dscp = dscp;
+        }
+        S::IpEcn(ecn) => {
+            if ecn > 3 {
+                return bad;
+            }
+            set_tos(d, key, l3, v6, (key.ip_dscp << 2) | ecn)?;
+            key.ip_ecn = ecn;
+        }
+        S::Ipv4Src(a) => {
+            patch(
+                d,
+                l3 + 12,
+                &a.to_be_bytes(),
+                &[ip_ck(key), l4_ck(key, true)],
+            )?;
+            key.ipv4_src = a;
+        }
+        S::Ipv4Dst(a) => {
+            patch(
+                d,
+                l3 + 16,
+                &a.to_be_bytes(),
+                &[ip_ck(key), l4_ck(key, true)],
+            )?;
+            key.ipv4_dst = a;
+        }
+        S::Ipv6Src(a) => {
+            patch(d, l3 + 8, &a.to_be_bytes(), &[l4_ck(key, true)])?;
+            key.ipv6_src = a;
+        }
+        S::Ipv6Dst(a) => {
+            patch(d, l3 + 24, &a.to_be_bytes(), &[l4_ck(key, true)])?;
+            key.ipv6_dst = a;
+        }
+        S::Ipv6Flabel(fl) => {
+            if fl > 0x000f_ffff {
+                return bad;
+            }
+            let w = be32_at(d, l3).ok_or(RewriteError::Truncated)?;
+            patch(d, l3, &((w & 0xfff0_0000) | fl).to_be_bytes(), &[])?;
+            key.ipv6_flabel = fl;
+        }
+        S::TcpSrc(p) | S::UdpSrc(p) => {
+            patch(d, l4, &p.to_be_bytes(), &[l4_ck(key, false)])?;
+            key.tp_src = p;
+        }
+        S::TcpDst(p) | S::UdpDst(p) => {
+            patch(d, l4 + 2, &p.to_be_bytes(), &[l4_ck(key, false)])?;
+            key.tp_dst = p;
+        }
+        S::SctpSrc(p) | S::SctpDst(p) => {
+            if key.ip_frag & frag::FRAGMENT != 0 {
+                return Err(RewriteError::SctpFragment);
+            }
+            let at = if matches!(sf, S::SctpSrc(_)) {
+                l4
+            } else {
+                l4 + 2
+            };
+            patch(d, at, &p.to_be_bytes(), &[])?;
+            sctp_fix(d, key);
+            if at == l4 {
+                key.tp_src = p;
+            } else {
+                key.tp_dst = p;
+            }
+        }
+        S::Icmpv4Type(t) | S::Icmpv6Type(t) => {
+            patch(d, l4, &[t], &[l4_ck(key, false)])?;
+            key.icmp_type = t;
+            if v6 {
+                // ND fields depend on the type.
+                reparse(buf, key);
+            }
+        }
+        S::Icmpv4Code(c) | S::Icmpv6Code(c) => {
+            patch(d, l4 + 1, &[c], &[l4_ck(key, false)])?;
+            key.icmp_code = c;
+            if v6 {
+                reparse(buf, key);
+            }
+        }
+        S::ArpOp(op) => {
+            patch(d, l3 + 6, &op.to_be_bytes(), &[])?;
+            key.arp_op = op;
+        }
+        S::ArpSha(m) => {
+            patch(d, l3 + 8, &m, &[])?;
+            key.arp_sha = m;
+        }
+        S::ArpSpa(a) => {
+            patch(d, l3 + 14, &a.to_be_bytes(), &[])?;
+            key.arp_spa = a;
+        }
+        S::ArpTha(m) => {
+            patch(d, l3 + 18, &m, &[])?;
+            key.arp_tha = m;
+        }
+        S::ArpTpa(a) => {
+            patch(d, l3 + 24, &a.to_be_bytes(), &[])?;
+            key.arp_tpa = a;
+        }
+        S::Ipv6NdTarget(t) => {
+            patch(d, l4 + 8, &t.to_be_bytes(), &[l4_ck(key, false)])?;
+            key.nd_target = t;
+        }
+        S::Ipv6NdSll(m) => {
+            patch(d, usize::from(o.nd_sll), &m, &[l4_ck(key, false)])?;
+            key.nd_sll = m;
+        }
+        S::Ipv6NdTll(m) => {
+            patch(d, usize::from(o.nd_tll), &m, &[l4_ck(key, false)])?;
+            key.nd_tll = m;
+        }
+        S::MplsLabel(_) | S::MplsTc(_) | S::MplsBos(_) => {
+            let at = usize::from(o.mpls);
+            let w = be32_at(d, at).ok_or(RewriteError::Truncated)?;
+            let w = match sf {
+                S::MplsLabel(l) if l <= 0x000f_ffff => {
+                    key.mpls_label = l;
+                    (w & 0xfff) | (l << 12)
+                }
+                S::MplsTc(tc) if tc <= 7 => {
+                    key.mpls_tc = tc;
+                    (w & !(7 << 9)) | (u32::from(tc) << 9)
+                }
+                S::MplsBos(b) if b <= 1 => {
+                    key.mpls_bos = b;
+                    (w & !(1 << 8)) | (u32::from(b) << 8)
+                }
+                _ => return bad,
+            };
+            patch(d, at, &w.to_be_bytes(), &[])?;
+        }
+        S::PbbIsid(isid) => {
+            if isid > 0x00ff_ffff {
+                return bad;
+            }
+            let at = usize::from(o.pbb);
+            let w = be32_at(d, at).ok_or(RewriteError::Truncated)?;
+            patch(d, at, &((w & 0xff00_0000) | isid).to_be_bytes(), &[])?;
+            key.pbb_isid = isid;
+        }
+        S::TunnelId(_) => {}
+    }
+    Ok(())
+}
+
+/// Writes the IPv4 TOS byte / IPv6 traffic class.
+fn set_tos(d: &mut [u8], key: &FlowKey, l3: usize, v6: bool, tos: u8) -> Result<(), RewriteError> {
+    if v6 {
+        let w = be16_at(d, l3).ok_or(RewriteError::Truncated)?;
+        let w = (w & 0xf00f) | (u16::from(tos) << 4);
+        patch(d, l3, &w.to_be_bytes(), &[])
+    } else {
+        patch(d, l3 + 1, &[tos], &[ip_ck(key)])
+    }
+}
+
+/// Push VLAN: inserts a tag with TPID `tpid` (0x8100 or 0x88a8) after the
+/// MAC addresses. Its VID and PCP are copied from the current outer tag,
+/// or 0 if there is none (OpenFlow 1.3.5 §5.12 field copy rules).
+pub fn push_vlan(buf: &mut PacketBuf, key: &mut FlowKey, tpid: u16) -> Result<(), RewriteError> {
+    if !ethertype::is_vlan(tpid) {
+        return Err(RewriteError::BadEthertype(tpid));
+    }
+    ensure(buf, key, Layer::L2);
+    if !key.has(Field::EthType) {
+        return Err(RewriteError::MissingField(Field::EthType));
+    }
+    let tci = if key.offsets.vlan_tags > 0 {
+        be16_at(buf.data(), 14).ok_or(RewriteError::Truncated)? & 0xefff
+    } else {
+        0
+    };
+    let gap = buf.insert(12, 4)?;
+    gap[..2].copy_from_slice(&tpid.to_be_bytes());
+    gap[2..].copy_from_slice(&tci.to_be_bytes());
+    reparse(buf, key);
+    Ok(())
+}
+
+/// Pop VLAN: removes the outermost tag.
+pub fn pop_vlan(buf: &mut PacketBuf, key: &mut FlowKey) -> Result<(), RewriteError> {
+    ensure(buf, key, Layer::L2);
+    if key.offsets.vlan_tags == 0 {
+        return Err(RewriteError::NoVlan);
+    }
+    buf.remove(12, 4)?;
+    reparse(buf, key);
+    Ok(())
+}
+
+/// TTL given to a pushed MPLS entry when there is neither an MPLS nor an
+/// IP TTL to copy.
+pub const DEFAULT_MPLS_TTL: u8 = 64;
+
+/// Push MPLS: inserts a label stack entry after the Ethernet header and
+/// VLAN tags and sets the ethertype to `etype` (0x8847 or 0x8848). Label,
+/// TC and TTL are copied from the current outer MPLS entry if any (BoS 0);
+/// otherwise label 0, TC 0, BoS 1 and the TTL comes from the IP TTL
+/// ([`DEFAULT_MPLS_TTL`] if the packet is not IP).
+pub fn push_mpls(buf: &mut PacketBuf, key: &mut FlowKey, etype: u16) -> Result<(), RewriteError> {
+    if !ethertype::is_mpls(etype) {
+        return Err(RewriteError::BadEthertype(etype));
+    }
+    ensure(buf, key, Layer::L3);
+    if !key.has(Field::EthType) {
+        return Err(RewriteError::MissingField(Field::EthType));
+    }
+    let lse = if key.has(Field::MplsLabel) {
+        (key.mpls_label << 12) | (u32::from(key.mpls_tc) << 9) | u32::from(key.mpls_ttl)
+    } else {
+        let ttl = if key.has(Field::IpTtl) {
+            key.ip_ttl
+        } else {
+            DEFAULT_MPLS_TTL
+        };
+        (1 << 8) | u32::from(ttl)
+    };
+    let et = usize::from(key.offsets.eth_type);
+    let gap = buf.insert(et + 2, 4)?;
+    gap.copy_from_slice(&lse.to_be_bytes());
+    if let Some(t) = buf.data_mut().get_mut(et..et + 2) {
+        t.copy_from_slice(&etype.to_be_bytes());
+    }
+    reparse(buf, key);
+    Ok(())
+}
+
+/// Pop MPLS: removes the outermost label stack entry and sets the
+/// ethertype to `etype`.
+pub fn pop_mpls(buf: &mut PacketBuf, key: &mut FlowKey, etype: u16) -> Result<(), RewriteError> {
+    ensure(buf, key, Layer::L2);
+    let at = usize::from(key.offsets.mpls);
+    if at == 0 {
+        return Err(RewriteError::NoMpls);
+    }
+    buf.remove(at, 4)?;
+    let et = usize::from(key.offsets.eth_type);
+    if let Some(t) = buf.data_mut().get_mut(et..et + 2) {
+        t.copy_from_slice(&etype.to_be_bytes());
+    }
+    reparse(buf, key);
+    Ok(())
+}
+
+/// Push PBB: encapsulates the whole frame behind a new backbone header
+/// `B-DA B-SA 0x88e7 I-TAG`. B-DA/B-SA are copied from the frame's
+/// addresses, I-SID from an existing I-TAG (else 0), I-PCP from the outer
+/// VLAN PCP (else 0); DEI and UCA are 0.
+pub fn push_pbb(buf: &mut PacketBuf, key: &mut FlowKey, etype: u16) -> Result<(), RewriteError> {
+    if etype != ethertype::PBB {
+        return Err(RewriteError::BadEthertype(etype));
+    }
+    ensure(buf, key, Layer::L2);
+    if !key.has(Field::EthType) {
+        return Err(RewriteError::MissingField(Field::EthType));
+    }
+    let isid = if key.has(Field::PbbIsid) {
+        key.pbb_isid
+    } else {
+        0
+    };
+    let pcp = if key.has(Field::VlanPcp) {
+        u32::from(key.vlan_pcp)
+    } else {
+        0
+    };
+    buf.push_front(18)?;
+    let d = buf.data_mut();
+    d.copy_within(18..30, 0);
+    if let Some(h) = d.get_mut(12..18) {
+        h[..2].copy_from_slice(&etype.to_be_bytes());
+        h[2..].copy_from_slice(&((pcp << 29) | isid).to_be_bytes());
+    }
+    reparse(buf, key);
+    Ok(())
+}
+
+/// Pop PBB: removes the backbone header (B-DA, B-SA, any B-tags, the
+/// ethertype and the I-TAG), leaving the customer frame.
+pub fn pop_pbb(buf: &mut PacketBuf, key: &mut FlowKey) -> Result<(), RewriteError> {
+    ensure(buf, key, Layer::L2);
+    let at = usize::from(key.offsets.pbb);
+    if at == 0 {
+        return Err(RewriteError::NoPbb);
+    }
+    buf.pull_front(at + 4)?;
+    reparse(buf, key);
+    Ok(())
+}
+
+/// Offset of the IP TTL / hop limit byte and of the IPv4 checksum.
+fn ip_ttl_at(buf: &PacketBuf, key: &mut FlowKey) -> Result<(usize, Option<Ck>), RewriteError> {
+    ensure(buf, key, Layer::L3);
+    if !key.has(Field::IpTtl) {
+        return Err(RewriteError::NoIp);
+    }
+    let l3 = usize::from(key.offsets.l3);
+    if key.eth_type == ethertype::IPV4 {
+        Ok((l3 + 8, ip_ck(key)))
+    } else {
+        Ok((l3 + 7, None))
+    }
+}
+
+/// Dec NW TTL: decrements the IPv4 TTL (updating the header checksum) or
+/// the IPv6 hop limit. A TTL of 0 or 1 is not decremented:
+/// [`RewriteError::TtlExpired`].
+pub fn dec_nw_ttl(buf: &mut PacketBuf, key: &mut FlowKey) -> Result<(), RewriteError> {
+    let (at, ck) = ip_ttl_at(buf, key)?;
+    if key.ip_ttl <= 1 {
+        return Err(RewriteError::TtlExpired(key.ip_ttl));
+    }
+    patch(buf.data_mut(), at, &[key.ip_ttl - 1], &[ck])?;
+    key.ip_ttl -= 1;
+    Ok(())
+}
+
+/// Set NW TTL.
+pub fn set_nw_ttl(buf: &mut PacketBuf, key: &mut FlowKey, ttl: u8) -> Result<(), RewriteError> {
+    let (at, ck) = ip_ttl_at(buf, key)?;
+    patch(buf.data_mut(), at, &[ttl], &[ck])?;
+    key.ip_ttl = ttl;
+    Ok(())
+}
+
+fn mpls_at(buf: &PacketBuf, key: &mut FlowKey) -> Result<usize, RewriteError> {
+    ensure(buf, key, Layer::L2);
+    match usize::from(key.offsets.mpls) {
+        0 => Err(RewriteError::NoMpls),
+        at => Ok(at),
+    }
+}
+
+/// Dec MPLS TTL of the outermost entry; 0 or 1 gives
+/// [`RewriteError::TtlExpired`].
+pub fn dec_mpls_ttl(buf: &mut PacketBuf, key: &mut FlowKey) -> Result<(), RewriteError> {
+    let at = mpls_at(buf, key)?;
+    if key.mpls_ttl <= 1 {
+        return Err(RewriteError::TtlExpired(key.mpls_ttl));
+    }
+    patch(buf.data_mut(), at + 3, &[key.mpls_ttl - 1], &[])?;
+    key.mpls_ttl -= 1;
+    Ok(())
+}
+
+/// Set MPLS TTL of the outermost entry.
+pub fn set_mpls_ttl(buf: &mut PacketBuf, key: &mut FlowKey, ttl: u8) -> Result<(), RewriteError> {
+    let at = mpls_at(buf, key)?;
+    patch(buf.data_mut(), at + 3, &[ttl], &[])?;
+    key.mpls_ttl = ttl;
+    Ok(())
+}
+
+/// The TTL byte of the header after the outermost MPLS entry: the next
+/// entry if the outer one is not bottom of stack, else the IP header there
+/// (told apart by its version nibble). Returns (offset, IPv4 header start).
+fn inner_ttl_at(d: &[u8], at: usize) -> Result<(usize, Option<usize>), RewriteError> {
+    let lse = be32_at(d, at).ok_or(RewriteError::Truncated)?;
+    let next = at + 4;
+    if lse & (1 << 8) == 0 {
+        if next + 4 > d.len() {
+            return Err(RewriteError::NoInnerTtl);
+        }
+        return Ok((next + 3, None));
+    }
+    match d.get(next).map(|b| b >> 4) {
+        Some(4) if next + 20 <= d.len() => Ok((next + 8, Some(next))),
+        Some(6) if next + 40 <= d.len() => Ok((next + 7, None)),
+        _ => Err(RewriteError::NoInnerTtl),
+    }
+}
+
+/// Copy TTL outwards: from the header after the outermost MPLS entry (next
+/// entry or IP) to the outermost entry.
+pub fn copy_ttl_out(buf: &mut PacketBuf, key: &mut FlowKey) -> Result<(), RewriteError> {
+    let at = mpls_at(buf, key)?;
+    let d = buf.data_mut();
+    let (inner, _) = inner_ttl_at(d, at)?;
+    let ttl = d.get(inner).copied().ok_or(RewriteError::Truncated)?;
+    patch(d, at + 3, &[ttl], &[])?;
+    key.mpls_ttl = ttl;
+    Ok(())
+}
+
+/// Copy TTL inwards: from the outermost MPLS entry to the next entry or to
+/// the IP header under it (updating the IPv4 checksum).
+pub fn copy_ttl_in(buf: &mut PacketBuf, key: &mut FlowKey) -> Result<(), RewriteError> {
+    let at = mpls_at(buf, key)?;
+    let d = buf.data_mut();
+    let (inner, ipv4) = inner_ttl_at(d, at)?;
+    let ck = ipv4.map(|l3| Ck {
+        at: l3 + 10,
+        base: l3,
+        zero_is_none: false,
+    });
+    patch(d, inner, &[key.mpls_ttl], &[ck])
+}
+
+/// Recomputes every checksum of the packet from scratch (IPv4 header,
+/// TCP/UDP/ICMP/ICMPv6, SCTP): for packets built by hand, and to check the
+/// incremental updates. A UDP checksum of 0 stays 0.
+pub fn recompute_checksums(d: &mut [u8], key: &FlowKey) {
+    if let Some(ck) = ip_ck(key) {
+        let l3 = ck.base;
+        let ihl = usize::from(d.get(l3).copied().unwrap_or(0) & 0xf) * 4;
+        if let Some(h) = d.get_mut(l3..l3 + ihl) {
+            if let Some(c) = h.get_mut(10..12) {
+                c.fill(0);
+            }
+            let v = checksum::checksum(0, h);
+            if let Some(c) = h.get_mut(10..12) {
+                c.copy_from_slice(&v.to_be_bytes());
+            }
+        }
+    }
+    if key.ip_proto == ipproto::SCTP {
+        sctp_fix(d, key);
+        return;
+    }
+    let Some(ck) = l4_ck(key, false) else {
+        return;
+    };
+    if ck.zero_is_none && be16_at(d, ck.at) == Some(0) {
+        return;
+    }
+    let l3 = usize::from(key.offsets.l3);
+    let l4 = ck.base;
+    let end = usize::from(key.offsets.l3_end);
+    let len = end - l4;
+    let pseudo = match (key.eth_type, key.ip_proto) {
+        (ethertype::IPV4, ipproto::ICMP) => 0,
+        (ethertype::IPV4, p) => match (d.get(l3 + 12..l3 + 16), d.get(l3 + 16..l3 + 20)) {
+            (Some(s), Some(t)) => checksum::pseudo_v4(s, t, p, len),
+            _ => return,
+        },
+        (_, p) => match (d.get(l3 + 8..l3 + 24), d.get(l3 + 24..l3 + 40)) {
+            (Some(s), Some(t)) => checksum::pseudo_v6(s, t, p, len),
+            _ => return,
+        },
+    };
+    if let Some(c) = d.get_mut(ck.at..ck.at + 2) {
+        c.fill(0);
+    }
+    let Some(seg) = d.get(l4..end) else {
+        return;
+    };
+    let mut v = checksum::checksum(pseudo, seg);
+    if ck.zero_is_none && v == 0 {
+        v = 0xffff;
+    }
+    if let Some(c) = d.get_mut(ck.at..ck.at + 2) {
+        c.copy_from_slice(&v.to_be_bytes());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::parse;
+
+    /// Ethernet / IPv4 10.0.0.1 -> 10.0.0.2 TTL 64 / UDP 1234 -> 80 / "hi".
+    const UDP4: [u8; 44] = [
+        0x02, 0x00, 0x00, 0x00, 0x00, 0x02, 0x02, 0x00, 0x00, 0x00, 0x00, 0x01, 0x08, 0x00, 0x45,
+        0x00, 0x00, 0x1e, 0x00, 0x01, 0x00, 0x00, 0x40, 0x11, 0x66, 0xcc, 0x0a, 0x00, 0x00, 0x01,
+        0x0a, 0x00, 0x00, 0x02, 0x04, 0xd2, 0x00, 0x50, 0x00, 0x0a, 0x7e, 0x4c, 0x68, 0x69,
+    ];
+
+    fn setup(b: &[u8]) -> (PacketBuf, FlowKey) {
+        let buf = PacketBuf::from_slice(b);
+        let mut key = FlowKey::new(1);
+        let _ = parse(buf.data(), &mut key);
+        (buf, key)
+    }
+
+    #[test]
+    fn set_ipv4_src_updates_both_checksums() {
+        let (mut buf, mut key) = setup(&UDP4);
+        set_field(&mut buf, &mut key, SetField::Ipv4Src(0xc0a8_0101)).unwrap();
+        let d = buf.data();
+        assert_eq!(&d[26..30], &[192, 168, 1, 1]);
+        assert_eq!(&d[24..26], &[0xaf, 0x23]); // IPv4 header checksum (scapy)
+        assert_eq!(&d[40..42], &[0xc6, 0xa3]); // UDP checksum (scapy)
+        assert_eq!(key.ipv4_src, 0xc0a8_0101);
+    }
+
+    #[test]
+    fn dec_ttl() {
+        let (mut buf, mut key) = setup(&UDP4);
+        dec_nw_ttl(&mut buf, &mut key).unwrap();
+        assert_eq!(&buf.data()[22..26], &[0x3f, 0x11, 0x67, 0xcc]);
+        assert_eq!(key.ip_ttl, 63);
+        set_nw_ttl(&mut buf, &mut key, 1).unwrap();
+        let before = buf.clone();
+        assert_eq!(
+            dec_nw_ttl(&mut buf, &mut key),
+            Err(RewriteError::TtlExpired(1))
+        );
+        assert_eq!(buf, before);
+    }
+
+    #[test]
+    fn push_pop_vlan_moves_only_header() {
+        let (mut buf, mut key) = setup(&UDP4);
+        let payload_addr = buf.data()[14..].as_ptr() as usize;
+        push_vlan(&mut buf, &mut key, ethertype::VLAN).unwrap();
+        assert_eq!(&buf.data()[12..18], &[0x81, 0x00, 0x00, 0x00, 0x08, 0x00]);
+        assert_eq!(buf.data()[18..].as_ptr() as usize, payload_addr);
+        assert_eq!((key.vlan_vid, key.offsets.l3), (VID_PRESENT, 18));
+        set_field(&mut buf, &mut key, SetField::VlanVid(0x1000 | 0xabc)).unwrap();
+        set_field(&mut buf, &mut key, SetField::VlanPcp(5)).unwrap();
+        assert_eq!(&buf.data()[14..16], &[0xaa, 0xbc]);
+        assert_eq!(
+            set_field(&mut buf, &mut key, SetField::VlanPcp(8)),
+            Err(RewriteError::BadValue(Field::VlanPcp))
+        );
+        push_vlan(&mut buf, &mut key, ethertype::QINQ).unwrap();
+        assert_eq!(
+            &buf.data()[12..20],
+            &[0x88, 0xa8, 0xaa, 0xbc, 0x81, 0x00, 0xaa, 0xbc]
+        );
+        pop_vlan(&mut buf, &mut key).unwrap();
+        pop_vlan(&mut buf, &mut key).unwrap();
+        assert_eq!(buf.data(), &UDP4[..]);
+        assert_eq!(pop_vlan(&mut buf, &mut key), Err(RewriteError::NoVlan));
+        let (_, fresh) = setup(&UDP4);
+        assert_eq!(key, fresh);
+    }
+
+    #[test]
+    fn mpls_push_pop_ttl() {
+        let (mut buf, mut key) = setup(&UDP4);
+        push_mpls(&mut buf, &mut key, ethertype::MPLS).unwrap();
+        assert_eq!(&buf.data()[12..18], &[0x88, 0x47, 0x00, 0x00, 0x01, 0x40]);
+        assert_eq!((key.mpls_ttl, key.mpls_bos), (64, 1));
+        dec_mpls_ttl(&mut buf, &mut key).unwrap();
+        copy_ttl_in(&mut buf, &mut key).unwrap();
+        assert_eq!(buf.data()[18 + 8], 63);
+        set_mpls_ttl(&mut buf, &mut key, 9).unwrap();
+        copy_ttl_out(&mut buf, &mut key).unwrap();
+        assert_eq!(key.mpls_ttl, 63);
+        set_mpls_ttl(&mut buf, &mut key, 0).unwrap();
+        assert_eq!(
+            dec_mpls_ttl(&mut buf, &mut key),
+            Err(RewriteError::TtlExpired(0))
+        );
+        pop_mpls(&mut buf, &mut key, ethertype::IPV4).unwrap();
+        let mut want = UDP4;
+        // TTL 63 with the IPv4 checksum adjusted.
+        want[22] = 0x3f;
+        want[24..26].copy_from_slice(&[0x67, 0xcc]);
+        assert_eq!(buf.data(), &want[..]);
+        assert_eq!(key.ip_ttl, 63);
+    }
+
+    #[test]
+    fn pbb_push_pop() {
+        let (mut buf, mut key) = setup(&UDP4);
+        push_pbb(&mut buf, &mut key, ethertype::PBB).unwrap();
+        assert_eq!(&buf.data()[..12], &UDP4[..12]);
+        assert_eq!(&buf.data()[12..18], &[0x88, 0xe7, 0, 0, 0, 0]);
+        assert_eq!(&buf.data()[18..], &UDP4[..]);
+        set_field(&mut buf, &mut key, SetField::PbbIsid(0x10203)).unwrap();
+        assert_eq!(key.pbb_isid, 0x10203);
+        pop_pbb(&mut buf, &mut key).unwrap();
+        assert_eq!(buf.data(), &UDP4[..]);
+        assert_eq!(
+            push_pbb(&mut buf, &mut key, 0x8100),
+            Err(RewriteError::BadEthertype(0x8100))
+        );
+    }
+
+    #[test]
+    fn missing_fields_and_bad_values() {
+        let (mut buf, mut key) = setup(&UDP4);
+        assert_eq!(
+            set_field(&mut buf, &mut key, SetField::TcpSrc(1)),
+            Err(RewriteError::MissingField(Field::TcpSrc))
+        );
+        assert_eq!(
+            set_field(&mut buf, &mut key, SetField::Ipv6Src(1)),
+            Err(RewriteError::MissingField(Field::Ipv6Src))
+        );
+        assert_eq!(
+            set_field(&mut buf, &mut key, SetField::IpDscp(64)),
+            Err(RewriteError::BadValue(Field::IpDscp))
+        );
+        assert_eq!(
+            pop_mpls(&mut buf, &mut key, 0x800),
+            Err(RewriteError::NoMpls)
+        );
+        assert_eq!(copy_ttl_out(&mut buf, &mut key), Err(RewriteError::NoMpls));
+        assert_eq!(buf.data(), &UDP4[..]);
+        set_field(&mut buf, &mut key, SetField::TunnelId(77)).unwrap();
+        assert!(key.has(Field::TunnelId));
+    }
+
+    #[test]
+    fn lazy_key_is_completed_by_rewrite() {
+        let buf0 = PacketBuf::from_slice(&UDP4);
+        let mut buf = buf0.clone();
+        let mut key = FlowKey::new(1);
+        parse_to(buf.data(), &mut key, Layer::L2).unwrap();
+        set_field(&mut buf, &mut key, SetField::UdpDst(53)).unwrap();
+        assert_eq!(key.tp_dst, 53);
+        assert_eq!(&buf.data()[36..38], &[0, 53]);
+        let mut d = buf.data().to_vec();
+        recompute_checksums(&mut d, &key);
+        assert_eq!(d, buf.data());
+    }
+
+    #[test]
+    fn set_field_from_value() {
+        assert_eq!(
+            SetField::from_value(Field::Ipv4Src, &[1, 2, 3, 4]),
+            Some(SetField::Ipv4Src(0x0102_0304))
+        );
+        assert_eq!(SetField::from_value(Field::Ipv4Src, &[1, 2, 3]), None);
+        assert_eq!(SetField::from_value(Field::EthType, &[8, 0]), None);
+        assert_eq!(
+            SetField::from_value(Field::PbbIsid, &[1, 2, 3]),
+            Some(SetField::PbbIsid(0x010203))
+        );
+        for f in crate::field::Field::ALL {
+            let v = vec![0u8; f.width()];
+            if let Some(sf) = SetField::from_value(f, &v) {
+                assert_eq!(sf.field(), f);
+            }
+        }
+    }
+}

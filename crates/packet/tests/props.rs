@@ -1,0 +1,232 @@
+//! Property tests: the parser and the rewrites never panic on any bytes,
+//! the key after a rewrite equals a fresh parse of the new packet, and
+//! incremental checksum updates equal a full recomputation.
+
+use packet::{
+    copy_ttl_in, copy_ttl_out, dec_mpls_ttl, dec_nw_ttl, parse, parse_to, pop_mpls, pop_pbb,
+    pop_vlan, push_mpls, push_pbb, push_vlan, recompute_checksums, set_field, set_mpls_ttl,
+    set_nw_ttl, Field, FlowKey, Layer, PacketBuf, RewriteError, SetField,
+};
+use proptest::prelude::*;
+use serde_json::Value;
+use std::sync::OnceLock;
+
+/// Well-formed frames from the scapy vectors: the seeds we mutate.
+fn seeds() -> &'static Vec<Vec<u8>> {
+    static SEEDS: OnceLock<Vec<Vec<u8>>> = OnceLock::new();
+    SEEDS.get_or_init(|| {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/vectors/packets/");
+        let mut out = Vec::new();
+        for (file, key) in [("parse.json", "hex"), ("rewrite.json", "input")] {
+            let text = std::fs::read_to_string(format!("{dir}{file}")).unwrap();
+            let v: Value = serde_json::from_str(&text).unwrap();
+            for item in v.as_array().unwrap() {
+                out.push(hex::decode(item[key].as_str().unwrap()).unwrap());
+            }
+        }
+        out
+    })
+}
+
+#[derive(Debug, Clone)]
+enum Op {
+    Set(u8, [u8; 16]),
+    PushVlan(bool),
+    PopVlan,
+    PushMpls(bool),
+    PopMpls(u16),
+    PushPbb,
+    PopPbb,
+    DecNwTtl,
+    SetNwTtl(u8),
+    DecMplsTtl,
+    SetMplsTtl(u8),
+    CopyTtlOut,
+    CopyTtlIn,
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        6 => (0u8..45, any::<[u8; 16]>()).prop_map(|(f, v)| Op::Set(f, v)),
+        1 => any::<bool>().prop_map(Op::PushVlan),
+        1 => Just(Op::PopVlan),
+        1 => any::<bool>().prop_map(Op::PushMpls),
+        1 => prop_oneof![Just(0x0800u16), Just(0x86dd), Just(0x8847), any::<u16>()].prop_map(Op::PopMpls),
+        1 => Just(Op::PushPbb),
+        1 => Just(Op::PopPbb),
+        1 => Just(Op::DecNwTtl),
+        1 => any::<u8>().prop_map(Op::SetNwTtl),
+        1 => Just(Op::DecMplsTtl),
+        1 => any::<u8>().prop_map(Op::SetMplsTtl),
+        1 => Just(Op::CopyTtlOut),
+        1 => Just(Op::CopyTtlIn),
+    ]
+}
+
+/// A set-field value of the right width for `f`, masked into range.
+fn set_of(f: Field, raw: &[u8; 16]) -> Option<SetField> {
+    let w = f.width();
+    let mut v = raw[..w].to_vec();
+    // Keep values mostly in range; out-of-range ones must be refused anyway.
+    if raw[15] & 1 == 0 {
+        let max_bits: Option<u32> = match f {
+            Field::VlanVid => Some(13),
+            Field::VlanPcp | Field::MplsTc => Some(3),
+            Field::IpDscp => Some(6),
+            Field::IpEcn => Some(2),
+            Field::Ipv6Flabel | Field::MplsLabel => Some(20),
+            Field::MplsBos => Some(1),
+            _ => None,
+        };
+        if let Some(bits) = max_bits {
+            let n = v.iter().fold(0u64, |a, &b| (a << 8) | u64::from(b)) & ((1 << bits) - 1);
+            let bytes = n.to_be_bytes();
+            v = bytes[8 - w..].to_vec();
+        }
+    }
+    SetField::from_value(f, &v)
+}
+
+fn apply(buf: &mut PacketBuf, key: &mut FlowKey, op: &Op) -> Result<(), RewriteError> {
+    match *op {
+        Op::Set(f, ref v) => match Field::from_u8(f).and_then(|f| set_of(f, v)) {
+            Some(sf) => set_field(buf, key, sf),
+            None => Ok(()),
+        },
+        Op::PushVlan(q) => push_vlan(buf, key, if q { 0x88a8 } else { 0x8100 }),
+        Op::PopVlan => pop_vlan(buf, key),
+        Op::PushMpls(m) => push_mpls(buf, key, if m { 0x8848 } else { 0x8847 }),
+        Op::PopMpls(e) => pop_mpls(buf, key, e),
+        Op::PushPbb => push_pbb(buf, key, 0x88e7),
+        Op::PopPbb => pop_pbb(buf, key),
+        Op::DecNwTtl => dec_nw_ttl(buf, key),
+        Op::SetNwTtl(t) => set_nw_ttl(buf, key, t),
+        Op::DecMplsTtl => dec_mpls_ttl(buf, key),
+        Op::SetMplsTtl(t) => set_mpls_ttl(buf, key, t),
+        Op::CopyTtlOut => copy_ttl_out(buf, key),
+        Op::CopyTtlIn => copy_ttl_in(buf, key),
+    }
+}
+
+/// A seed frame with a few bytes overwritten and maybe truncated.
+fn mutated() -> impl Strategy<Value = Vec<u8>> {
+    (
+        any::<prop::sample::Index>(),
+        prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 0..6),
+        any::<prop::sample::Index>(),
+        any::<bool>(),
+    )
+        .prop_map(|(seed, muts, cut, do_cut)| {
+            let s = seeds();
+            let mut f = s[seed.index(s.len())].clone();
+            if !f.is_empty() {
+                for (at, b) in muts {
+                    let i = at.index(f.len());
+                    f[i] = b;
+                }
+            }
+            if do_cut {
+                let n = cut.index(f.len() + 1);
+                f.truncate(n);
+            }
+            f
+        })
+}
+
+fn fresh_key(data: &[u8], like: &FlowKey) -> FlowKey {
+    let mut k = FlowKey::new(like.in_port);
+    k.present = like.present;
+    k.metadata = like.metadata;
+    k.tunnel_id = like.tunnel_id;
+    let _ = parse(data, &mut k);
+    k
+}
+
+/// Offsets never point outside the frame.
+fn check_offsets(k: &FlowKey, len: usize) {
+    let o = k.offsets;
+    for off in [
+        o.eth_type, o.mpls, o.pbb, o.l3, o.l3_end, o.l4, o.payload, o.nd_sll, o.nd_tll,
+    ] {
+        assert!(usize::from(off) <= len, "{o:?} len {len}");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    #[test]
+    fn parse_arbitrary_bytes(bytes in prop::collection::vec(any::<u8>(), 0..160)) {
+        let mut k = FlowKey::new(1);
+        let _ = parse(&bytes, &mut k);
+        check_offsets(&k, bytes.len());
+    }
+
+    #[test]
+    fn parse_mutated_and_lazy_equals_full(frame in mutated()) {
+        let mut full = FlowKey::new(1);
+        let r = parse(&frame, &mut full);
+        check_offsets(&full, frame.len());
+        // Layer by layer gives the same key and the same result.
+        let mut lazy = FlowKey::new(1);
+        let mut r2 = parse_to(&frame, &mut lazy, Layer::L2);
+        if r2.is_ok() {
+            r2 = packet::continue_to(&frame, &mut lazy, Layer::L3);
+        }
+        if r2.is_ok() {
+            r2 = packet::continue_to(&frame, &mut lazy, Layer::L4);
+        }
+        prop_assert_eq!(r, r2);
+        prop_assert_eq!(full, lazy);
+    }
+
+    #[test]
+    fn rewrites_never_panic_and_keep_key_true(
+        frame in mutated(),
+        ops in prop::collection::vec(op(), 1..6),
+    ) {
+        let mut buf = PacketBuf::from_slice(&frame);
+        let mut key = FlowKey::new(2);
+        let _ = parse(buf.data(), &mut key);
+        for op in &ops {
+            let before = buf.clone();
+            let before_key = key;
+            match apply(&mut buf, &mut key, op) {
+                Ok(()) => {
+                    let fresh = fresh_key(buf.data(), &key);
+                    prop_assert_eq!(key, fresh, "after {:?}", op);
+                }
+                Err(_) => {
+                    prop_assert_eq!(&buf, &before, "failed {:?} changed the packet", op);
+                    prop_assert_eq!(key, before_key);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn incremental_checksums_equal_full(
+        seed in any::<prop::sample::Index>(),
+        ops in prop::collection::vec((0u8..40, any::<[u8; 16]>()), 1..5),
+    ) {
+        let s = seeds();
+        let mut buf = PacketBuf::from_slice(&s[seed.index(s.len())]);
+        let mut key = FlowKey::new(1);
+        if parse(buf.data(), &mut key).is_err() || key.ip_frag != 0 {
+            return Ok(());
+        }
+        // Start from correct checksums.
+        recompute_checksums(buf.data_mut(), &key);
+        for (f, v) in &ops {
+            let Some(sf) = Field::from_u8(*f).and_then(|f| set_of(f, v)) else {
+                continue;
+            };
+            if set_field(&mut buf, &mut key, sf).is_err() {
+                continue;
+            }
+            let mut full = buf.data().to_vec();
+            recompute_checksums(&mut full, &key);
+            prop_assert_eq!(hex::encode(&full), hex::encode(buf.data()), "after {:?}", sf);
+        }
+    }
+}
