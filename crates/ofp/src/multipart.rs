@@ -349,21 +349,67 @@ impl MultipartRequestBody {
     }
 }
 
-/// OFPT_MULTIPART_REQUEST body (everything after `ofp_header`).
+/// A multipart message body (everything after `ofp_header`): the common
+/// header (`type`, `flags`, 4 pad bytes) and a typed body. Requests and
+/// replies share this layout; [`MultipartRequest`] and [`MultipartReply`] name
+/// the two instances.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MultipartRequest {
-    /// OFPMPF_REQ_MORE and unknown bits, kept raw.
+pub struct Multipart<B> {
+    /// OFPMPF_REQ_MORE / OFPMPF_REPLY_MORE and unknown bits, kept raw.
     pub flags: u16,
-    pub body: MultipartRequestBody,
+    pub body: B,
 }
 
-impl MultipartRequest {
-    /// A request with no flags.
-    pub fn new(body: MultipartRequestBody) -> Self {
-        MultipartRequest { flags: 0, body }
+/// OFPT_MULTIPART_REQUEST body.
+pub type MultipartRequest = Multipart<MultipartRequestBody>;
+/// OFPT_MULTIPART_REPLY body.
+pub type MultipartReply = Multipart<MultipartReplyBody>;
+
+/// What [`Multipart`] needs of a body type: its OFPMP_* number and codec.
+pub trait MultipartBody: Sized {
+    /// Context strings for decode errors.
+    const WHAT_TYPE: &'static str;
+    const WHAT_FLAGS: &'static str;
+    fn mp_type(&self) -> u16;
+    fn decode_typed(typ: u16, r: &mut Reader<'_>) -> Result<Self, DecodeError>;
+    fn encode_body(&self, w: &mut Vec<u8>);
+}
+
+impl MultipartBody for MultipartRequestBody {
+    const WHAT_TYPE: &'static str = "multipart request: type";
+    const WHAT_FLAGS: &'static str = "multipart request: flags";
+    fn mp_type(&self) -> u16 {
+        MultipartRequestBody::mp_type(self)
+    }
+    fn decode_typed(typ: u16, r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+        MultipartRequestBody::decode(typ, r)
+    }
+    fn encode_body(&self, w: &mut Vec<u8>) {
+        self.encode(w)
+    }
+}
+
+impl MultipartBody for MultipartReplyBody {
+    const WHAT_TYPE: &'static str = "multipart reply: type";
+    const WHAT_FLAGS: &'static str = "multipart reply: flags";
+    fn mp_type(&self) -> u16 {
+        MultipartReplyBody::mp_type(self)
+    }
+    fn decode_typed(typ: u16, r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+        MultipartReplyBody::decode(typ, r)
+    }
+    fn encode_body(&self, w: &mut Vec<u8>) {
+        self.encode(w)
+    }
+}
+
+impl<B: MultipartBody> Multipart<B> {
+    /// A message with no flags.
+    pub fn new(body: B) -> Self {
+        Multipart { flags: 0, body }
     }
 
-    /// True if more parts of this request follow.
+    /// True if more parts follow (REQ_MORE and REPLY_MORE are both bit 0).
     pub fn more(&self) -> bool {
         self.flags & OFPMPF_REQ_MORE != 0
     }
@@ -371,11 +417,11 @@ impl MultipartRequest {
     /// Decode from the bytes after `ofp_header` (all remaining bytes of `r`).
     pub fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
         let mut r = Reader::message(r.rest());
-        let typ = r.u16("multipart request: type")?;
-        let flags = r.u16("multipart request: flags")?;
+        let typ = r.u16(B::WHAT_TYPE)?;
+        let flags = r.u16(B::WHAT_FLAGS)?;
         r.pad(4)?;
-        let body = MultipartRequestBody::decode(typ, &mut r)?;
-        Ok(MultipartRequest { flags, body })
+        let body = B::decode_typed(typ, &mut r)?;
+        Ok(Multipart { flags, body })
     }
 
     /// Encode the bytes after `ofp_header`.
@@ -383,7 +429,7 @@ impl MultipartRequest {
         w.put_u16(self.body.mp_type());
         w.put_u16(self.flags);
         w.put_zeros(4);
-        self.body.encode(w);
+        self.body.encode_body(w);
     }
 }
 
@@ -1095,44 +1141,6 @@ impl MultipartReplyBody {
     }
 }
 
-/// OFPT_MULTIPART_REPLY body (everything after `ofp_header`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MultipartReply {
-    /// OFPMPF_REPLY_MORE and unknown bits, kept raw.
-    pub flags: u16,
-    pub body: MultipartReplyBody,
-}
-
-impl MultipartReply {
-    /// A reply with no flags.
-    pub fn new(body: MultipartReplyBody) -> Self {
-        MultipartReply { flags: 0, body }
-    }
-
-    /// True if more parts of this reply follow.
-    pub fn more(&self) -> bool {
-        self.flags & OFPMPF_REPLY_MORE != 0
-    }
-
-    /// Decode from the bytes after `ofp_header` (all remaining bytes of `r`).
-    pub fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
-        let mut r = Reader::message(r.rest());
-        let typ = r.u16("multipart reply: type")?;
-        let flags = r.u16("multipart reply: flags")?;
-        r.pad(4)?;
-        let body = MultipartReplyBody::decode(typ, &mut r)?;
-        Ok(MultipartReply { flags, body })
-    }
-
-    /// Encode the bytes after `ofp_header`.
-    pub fn encode(&self, w: &mut Vec<u8>) {
-        w.put_u16(self.body.mp_type());
-        w.put_u16(self.flags);
-        w.put_zeros(4);
-        self.body.encode(w);
-    }
-}
-
 // ---------------------------------------------------------------------------
 // Reassembly
 // ---------------------------------------------------------------------------
@@ -1159,7 +1167,7 @@ impl MultipartPart for MultipartRequest {
         self.body.mp_type()
     }
     fn more(&self) -> bool {
-        MultipartRequest::more(self)
+        Multipart::more(self)
     }
     fn clear_more(&mut self) {
         self.flags &= !OFPMPF_REQ_MORE;
@@ -1191,7 +1199,7 @@ impl MultipartPart for MultipartReply {
         self.body.mp_type()
     }
     fn more(&self) -> bool {
-        MultipartReply::more(self)
+        Multipart::more(self)
     }
     fn clear_more(&mut self) {
         self.flags &= !OFPMPF_REPLY_MORE;
