@@ -1,0 +1,322 @@
+//! Flow-mod semantics (spec §6.4, §7.3.4.1): validation of a flow-mod
+//! against the switch state, then add / modify / modify-strict / delete /
+//! delete-strict over the flow tables, and timeouts.
+
+use crate::matcher::CompiledMatch;
+use crate::table::{FlowEntry, Nanos};
+use crate::Pipeline;
+use ofp::action::Action;
+use ofp::error::{
+    BadActionCode, BadInstructionCode, ErrorCode, FlowModFailedCode, MeterModFailedCode,
+};
+use ofp::group::group_id;
+use ofp::instruction::{Instruction, TABLE_ALL};
+use ofp::message::FlowRemoved;
+use ofp::message::{flow_mod_command as cmd, flow_mod_flags, flow_removed_reason, FlowMod};
+use ofp::port::port_no;
+use std::sync::Arc;
+
+/// An entry taken out of a table, with why. The caller sends a
+/// flow-removed message when [`RemovedFlow::wants_flow_removed`] says so.
+#[derive(Debug, Clone)]
+pub struct RemovedFlow {
+    pub table_id: u8,
+    /// One of `flow_removed_reason`.
+    pub reason: u8,
+    pub entry: FlowEntry,
+}
+
+impl RemovedFlow {
+    /// Whether the entry was installed with OFPFF_SEND_FLOW_REM.
+    pub fn wants_flow_removed(&self) -> bool {
+        self.entry.flags & flow_mod_flags::SEND_FLOW_REM != 0
+    }
+
+    /// The OFPT_FLOW_REMOVED body for this removal at `now`.
+    pub fn to_message(&self, now: Nanos) -> FlowRemoved {
+        let (duration_sec, duration_nsec) = self.entry.duration(now);
+        FlowRemoved {
+            cookie: self.entry.cookie,
+            priority: self.entry.priority,
+            reason: self.reason,
+            table_id: self.table_id,
+            duration_sec,
+            duration_nsec,
+            idle_timeout: self.entry.idle_timeout,
+            hard_timeout: self.entry.hard_timeout,
+            packet_count: self.entry.packet_count,
+            byte_count: self.entry.byte_count,
+            match_: self.entry.match_.clone(),
+        }
+    }
+}
+
+fn fm_err(c: FlowModFailedCode) -> ErrorCode {
+    ErrorCode::FlowModFailed(c)
+}
+
+/// The actions of the apply-actions and write-actions instructions.
+fn entry_actions(insts: &[Instruction]) -> impl Iterator<Item = &Action> {
+    insts.iter().flat_map(|i| match i {
+        Instruction::ApplyActions(a) | Instruction::WriteActions(a) => a.as_slice(),
+        _ => &[],
+    })
+}
+
+/// The out_port / out_group filter of delete (and flow stats): the entry
+/// has an output to `out_port` (unless ANY) and a group action to
+/// `out_group` (unless ANY).
+pub fn outputs_to(insts: &[Instruction], out_port: u32, out_group: u32) -> bool {
+    let port_ok = out_port == port_no::ANY
+        || entry_actions(insts)
+            .any(|a| matches!(a, Action::Output { port, .. } if *port == out_port));
+    let group_ok = out_group == group_id::ANY
+        || entry_actions(insts).any(|a| matches!(a, Action::Group(g) if *g == out_group));
+    port_ok && group_ok
+}
+
+impl Pipeline {
+    /// Checks one action against the switch state: output ports must exist
+    /// (or be reserved; TABLE only in packet-out), groups must exist,
+    /// experimenter actions are not supported.
+    pub fn check_action(&self, a: &Action, in_packet_out: bool) -> Result<(), ErrorCode> {
+        let bad = |c| Err(ErrorCode::BadAction(c));
+        match a {
+            Action::Output { port, .. } => {
+                let p = *port;
+                let ok = match p {
+                    port_no::TABLE => in_packet_out,
+                    port_no::IN_PORT
+                    | port_no::NORMAL
+                    | port_no::FLOOD
+                    | port_no::ALL
+                    | port_no::CONTROLLER
+                    | port_no::LOCAL => true,
+                    _ => p != 0 && p <= port_no::MAX && self.ports.contains(p),
+                };
+                if ok {
+                    Ok(())
+                } else {
+                    bad(BadActionCode::BadOutPort)
+                }
+            }
+            Action::Group(g) if !self.groups.contains(*g) => bad(BadActionCode::BadOutGroup),
+            Action::Experimenter { .. } => bad(BadActionCode::BadExperimenter),
+            _ => Ok(()),
+        }
+    }
+
+    /// Checks the instructions of an add/modify into table `table_id`.
+    pub fn check_instructions(&self, table_id: u8, insts: &[Instruction]) -> Result<(), ErrorCode> {
+        for i in insts {
+            match i {
+                Instruction::GotoTable(t) => {
+                    if *t <= table_id || usize::from(*t) >= self.tables.len() {
+                        return Err(ErrorCode::BadInstruction(BadInstructionCode::BadTableId));
+                    }
+                }
+                Instruction::Meter(m) => {
+                    if !self.meters.contains(*m) {
+                        return Err(ErrorCode::MeterModFailed(MeterModFailedCode::UnknownMeter));
+                    }
+                }
+                Instruction::ApplyActions(acts) | Instruction::WriteActions(acts) => {
+                    for a in acts {
+                        self.check_action(a, false)?;
+                    }
+                }
+                Instruction::Experimenter { .. } => {
+                    return Err(ErrorCode::BadInstruction(BadInstructionCode::UnsupInst));
+                }
+                Instruction::WriteMetadata { .. } | Instruction::ClearActions => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Applies a flow-mod at time `now`. Returns the entries removed by a
+    /// delete (reason DELETE); add and modify return an empty list.
+    pub fn flow_mod(&mut self, fm: &FlowMod, now: Nanos) -> Result<Vec<RemovedFlow>, ErrorCode> {
+        let n_tables = self.tables.len();
+        let all_tables = fm.table_id == TABLE_ALL;
+        if all_tables && !matches!(fm.command, cmd::DELETE | cmd::DELETE_STRICT) {
+            return Err(fm_err(FlowModFailedCode::BadTableId));
+        }
+        if !all_tables && usize::from(fm.table_id) >= n_tables {
+            return Err(fm_err(FlowModFailedCode::BadTableId));
+        }
+        if fm.flags & !flow_mod_flags::ALL != 0 {
+            return Err(fm_err(FlowModFailedCode::BadFlags));
+        }
+        let compiled = CompiledMatch::compile(&fm.match_).map_err(|e| e.code)?;
+        let cookie_ok = |e: &FlowEntry| e.cookie & fm.cookie_mask == fm.cookie & fm.cookie_mask;
+        match fm.command {
+            cmd::ADD => {
+                self.check_instructions(fm.table_id, &fm.instructions)?;
+                let table = self
+                    .table_mut(fm.table_id)
+                    .ok_or(fm_err(FlowModFailedCode::BadTableId))?;
+                if fm.flags & flow_mod_flags::CHECK_OVERLAP != 0
+                    && table
+                        .entries()
+                        .iter()
+                        .any(|e| e.priority == fm.priority && e.compiled.overlaps(&compiled))
+                {
+                    return Err(fm_err(FlowModFailedCode::Overlap));
+                }
+                let mut entry = FlowEntry {
+                    match_: fm.match_.clone(),
+                    compiled,
+                    priority: fm.priority,
+                    cookie: fm.cookie,
+                    flags: fm.flags,
+                    idle_timeout: fm.idle_timeout,
+                    hard_timeout: fm.hard_timeout,
+                    instructions: Arc::from(fm.instructions.as_slice()),
+                    packet_count: 0,
+                    byte_count: 0,
+                    installed_at: now,
+                    last_hit: now,
+                    seq: 0,
+                };
+                // An identical entry (same match and priority) is replaced,
+                // duration included; its counters carry over unless
+                // RESET_COUNTS. No flow-removed is sent for it.
+                let old = table
+                    .remove_where(|e| e.priority == entry.priority && e.compiled == entry.compiled);
+                if let Some(old) = old.first() {
+                    if fm.flags & flow_mod_flags::RESET_COUNTS == 0 {
+                        entry.packet_count = old.packet_count;
+                        entry.byte_count = old.byte_count;
+                    }
+                }
+                table.insert(entry);
+                Ok(Vec::new())
+            }
+            cmd::MODIFY | cmd::MODIFY_STRICT => {
+                self.check_instructions(fm.table_id, &fm.instructions)?;
+                let strict = fm.command == cmd::MODIFY_STRICT;
+                let insts: Arc<[Instruction]> = Arc::from(fm.instructions.as_slice());
+                let reset = fm.flags & flow_mod_flags::RESET_COUNTS != 0;
+                let table = self
+                    .table_mut(fm.table_id)
+                    .ok_or(fm_err(FlowModFailedCode::BadTableId))?;
+                // OpenFlow 1.3: modifying nothing is not an error and adds
+                // nothing.
+                table.for_each_where(
+                    |e| {
+                        cookie_ok(e)
+                            && if strict {
+                                e.priority == fm.priority && e.compiled == compiled
+                            } else {
+                                e.compiled.is_subsumed_by(&compiled)
+                            }
+                    },
+                    |e| {
+                        e.instructions = insts.clone();
+                        if reset {
+                            e.packet_count = 0;
+                            e.byte_count = 0;
+                        }
+                    },
+                );
+                Ok(Vec::new())
+            }
+            cmd::DELETE | cmd::DELETE_STRICT => {
+                let strict = fm.command == cmd::DELETE_STRICT;
+                let ids: Vec<u8> = if all_tables {
+                    (0..n_tables).map(|i| i as u8).collect()
+                } else {
+                    vec![fm.table_id]
+                };
+                let mut removed = Vec::new();
+                for id in ids {
+                    let Some(table) = self.table_mut(id) else {
+                        continue;
+                    };
+                    let gone = table.remove_where(|e| {
+                        cookie_ok(e)
+                            && outputs_to(&e.instructions, fm.out_port, fm.out_group)
+                            && if strict {
+                                e.priority == fm.priority && e.compiled == compiled
+                            } else {
+                                e.compiled.is_subsumed_by(&compiled)
+                            }
+                    });
+                    removed.extend(gone.into_iter().map(|entry| RemovedFlow {
+                        table_id: id,
+                        reason: flow_removed_reason::DELETE,
+                        entry,
+                    }));
+                }
+                Ok(removed)
+            }
+            _ => Err(fm_err(FlowModFailedCode::BadCommand)),
+        }
+    }
+
+    /// Removes the entries whose idle or hard timeout has passed at `now`
+    /// (reason IDLE_TIMEOUT or HARD_TIMEOUT).
+    pub fn expire(&mut self, now: Nanos) -> Vec<RemovedFlow> {
+        let mut removed = Vec::new();
+        for t in &mut self.tables {
+            let id = t.id;
+            let gone = t.remove_where(|e| e.expired(now).is_some());
+            removed.extend(gone.into_iter().map(|entry| {
+                RemovedFlow {
+                    table_id: id,
+                    reason: entry
+                        .expired(now)
+                        .unwrap_or(flow_removed_reason::HARD_TIMEOUT),
+                    entry,
+                }
+            }));
+        }
+        removed
+    }
+
+    /// Removes the entries whose meter instruction names one of `meters`
+    /// (after a meter delete; reason DELETE).
+    pub(crate) fn remove_meter_flows(&mut self, meters: &[u32]) -> Vec<RemovedFlow> {
+        let mut removed = Vec::new();
+        if meters.is_empty() {
+            return removed;
+        }
+        for t in &mut self.tables {
+            let id = t.id;
+            let gone = t.remove_where(|e| {
+                e.instructions
+                    .iter()
+                    .any(|i| matches!(i, Instruction::Meter(m) if meters.contains(m)))
+            });
+            removed.extend(gone.into_iter().map(|entry| RemovedFlow {
+                table_id: id,
+                reason: flow_removed_reason::DELETE,
+                entry,
+            }));
+        }
+        removed
+    }
+
+    /// Removes the entries that send to one of `groups` (after a group
+    /// delete; reason GROUP_DELETE).
+    pub(crate) fn remove_group_flows(&mut self, groups: &[u32]) -> Vec<RemovedFlow> {
+        let mut removed = Vec::new();
+        if groups.is_empty() {
+            return removed;
+        }
+        for t in &mut self.tables {
+            let id = t.id;
+            let gone = t.remove_where(|e| {
+                entry_actions(&e.instructions)
+                    .any(|a| matches!(a, Action::Group(g) if groups.contains(g)))
+            });
+            removed.extend(gone.into_iter().map(|entry| RemovedFlow {
+                table_id: id,
+                reason: flow_removed_reason::GROUP_DELETE,
+                entry,
+            }));
+        }
+        removed
+    }
+}

@@ -1,0 +1,279 @@
+//! The group table (spec §5.6, §7.3.4.2): groups ALL, SELECT, INDIRECT and
+//! FAST_FAILOVER, group-mod add / modify / delete with the spec's errors,
+//! and group / bucket counters.
+//!
+//! Groups live in a `BTreeMap` by id. Chaining (a bucket with a group
+//! action) is allowed; a group-mod that would make a group reach itself is
+//! refused with LOOP, found by a depth-first walk over the group actions of
+//! the new buckets. Bucket selection for SELECT hashes the flow fields
+//! that identify a connection, so all packets of a flow take one bucket
+//! ("stickiness"), weighted by the bucket weights.
+
+use crate::port::PortTable;
+use ofp::action::Action;
+use ofp::error::{ErrorCode, GroupModFailedCode};
+use ofp::group::{command, group_id, group_type, Bucket, GroupMod};
+use ofp::port::port_no;
+use std::collections::BTreeMap;
+
+/// Packet and byte counters (groups and buckets).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counters {
+    pub packet_count: u64,
+    pub byte_count: u64,
+}
+
+impl Counters {
+    pub fn add(&mut self, len: usize) {
+        self.packet_count += 1;
+        self.byte_count += len as u64;
+    }
+}
+
+/// One group entry.
+#[derive(Debug, Clone)]
+pub struct Group {
+    pub id: u32,
+    /// One of `group_type`.
+    pub group_type: u8,
+    pub buckets: Vec<Bucket>,
+    pub counters: Counters,
+    /// One per bucket.
+    pub bucket_counters: Vec<Counters>,
+    /// Installation time (nanoseconds, the pipeline's clock).
+    pub created_at: u64,
+}
+
+fn gm_err(c: GroupModFailedCode) -> ErrorCode {
+    ErrorCode::GroupModFailed(c)
+}
+
+/// The group actions of a bucket list.
+fn referenced_groups(buckets: &[Bucket]) -> impl Iterator<Item = u32> + '_ {
+    buckets.iter().flat_map(|b| {
+        b.actions.iter().filter_map(|a| match a {
+            Action::Group(g) => Some(*g),
+            _ => None,
+        })
+    })
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct GroupTable {
+    groups: BTreeMap<u32, Group>,
+}
+
+impl GroupTable {
+    pub fn new() -> GroupTable {
+        GroupTable::default()
+    }
+
+    pub fn get(&self, id: u32) -> Option<&Group> {
+        self.groups.get(&id)
+    }
+
+    pub fn get_mut(&mut self, id: u32) -> Option<&mut Group> {
+        self.groups.get_mut(&id)
+    }
+
+    pub fn contains(&self, id: u32) -> bool {
+        self.groups.contains_key(&id)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &Group> {
+        self.groups.values()
+    }
+
+    /// Whether `from` reaches `target` through group actions, with
+    /// `from`'s buckets replaced by `buckets`.
+    fn reaches(&self, buckets: &[Bucket], target: u32) -> bool {
+        let mut stack: Vec<u32> = referenced_groups(buckets).collect();
+        let mut seen = std::collections::BTreeSet::new();
+        while let Some(g) = stack.pop() {
+            if g == target {
+                return true;
+            }
+            if seen.insert(g) {
+                if let Some(grp) = self.groups.get(&g) {
+                    stack.extend(referenced_groups(&grp.buckets));
+                }
+            }
+        }
+        false
+    }
+
+    /// Checks the buckets of an add/modify for group `id` of type `ty`.
+    /// Output ports and groups inside the bucket actions are checked by the
+    /// caller with the same rules as flow-mod actions.
+    fn check_buckets(
+        &self,
+        id: u32,
+        ty: u8,
+        buckets: &[Bucket],
+        ports: &PortTable,
+    ) -> Result<(), ErrorCode> {
+        use GroupModFailedCode as C;
+        if ty == group_type::INDIRECT && buckets.len() != 1 {
+            return Err(gm_err(C::InvalidGroup));
+        }
+        for b in buckets {
+            if ty == group_type::FF {
+                if b.watch_port == port_no::ANY && b.watch_group == group_id::ANY {
+                    return Err(gm_err(C::BadWatch));
+                }
+                if b.watch_port != port_no::ANY && !ports.contains(b.watch_port) {
+                    return Err(gm_err(C::BadWatch));
+                }
+                if b.watch_group != group_id::ANY
+                    && (b.watch_group == id || !self.groups.contains_key(&b.watch_group))
+                {
+                    return Err(gm_err(C::BadWatch));
+                }
+            }
+            if ty != group_type::SELECT && b.weight != 0 {
+                return Err(gm_err(C::WeightUnsupported));
+            }
+        }
+        if ty == group_type::SELECT && !buckets.is_empty() && buckets.iter().all(|b| b.weight == 0)
+        {
+            return Err(gm_err(C::WeightUnsupported));
+        }
+        if self.reaches(buckets, id) {
+            return Err(gm_err(C::Loop));
+        }
+        Ok(())
+    }
+
+    /// Applies a group-mod. Returns the ids of the groups deleted (so the
+    /// caller removes the flow entries that forward to them, reason
+    /// GROUP_DELETE). The caller has checked each bucket action (output
+    /// port, group existence) with the flow-mod rules.
+    pub fn apply(
+        &mut self,
+        gm: &GroupMod,
+        ports: &PortTable,
+        now: u64,
+    ) -> Result<Vec<u32>, ErrorCode> {
+        use GroupModFailedCode as C;
+        match gm.command {
+            command::ADD | command::MODIFY => {
+                if gm.group_id > group_id::MAX {
+                    return Err(gm_err(C::InvalidGroup));
+                }
+                if gm.group_type > group_type::FF {
+                    return Err(gm_err(C::BadType));
+                }
+                let exists = self.groups.contains_key(&gm.group_id);
+                if gm.command == command::ADD && exists {
+                    return Err(gm_err(C::GroupExists));
+                }
+                if gm.command == command::MODIFY && !exists {
+                    return Err(gm_err(C::UnknownGroup));
+                }
+                self.check_buckets(gm.group_id, gm.group_type, &gm.buckets, ports)?;
+                let (counters, created_at) = match self.groups.get(&gm.group_id) {
+                    Some(g) => (g.counters, g.created_at),
+                    None => (Counters::default(), now),
+                };
+                self.groups.insert(
+                    gm.group_id,
+                    Group {
+                        id: gm.group_id,
+                        group_type: gm.group_type,
+                        bucket_counters: vec![Counters::default(); gm.buckets.len()],
+                        buckets: gm.buckets.clone(),
+                        counters,
+                        created_at,
+                    },
+                );
+                Ok(Vec::new())
+            }
+            command::DELETE => {
+                if gm.group_id == group_id::ALL {
+                    let ids = self.groups.keys().copied().collect();
+                    self.groups.clear();
+                    return Ok(ids);
+                }
+                if !self.groups.contains_key(&gm.group_id) {
+                    return Ok(Vec::new());
+                }
+                let chained = self.groups.values().any(|g| {
+                    g.id != gm.group_id
+                        && (referenced_groups(&g.buckets).any(|r| r == gm.group_id)
+                            || g.buckets.iter().any(|b| b.watch_group == gm.group_id))
+                });
+                if chained {
+                    return Err(gm_err(C::ChainedGroup));
+                }
+                self.groups.remove(&gm.group_id);
+                Ok(vec![gm.group_id])
+            }
+            _ => Err(gm_err(C::BadCommand)),
+        }
+    }
+
+    /// Liveness of a group for fast-failover `watch_group`: it has a live
+    /// bucket. Depth-limited against (refused, but defensive) cycles.
+    pub fn is_live(&self, id: u32, ports: &PortTable) -> bool {
+        self.is_live_depth(id, ports, 0)
+    }
+
+    fn is_live_depth(&self, id: u32, ports: &PortTable, depth: u32) -> bool {
+        if depth > 16 {
+            return false;
+        }
+        self.groups.get(&id).is_some_and(|g| {
+            g.buckets
+                .iter()
+                .any(|b| self.bucket_live(b, ports, depth + 1))
+        })
+    }
+
+    fn bucket_live(&self, b: &Bucket, ports: &PortTable, depth: u32) -> bool {
+        (b.watch_port == port_no::ANY || ports.is_live(b.watch_port))
+            && (b.watch_group == group_id::ANY || self.is_live_depth(b.watch_group, ports, depth))
+    }
+
+    /// The buckets a packet with flow hash `hash` takes through group `g`,
+    /// as indices into its bucket list.
+    pub fn select_buckets(&self, g: &Group, hash: u64, ports: &PortTable) -> Vec<usize> {
+        match g.group_type {
+            group_type::ALL => (0..g.buckets.len()).collect(),
+            group_type::INDIRECT => (0..g.buckets.len().min(1)).collect(),
+            group_type::FF => g
+                .buckets
+                .iter()
+                .position(|b| self.bucket_live(b, ports, 0))
+                .into_iter()
+                .collect(),
+            group_type::SELECT => {
+                // Weighted choice among live buckets by the flow hash.
+                let live: Vec<usize> = (0..g.buckets.len())
+                    .filter(|&i| {
+                        g.buckets
+                            .get(i)
+                            .is_some_and(|b| b.weight > 0 && self.bucket_live(b, ports, 0))
+                    })
+                    .collect();
+                let total: u64 = live
+                    .iter()
+                    .filter_map(|&i| g.buckets.get(i))
+                    .map(|b| u64::from(b.weight))
+                    .sum();
+                if total == 0 {
+                    return Vec::new();
+                }
+                let mut point = hash % total;
+                for &i in &live {
+                    let w = g.buckets.get(i).map_or(0, |b| u64::from(b.weight));
+                    if point < w {
+                        return vec![i];
+                    }
+                    point -= w;
+                }
+                Vec::new()
+            }
+            _ => Vec::new(),
+        }
+    }
+}

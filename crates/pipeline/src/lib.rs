@@ -1,0 +1,151 @@
+//! `pipeline` — the OpenFlow 1.3.5 datapath as a pure state machine.
+//!
+//! No threads, sockets or clocks: time is an argument ([`Nanos`]), packets
+//! come in as [`packet::PacketBuf`]s and everything the datapath emits
+//! (frames to ports, packet-ins, unsupported requests) goes through the
+//! [`Output`] trait, so the `switch` crate decides the I/O and tests use a
+//! recording output and a fake clock.
+//!
+//! Layout (one spec concept per module):
+//! - [`matcher`]: `ofp_match` -> [`CompiledMatch`] over a `FlowKey`.
+//! - [`table`]: flow entries, flow tables and their classifier trait.
+//! - [`flow_mod`]: flow-mod validation and semantics, timeouts.
+//! - [`action_set`]: the action set and its execution order.
+//! - [`process`]: packet processing, instructions, actions, reserved ports.
+//! - [`group`]: the group table.
+//! - [`port`]: the port set with config and liveness.
+//!
+//! - [`meter`]: the meter table (token buckets, bands, stats).
+//!
+//! TODO(issue 3), not done yet:
+//! - only the linear classifier exists (hash / LPM / tuple space to add
+//!   behind `table::Classifier`);
+//! - flow-mod does not check set-field / pop actions against the match
+//!   (BAD_ACTION/MATCH_INCONSISTENT) nor queue ids (BAD_QUEUE);
+//! - buffer ids, miss_send_len truncation and the packet-in buffer pool are
+//!   the switch's (a flow-mod with a buffer_id: the switch runs the buffered
+//!   packet through [`Pipeline::process`] after the add);
+//! - table-mod, table features and flow/aggregate stats requests (the
+//!   filters are here: `CompiledMatch::is_subsumed_by`, [`outputs_to`]);
+//! - the virtual meters SLOWPATH / CONTROLLER (refused with INVALID_METER);
+//! - idle timeouts read `last_hit` of this pipeline; with worker replicas
+//!   the switch must merge the workers' stamps before calling `expire`.
+
+pub mod action_set;
+pub mod flow_mod;
+pub mod group;
+pub mod matcher;
+pub mod meter;
+pub mod port;
+pub mod process;
+pub mod table;
+
+pub use action_set::ActionSet;
+pub use flow_mod::{outputs_to, RemovedFlow};
+pub use group::{Group, GroupTable};
+pub use matcher::{CompiledMatch, FieldMatch};
+pub use meter::{Meter, MeterTable};
+pub use port::{PortInfo, PortTable};
+pub use process::{Output, PacketInEvent, Unsupported};
+pub use table::{FlowEntry, FlowTable, Nanos, TableCounters};
+
+use ofp::error::ErrorCode;
+use ofp::group::GroupMod;
+use ofp::meter::MeterMod;
+
+/// Number of flow tables of a full pipeline (ids 0..=254, OFPTT_MAX).
+pub const N_TABLES: usize = 255;
+
+/// Datapath settings the controller can change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Config {
+    /// Send packets whose TTL a dec-TTL action found invalid to the
+    /// controller (reason INVALID_TTL) instead of dropping them silently.
+    /// OpenFlow 1.3 removed OFPC_INVALID_TTL_TO_CONTROLLER from the switch
+    /// config and filters such packet-ins per connection with the async
+    /// configuration instead, so the default is on and the switch filters.
+    pub invalid_ttl_to_controller: bool,
+    /// `max_len` given with INVALID_TTL packet-ins (the switch's
+    /// miss_send_len; default OFPCML default 128).
+    pub invalid_ttl_max_len: u16,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            invalid_ttl_to_controller: true,
+            invalid_ttl_max_len: 128,
+        }
+    }
+}
+
+/// The whole datapath state: flow tables, ports, groups, meters. `Clone`
+/// makes a worker replica.
+#[derive(Debug, Clone)]
+pub struct Pipeline {
+    tables: Vec<FlowTable>,
+    pub ports: PortTable,
+    pub groups: GroupTable,
+    pub meters: MeterTable,
+    pub config: Config,
+}
+
+impl Default for Pipeline {
+    fn default() -> Self {
+        Pipeline::new(N_TABLES)
+    }
+}
+
+impl Pipeline {
+    /// A pipeline with `n_tables` tables (clamped to 1..=255), no ports.
+    pub fn new(n_tables: usize) -> Pipeline {
+        let n = n_tables.clamp(1, N_TABLES);
+        Pipeline {
+            tables: (0..n).map(|i| FlowTable::new(i as u8)).collect(),
+            ports: PortTable::new(),
+            groups: GroupTable::new(),
+            meters: MeterTable::new(),
+            config: Config::default(),
+        }
+    }
+
+    pub fn n_tables(&self) -> usize {
+        self.tables.len()
+    }
+
+    pub fn table(&self, id: u8) -> Option<&FlowTable> {
+        self.tables.get(usize::from(id))
+    }
+
+    pub fn table_mut(&mut self, id: u8) -> Option<&mut FlowTable> {
+        self.tables.get_mut(usize::from(id))
+    }
+
+    pub fn tables(&self) -> &[FlowTable] {
+        &self.tables
+    }
+
+    /// Applies a group-mod at `now`. A delete also removes the flow entries
+    /// that forward to the deleted groups; they are returned (reason
+    /// GROUP_DELETE) for flow-removed messages.
+    pub fn group_mod(&mut self, gm: &GroupMod, now: Nanos) -> Result<Vec<RemovedFlow>, ErrorCode> {
+        if gm.command != ofp::group::command::DELETE {
+            for a in gm.buckets.iter().flat_map(|b| b.actions.iter()) {
+                self.check_action(a, false)?;
+            }
+        }
+        let deleted = self.groups.apply(gm, &self.ports, now)?;
+        Ok(self.remove_group_flows(&deleted))
+    }
+
+    /// Applies a meter-mod at `now`. A delete also removes the flow entries
+    /// that use the deleted meters (returned with reason DELETE; OpenFlow
+    /// 1.3 has no METER_DELETE reason).
+    pub fn meter_mod(&mut self, mm: &MeterMod, now: Nanos) -> Result<Vec<RemovedFlow>, ErrorCode> {
+        let deleted = self.meters.apply(mm, now)?;
+        Ok(self.remove_meter_flows(&deleted))
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,302 @@
+//! Match compilation (spec §7.2.3): an `ofp_match` from a flow-mod becomes a
+//! [`CompiledMatch`], a list of (field, value, mask) triples over the
+//! integer view of a [`FlowKey`].
+//!
+//! Every OXM value is at most 128 bits wide, so each field is kept as a
+//! right-aligned `u128` value and mask (an Ethernet address is a 48-bit
+//! number, as `OxmField::bits` gives it). An exact field gets the all-ones
+//! mask of its width, and a field whose mask is zero is dropped (it matches
+//! everything), so two matches that mean the same thing compile to the same
+//! triples: strict comparison, overlap checks and "is more specific than"
+//! tests are then simple integer operations.
+//!
+//! A packet matches when it has every field of the match (the `required`
+//! presence bits, which also encode the prerequisites: a TCP port is only
+//! present in a TCP packet) and `key & mask == value` for each field.
+
+use ofp::error::{BadMatchCode, DecodeError, ErrorCode};
+use ofp::oxm::{Match, OxmField};
+use packet::{Field, FieldSet, FlowKey};
+
+/// One field of a compiled match.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct FieldMatch {
+    pub field: Field,
+    /// Value bits, always a subset of `mask`.
+    pub value: u128,
+    /// Non-zero mask, at most the field's width.
+    pub mask: u128,
+}
+
+/// A match ready for lookup; see the module comment.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct CompiledMatch {
+    /// Sorted by field number, one entry per field.
+    fields: Vec<FieldMatch>,
+    /// Presence bits a packet must have.
+    required: FieldSet,
+}
+
+/// All-ones mask of a field's width.
+fn full_mask(f: Field) -> u128 {
+    let bits = 8 * f.width() as u32;
+    if bits >= 128 {
+        u128::MAX
+    } else {
+        (1u128 << bits) - 1
+    }
+}
+
+/// A field's value in `key` as a right-aligned integer (the same view as
+/// `OxmField::bits`). The caller checks the presence bit first.
+#[inline]
+pub fn key_bits(key: &FlowKey, f: Field) -> u128 {
+    use Field::*;
+    let mac = |m: &[u8; 6]| m.iter().fold(0u128, |a, &b| (a << 8) | u128::from(b));
+    match f {
+        InPort => key.in_port.into(),
+        InPhyPort => key.in_phy_port.into(),
+        Metadata => key.metadata.into(),
+        TunnelId => key.tunnel_id.into(),
+        EthDst => mac(&key.eth_dst),
+        EthSrc => mac(&key.eth_src),
+        EthType => key.eth_type.into(),
+        VlanVid => key.vlan_vid.into(),
+        VlanPcp => key.vlan_pcp.into(),
+        InnerVlanVid => key.inner_vlan_vid.into(),
+        InnerVlanPcp => key.inner_vlan_pcp.into(),
+        IpDscp => key.ip_dscp.into(),
+        IpEcn => key.ip_ecn.into(),
+        IpProto => key.ip_proto.into(),
+        IpTtl => key.ip_ttl.into(),
+        IpFrag => key.ip_frag.into(),
+        Ipv4Src => key.ipv4_src.into(),
+        Ipv4Dst => key.ipv4_dst.into(),
+        TcpSrc | UdpSrc | SctpSrc => key.tp_src.into(),
+        TcpDst | UdpDst | SctpDst => key.tp_dst.into(),
+        Icmpv4Type | Icmpv6Type => key.icmp_type.into(),
+        Icmpv4Code | Icmpv6Code => key.icmp_code.into(),
+        ArpOp => key.arp_op.into(),
+        ArpSpa => key.arp_spa.into(),
+        ArpTpa => key.arp_tpa.into(),
+        ArpSha => mac(&key.arp_sha),
+        ArpTha => mac(&key.arp_tha),
+        Ipv6Src => key.ipv6_src,
+        Ipv6Dst => key.ipv6_dst,
+        Ipv6Flabel => key.ipv6_flabel.into(),
+        Ipv6NdTarget => key.nd_target,
+        Ipv6NdSll => mac(&key.nd_sll),
+        Ipv6NdTll => mac(&key.nd_tll),
+        MplsLabel => key.mpls_label.into(),
+        MplsTc => key.mpls_tc.into(),
+        MplsBos => key.mpls_bos.into(),
+        MplsTtl => key.mpls_ttl.into(),
+        PbbIsid => key.pbb_isid.into(),
+        Ipv6Exthdr => key.ipv6_exthdr.into(),
+    }
+}
+
+impl CompiledMatch {
+    /// The match-everything match (a table-miss entry's).
+    pub fn any() -> CompiledMatch {
+        CompiledMatch::default()
+    }
+
+    /// Compiles a flow-mod match: prerequisites first (BAD_MATCH/BAD_PREREQ),
+    /// then every field. Experimenter and other-class fields are refused
+    /// with BAD_MATCH/BAD_FIELD: this switch matches on none.
+    pub fn compile(m: &Match) -> Result<CompiledMatch, DecodeError> {
+        m.check_prerequisites()?;
+        let mut fields = Vec::with_capacity(m.fields.len());
+        for f in &m.fields {
+            let bad_field = || {
+                DecodeError::new(
+                    ErrorCode::BadMatch(BadMatchCode::BadField),
+                    "match: unsupported field",
+                )
+            };
+            let (value, mask) = f.bits().ok_or_else(bad_field)?;
+            let field = Field::from_u8(f.field_id())
+                .filter(|fl| fl.oxm_field().is_some())
+                .ok_or_else(bad_field)?;
+            let full = full_mask(field);
+            let mask = mask.unwrap_or(full) & full;
+            if mask == 0 {
+                continue;
+            }
+            fields.push(FieldMatch {
+                field,
+                value: value & mask,
+                mask,
+            });
+        }
+        Ok(CompiledMatch::from_fields(fields))
+    }
+
+    /// Builds a match from triples (normalised: zero masks dropped, values
+    /// cut to their masks, sorted; on duplicates the last wins).
+    pub fn from_fields(mut fields: Vec<FieldMatch>) -> CompiledMatch {
+        for f in &mut fields {
+            f.mask &= full_mask(f.field);
+            f.value &= f.mask;
+        }
+        fields.retain(|f| f.mask != 0);
+        fields.reverse();
+        fields.sort_by_key(|f| f.field);
+        fields.dedup_by_key(|f| f.field);
+        let required = fields.iter().fold(FieldSet::EMPTY, |mut s, f| {
+            s.insert(f.field);
+            s
+        });
+        CompiledMatch { fields, required }
+    }
+
+    /// The compiled fields, sorted by field number.
+    pub fn fields(&self) -> &[FieldMatch] {
+        &self.fields
+    }
+
+    /// The fields a packet must have.
+    pub fn required(&self) -> FieldSet {
+        self.required
+    }
+
+    /// True for the empty (match everything) match.
+    pub fn is_empty(&self) -> bool {
+        self.fields.is_empty()
+    }
+
+    /// Whether the packet described by `key` matches.
+    #[inline]
+    pub fn matches(&self, key: &FlowKey) -> bool {
+        key.present.contains_all(self.required)
+            && self
+                .fields
+                .iter()
+                .all(|f| key_bits(key, f.field) & f.mask == f.value)
+    }
+
+    fn get(&self, f: Field) -> Option<&FieldMatch> {
+        self.fields
+            .binary_search_by_key(&f, |m| m.field)
+            .ok()
+            .and_then(|i| self.fields.get(i))
+    }
+
+    /// Non-strict flow-mod selection (spec §6.4): `self` (an entry's match)
+    /// is at least as specific as `filter` (the request's match), i.e. every
+    /// packet `self` matches is matched by `filter`.
+    pub fn is_subsumed_by(&self, filter: &CompiledMatch) -> bool {
+        filter.fields.iter().all(|g| match self.get(g.field) {
+            Some(f) => f.mask & g.mask == g.mask && f.value & g.mask == g.value,
+            None => false,
+        })
+    }
+
+    /// Whether some packet could match both (CHECK_OVERLAP): on every field
+    /// both constrain, the values agree on the bits both masks cover.
+    pub fn overlaps(&self, other: &CompiledMatch) -> bool {
+        self.fields.iter().all(|f| match other.get(f.field) {
+            Some(g) => (f.value ^ g.value) & f.mask & g.mask == 0,
+            None => true,
+        })
+    }
+
+    /// Back to an `ofp_match` (for reports built from compiled state, e.g.
+    /// tests); flow entries keep the controller's original match.
+    pub fn to_match(&self) -> Match {
+        let fields = self
+            .fields
+            .iter()
+            .filter_map(|f| {
+                let full = full_mask(f.field);
+                let mask = (f.mask != full).then_some(f.mask);
+                OxmField::from_bits(f.field as u8, f.value, mask)
+            })
+            .collect();
+        Match::new(fields)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::Ipv4Addr;
+
+    fn ipv4_tcp() -> Match {
+        Match::new(vec![
+            OxmField::EthType(0x0800),
+            OxmField::IpProto(6),
+            OxmField::Ipv4Dst(
+                Ipv4Addr::new(10, 0, 0, 0),
+                Some(Ipv4Addr::new(255, 0, 0, 0)),
+            ),
+            OxmField::TcpDst(80),
+        ])
+    }
+
+    #[test]
+    fn compile_and_match() {
+        let m = CompiledMatch::compile(&ipv4_tcp()).unwrap();
+        assert_eq!(m.fields().len(), 4);
+        let mut k = FlowKey::new(1);
+        k.present.insert_all(FieldSet::of(&[
+            Field::EthType,
+            Field::IpProto,
+            Field::Ipv4Dst,
+            Field::TcpDst,
+        ]));
+        k.eth_type = 0x0800;
+        k.ip_proto = 6;
+        k.ipv4_dst = u32::from(Ipv4Addr::new(10, 9, 8, 7));
+        k.tp_dst = 80;
+        assert!(m.matches(&k));
+        k.ipv4_dst = u32::from(Ipv4Addr::new(11, 9, 8, 7));
+        assert!(!m.matches(&k));
+        k.ipv4_dst = u32::from(Ipv4Addr::new(10, 9, 8, 7));
+        // Same port number in a UDP packet: the TCP bit is absent.
+        k.present.remove(Field::TcpDst);
+        k.present.insert(Field::UdpDst);
+        assert!(!m.matches(&k));
+    }
+
+    #[test]
+    fn prerequisites_and_bad_fields() {
+        let e = CompiledMatch::compile(&Match::new(vec![OxmField::TcpDst(80)])).unwrap_err();
+        assert_eq!(e.code, ErrorCode::BadMatch(BadMatchCode::BadPrereq));
+        let e = CompiledMatch::compile(&Match::new(vec![OxmField::Experimenter {
+            field: 1,
+            has_mask: false,
+            experimenter: 42,
+            payload: vec![1, 2],
+        }]))
+        .unwrap_err();
+        assert_eq!(e.code, ErrorCode::BadMatch(BadMatchCode::BadField));
+    }
+
+    #[test]
+    fn normalisation_subsume_overlap() {
+        // Zero mask = wildcard; a full mask = exact.
+        let a = CompiledMatch::compile(&Match::new(vec![
+            OxmField::EthDst([1, 2, 3, 4, 5, 6], Some([0xff; 6])),
+            OxmField::EthSrc([0; 6], Some([0; 6])),
+        ]))
+        .unwrap();
+        let b = CompiledMatch::compile(&Match::new(vec![OxmField::EthDst(
+            [1, 2, 3, 4, 5, 6],
+            None,
+        )]))
+        .unwrap();
+        assert_eq!(a, b);
+        let any = CompiledMatch::any();
+        assert!(a.is_subsumed_by(&any));
+        assert!(!any.is_subsumed_by(&a));
+        let tcp = CompiledMatch::compile(&ipv4_tcp()).unwrap();
+        let ip = CompiledMatch::compile(&Match::new(vec![OxmField::EthType(0x0800)])).unwrap();
+        assert!(tcp.is_subsumed_by(&ip) && !ip.is_subsumed_by(&tcp));
+        assert!(tcp.overlaps(&ip) && ip.overlaps(&tcp) && any.overlaps(&tcp));
+        let arp = CompiledMatch::compile(&Match::new(vec![OxmField::EthType(0x0806)])).unwrap();
+        assert!(!arp.overlaps(&tcp));
+        assert_eq!(CompiledMatch::compile(&tcp.to_match()).unwrap(), tcp);
+    }
+}

@@ -1,0 +1,445 @@
+//! Packet processing (spec §5.1, §5.9, §5.10, §5.12): the tables from 0
+//! on, the instructions of each matched entry in spec order, apply-actions
+//! executed at once, the action set executed when no goto follows, and the
+//! reserved ports.
+//!
+//! Everything the datapath emits goes through [`Output`]; the caller (the
+//! switch) turns it into I/O and counts port rx/tx.
+
+use crate::action_set::ActionSet;
+use crate::meter::Verdict;
+use crate::table::Nanos;
+use crate::Pipeline;
+use ofp::action::Action;
+use ofp::instruction::Instruction;
+use ofp::message::packet_in_reason;
+use ofp::oxm::{Match, OxmField};
+use ofp::port::{config, port_no};
+use packet::{Field, FlowKey, PacketBuf, RewriteError, SetField};
+
+/// How deep group chains and TABLE resubmits may nest.
+const MAX_DEPTH: u8 = 16;
+
+/// A packet-in the datapath wants sent to the controller(s).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PacketInEvent<'a> {
+    /// One of `packet_in_reason`.
+    pub reason: u8,
+    pub table_id: u8,
+    /// Cookie of the entry that sent it (all ones when none, e.g. packet-out).
+    pub cookie: u64,
+    /// Pipeline fields: in_port, in_phy_port (if it differs), metadata (if
+    /// not 0), tunnel_id (if set).
+    pub match_: Match,
+    /// The whole frame; the switch truncates to `max_len` and buffers.
+    pub data: &'a [u8],
+    /// From the output action (or the switch config for INVALID_TTL).
+    pub max_len: u16,
+}
+
+/// Requests the datapath cannot serve itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unsupported {
+    /// Output to OFPP_NORMAL (the switch may implement it outside OpenFlow).
+    Normal { in_port: u32 },
+}
+
+/// Receives what the datapath emits.
+pub trait Output {
+    /// Send `data` out of `port` (a standard port or LOCAL) on `queue`.
+    fn port(&mut self, port: u32, data: &[u8], queue: Option<u32>);
+    /// Send a packet-in.
+    fn packet_in(&mut self, ev: PacketInEvent<'_>);
+    /// A request for something the pipeline does not do; default: drop.
+    fn unsupported(&mut self, _what: Unsupported, _data: &[u8]) {}
+}
+
+/// State carried through one packet's trip.
+#[derive(Debug, Clone, Copy)]
+struct Ctx {
+    in_port: u32,
+    now: Nanos,
+    queue: Option<u32>,
+    table_id: u8,
+    cookie: u64,
+    /// Actions of a table-miss entry: controller output has reason NO_MATCH.
+    miss: bool,
+    packet_out: bool,
+    depth: u8,
+}
+
+/// Whether to go on after an action.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Flow {
+    Continue,
+    /// The packet was dropped (invalid TTL).
+    Stop,
+}
+
+/// The SET_FIELD OXM as a packet rewrite.
+fn to_set_field(f: &OxmField) -> Option<SetField> {
+    let (value, _) = f.bits()?;
+    let field = Field::from_u8(f.field_id())?;
+    let bytes = value.to_be_bytes();
+    let w = field.width();
+    SetField::from_value(field, bytes.get(16usize.checked_sub(w)?..)?)
+}
+
+/// A hash of the fields that identify a connection (SELECT groups): the
+/// same flow always takes the same bucket.
+fn flow_hash(k: &FlowKey) -> u64 {
+    // FNV-1a over the connection fields.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut eat = |bytes: &[u8]| {
+        for b in bytes {
+            h ^= u64::from(*b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+    };
+    eat(&k.eth_src);
+    eat(&k.eth_dst);
+    eat(&k.eth_type.to_be_bytes());
+    eat(&k.ipv4_src.to_be_bytes());
+    eat(&k.ipv4_dst.to_be_bytes());
+    eat(&k.ipv6_src.to_be_bytes());
+    eat(&k.ipv6_dst.to_be_bytes());
+    eat(&[k.ip_proto]);
+    eat(&k.tp_src.to_be_bytes());
+    eat(&k.tp_dst.to_be_bytes());
+    h
+}
+
+/// The packet-in match: the pipeline fields of the packet.
+fn pipeline_match(k: &FlowKey) -> Match {
+    let mut f = vec![OxmField::InPort(k.in_port)];
+    if k.in_phy_port != k.in_port {
+        f.push(OxmField::InPhyPort(k.in_phy_port));
+    }
+    if k.metadata != 0 {
+        f.push(OxmField::Metadata(k.metadata, None));
+    }
+    if k.has(Field::TunnelId) {
+        f.push(OxmField::TunnelId(k.tunnel_id, None));
+    }
+    Match::new(f)
+}
+
+impl Pipeline {
+    /// Runs a packet received on `in_port` through the tables at `now`.
+    /// The packet is rewritten in place by the actions.
+    pub fn process(
+        &mut self,
+        pkt: &mut PacketBuf,
+        in_port: u32,
+        now: Nanos,
+        out: &mut impl Output,
+    ) {
+        if self
+            .ports
+            .get(in_port)
+            .is_some_and(|p| p.config & (config::NO_RECV | config::PORT_DOWN) != 0)
+        {
+            return;
+        }
+        let mut key = FlowKey::new(in_port);
+        // A malformed packet still matches on what could be parsed.
+        let _ = packet::parse(pkt.data(), &mut key);
+        let ctx = Ctx {
+            in_port,
+            now,
+            queue: None,
+            table_id: 0,
+            cookie: u64::MAX,
+            miss: false,
+            packet_out: false,
+            depth: 0,
+        };
+        self.run_tables(pkt, &mut key, 0, ctx, out);
+    }
+
+    /// Packet-out (spec §7.3.7): runs `actions` on the frame as if it came
+    /// in on `in_port` (a standard port or CONTROLLER). Output to TABLE
+    /// submits it to table 0. The caller validated `actions` with
+    /// [`Pipeline::check_action`] (`in_packet_out = true`).
+    pub fn packet_out(
+        &mut self,
+        pkt: &mut PacketBuf,
+        in_port: u32,
+        actions: &[Action],
+        now: Nanos,
+        out: &mut impl Output,
+    ) {
+        let mut key = FlowKey::new(in_port);
+        let _ = packet::parse(pkt.data(), &mut key);
+        let mut ctx = Ctx {
+            in_port,
+            now,
+            queue: None,
+            table_id: 0,
+            cookie: u64::MAX,
+            miss: false,
+            packet_out: true,
+            depth: 0,
+        };
+        self.execute_actions(pkt, &mut key, actions, &mut ctx, out);
+    }
+
+    fn run_tables(
+        &mut self,
+        pkt: &mut PacketBuf,
+        key: &mut FlowKey,
+        first: u8,
+        mut ctx: Ctx,
+        out: &mut impl Output,
+    ) {
+        let mut set = ActionSet::new();
+        let mut table_id = first;
+        loop {
+            let len = pkt.len();
+            let Some(table) = self.tables.get_mut(usize::from(table_id)) else {
+                return;
+            };
+            // Table miss without a table-miss entry: drop (1.3 default).
+            let Some(idx) = table.lookup(key) else {
+                return;
+            };
+            let Some(entry) = table.entry_mut(idx) else {
+                return;
+            };
+            entry.hit(len, ctx.now);
+            let insts = entry.instructions.clone();
+            ctx.table_id = table_id;
+            ctx.cookie = entry.cookie;
+            ctx.miss = entry.is_table_miss();
+
+            // Spec order: meter, apply-actions, clear-actions,
+            // write-actions, write-metadata, goto-table.
+            let find = |ty: u16| insts.iter().find(|i| i.instruction_type() == ty);
+            use ofp::instruction::instruction_type as it;
+            if let Some(Instruction::Meter(m)) = find(it::METER) {
+                if self.meters.apply_to_packet(*m, pkt, key, ctx.now) == Verdict::Drop {
+                    return;
+                }
+            }
+            if let Some(Instruction::ApplyActions(acts)) = find(it::APPLY_ACTIONS) {
+                if self.execute_actions(pkt, key, acts, &mut ctx, out) == Flow::Stop {
+                    return;
+                }
+            }
+            if find(it::CLEAR_ACTIONS).is_some() {
+                set.clear();
+            }
+            if let Some(Instruction::WriteActions(acts)) = find(it::WRITE_ACTIONS) {
+                set.write(acts);
+            }
+            if let Some(Instruction::WriteMetadata { metadata, mask }) = find(it::WRITE_METADATA) {
+                key.metadata = (key.metadata & !mask) | (metadata & mask);
+            }
+            match find(it::GOTO_TABLE) {
+                Some(Instruction::GotoTable(next)) if *next > table_id => table_id = *next,
+                _ => break,
+            }
+        }
+        let acts = set.to_actions();
+        self.execute_actions(pkt, key, &acts, &mut ctx, out);
+    }
+
+    /// Executes an action list in order on the packet.
+    fn execute_actions(
+        &mut self,
+        pkt: &mut PacketBuf,
+        key: &mut FlowKey,
+        actions: &[Action],
+        ctx: &mut Ctx,
+        out: &mut impl Output,
+    ) -> Flow {
+        for a in actions {
+            let r: Result<(), RewriteError> = match a {
+                Action::Output { port, max_len } => {
+                    self.output(pkt, key, *port, *max_len, ctx, out);
+                    Ok(())
+                }
+                Action::Group(g) => {
+                    self.execute_group(*g, pkt, key, ctx, out);
+                    Ok(())
+                }
+                Action::SetQueue(q) => {
+                    ctx.queue = Some(*q);
+                    Ok(())
+                }
+                Action::CopyTtlOut => packet::copy_ttl_out(pkt, key),
+                Action::CopyTtlIn => packet::copy_ttl_in(pkt, key),
+                Action::SetMplsTtl(t) => packet::set_mpls_ttl(pkt, key, *t),
+                Action::DecMplsTtl => packet::dec_mpls_ttl(pkt, key),
+                Action::PushVlan(t) => packet::push_vlan(pkt, key, *t),
+                Action::PopVlan => packet::pop_vlan(pkt, key),
+                Action::PushMpls(t) => packet::push_mpls(pkt, key, *t),
+                Action::PopMpls(t) => packet::pop_mpls(pkt, key, *t),
+                Action::SetNwTtl(t) => packet::set_nw_ttl(pkt, key, *t),
+                Action::DecNwTtl => packet::dec_nw_ttl(pkt, key),
+                Action::SetField(f) => match to_set_field(f) {
+                    Some(sf) => packet::set_field(pkt, key, sf),
+                    None => Ok(()),
+                },
+                Action::PushPbb(t) => packet::push_pbb(pkt, key, *t),
+                Action::PopPbb => packet::pop_pbb(pkt, key),
+                Action::Experimenter { .. } => Ok(()),
+            };
+            match r {
+                Ok(()) => {}
+                Err(RewriteError::TtlExpired(_)) => {
+                    self.invalid_ttl(pkt, key, ctx, out);
+                    return Flow::Stop;
+                }
+                // An action that does not apply to this packet (e.g. pop
+                // of an absent tag) is skipped; the spec leaves it
+                // undefined and flow-mod validation cannot see packets.
+                Err(_) => {}
+            }
+        }
+        Flow::Continue
+    }
+
+    fn invalid_ttl(&mut self, pkt: &PacketBuf, key: &FlowKey, ctx: &Ctx, out: &mut impl Output) {
+        if self.config.invalid_ttl_to_controller && self.packet_in_allowed(ctx.in_port) {
+            out.packet_in(PacketInEvent {
+                reason: packet_in_reason::INVALID_TTL,
+                table_id: ctx.table_id,
+                cookie: ctx.cookie,
+                match_: pipeline_match(key),
+                data: pkt.data(),
+                max_len: self.config.invalid_ttl_max_len,
+            });
+        }
+    }
+
+    fn packet_in_allowed(&self, in_port: u32) -> bool {
+        self.ports
+            .get(in_port)
+            .is_none_or(|p| p.config & config::NO_PACKET_IN == 0)
+    }
+
+    /// Output to `port` (standard or reserved).
+    fn output(
+        &mut self,
+        pkt: &mut PacketBuf,
+        key: &FlowKey,
+        port: u32,
+        max_len: u16,
+        ctx: &Ctx,
+        out: &mut impl Output,
+    ) {
+        match port {
+            port_no::IN_PORT => {
+                if self.ports.get(ctx.in_port).is_some_and(|p| p.can_forward()) {
+                    out.port(ctx.in_port, pkt.data(), ctx.queue);
+                }
+            }
+            port_no::ALL | port_no::FLOOD => {
+                for p in self.ports.flood_set(ctx.in_port, port == port_no::FLOOD) {
+                    out.port(p, pkt.data(), ctx.queue);
+                }
+            }
+            port_no::CONTROLLER => {
+                if self.packet_in_allowed(ctx.in_port) {
+                    out.packet_in(PacketInEvent {
+                        reason: if ctx.miss {
+                            packet_in_reason::NO_MATCH
+                        } else {
+                            packet_in_reason::ACTION
+                        },
+                        table_id: ctx.table_id,
+                        cookie: ctx.cookie,
+                        match_: pipeline_match(key),
+                        data: pkt.data(),
+                        max_len,
+                    });
+                }
+            }
+            port_no::TABLE => {
+                // Only meaningful in packet-out: resubmit a copy at table 0.
+                if ctx.packet_out && ctx.depth < MAX_DEPTH {
+                    let mut copy = pkt.clone();
+                    let mut k = *key;
+                    let c = Ctx {
+                        packet_out: false,
+                        depth: ctx.depth + 1,
+                        queue: None,
+                        ..*ctx
+                    };
+                    self.run_tables(&mut copy, &mut k, 0, c, out);
+                }
+            }
+            port_no::NORMAL => out.unsupported(
+                Unsupported::Normal {
+                    in_port: ctx.in_port,
+                },
+                pkt.data(),
+            ),
+            port_no::LOCAL => {
+                if self.ports.get(port).is_some_and(|p| p.can_forward()) {
+                    out.port(port, pkt.data(), ctx.queue);
+                }
+            }
+            p => {
+                // Sending back out of the ingress port needs OFPP_IN_PORT.
+                if p != ctx.in_port && self.ports.get(p).is_some_and(|i| i.can_forward()) {
+                    out.port(p, pkt.data(), ctx.queue);
+                }
+            }
+        }
+    }
+
+    /// Runs group `g` on copies of the packet, one per chosen bucket; each
+    /// bucket's actions are applied as an action set (spec §5.6.1).
+    fn execute_group(
+        &mut self,
+        g: u32,
+        pkt: &PacketBuf,
+        key: &FlowKey,
+        ctx: &Ctx,
+        out: &mut impl Output,
+    ) {
+        if ctx.depth >= MAX_DEPTH {
+            return;
+        }
+        let len = pkt.len();
+        // The chosen buckets' actions, as action sets in execution order
+        // (copied out so the group table is not borrowed while they run).
+        let plans: Vec<Vec<Action>> = {
+            let Some(group) = self.groups.get(g) else {
+                return;
+            };
+            let chosen = self
+                .groups
+                .select_buckets(group, flow_hash(key), &self.ports);
+            let plans = chosen
+                .iter()
+                .filter_map(|&i| group.buckets.get(i))
+                .map(|b| {
+                    let mut s = ActionSet::new();
+                    s.write(&b.actions);
+                    s.to_actions()
+                })
+                .collect();
+            if let Some(group) = self.groups.get_mut(g) {
+                group.counters.add(len);
+                for i in chosen {
+                    if let Some(c) = group.bucket_counters.get_mut(i) {
+                        c.add(len);
+                    }
+                }
+            }
+            plans
+        };
+        for acts in plans {
+            let mut copy = pkt.clone();
+            let mut k = *key;
+            let mut c = Ctx {
+                depth: ctx.depth + 1,
+                ..*ctx
+            };
+            self.execute_actions(&mut copy, &mut k, &acts, &mut c, out);
+        }
+    }
+}

@@ -1,0 +1,1131 @@
+//! Pipeline tests: literal frames, a recording output and a fake clock.
+
+use super::*;
+use ofp::action::Action;
+use ofp::error::{
+    BadActionCode, BadInstructionCode, BadMatchCode, FlowModFailedCode, GroupModFailedCode,
+    MeterModFailedCode,
+};
+use ofp::group::{command as gcmd, group_type, Bucket};
+use ofp::instruction::Instruction;
+use ofp::message::{flow_mod_command as cmd, flow_mod_flags as ff, packet_in_reason, FlowMod};
+use ofp::meter::{command as mcmd, flags as mflags, MeterBand, MeterMod};
+use ofp::oxm::{Match, OxmField};
+use ofp::port::{config, port_no, state};
+use packet::PacketBuf;
+use std::net::Ipv4Addr;
+
+const SEC: u64 = 1_000_000_000;
+
+#[derive(Debug, PartialEq, Eq)]
+enum Ev {
+    Port(u32, Vec<u8>, Option<u32>),
+    PacketIn {
+        reason: u8,
+        table_id: u8,
+        cookie: u64,
+        match_: Match,
+        max_len: u16,
+        data: Vec<u8>,
+    },
+    Normal,
+}
+
+#[derive(Default)]
+struct Rec(Vec<Ev>);
+
+impl Output for Rec {
+    fn port(&mut self, port: u32, data: &[u8], queue: Option<u32>) {
+        self.0.push(Ev::Port(port, data.to_vec(), queue));
+    }
+    fn packet_in(&mut self, ev: PacketInEvent<'_>) {
+        self.0.push(Ev::PacketIn {
+            reason: ev.reason,
+            table_id: ev.table_id,
+            cookie: ev.cookie,
+            match_: ev.match_,
+            max_len: ev.max_len,
+            data: ev.data.to_vec(),
+        });
+    }
+    fn unsupported(&mut self, _what: Unsupported, _data: &[u8]) {
+        self.0.push(Ev::Normal);
+    }
+}
+
+impl Rec {
+    fn ports(&self) -> Vec<u32> {
+        self.0
+            .iter()
+            .filter_map(|e| match e {
+                Ev::Port(p, ..) => Some(*p),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+/// Ethernet / IPv4 / UDP frame, 10.0.0.1 -> `dst`, ports 1000 -> `dport`.
+fn udp_frame(dst: [u8; 4], dport: u16, ttl: u8) -> Vec<u8> {
+    let mut f = vec![
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x02, // dst mac
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x01, // src mac
+        0x08, 0x00, // IPv4
+        0x45, 0x00, 0x00, 28, 0x00, 0x00, 0x00, 0x00, ttl, 17, 0x00, 0x00, // ip hdr
+        10, 0, 0, 1,
+    ];
+    f.extend_from_slice(&dst);
+    f.extend_from_slice(&1000u16.to_be_bytes());
+    f.extend_from_slice(&dport.to_be_bytes());
+    f.extend_from_slice(&[0, 8, 0, 0]); // len 8, no checksum
+    let ck = packet::checksum::checksum(0, &f[14..34]);
+    f[24..26].copy_from_slice(&ck.to_be_bytes());
+    f
+}
+
+fn pipeline(n_ports: u32) -> Pipeline {
+    let mut p = Pipeline::default();
+    for i in 1..=n_ports {
+        p.ports.insert(i, PortInfo::up());
+    }
+    p
+}
+
+fn fm(
+    command: u8,
+    table_id: u8,
+    priority: u16,
+    m: Vec<OxmField>,
+    insts: Vec<Instruction>,
+) -> FlowMod {
+    FlowMod {
+        cookie: 0,
+        cookie_mask: 0,
+        table_id,
+        command,
+        idle_timeout: 0,
+        hard_timeout: 0,
+        priority,
+        buffer_id: u32::MAX,
+        out_port: port_no::ANY,
+        out_group: ofp::group::group_id::ANY,
+        flags: 0,
+        match_: Match::new(m),
+        instructions: insts,
+    }
+}
+
+fn out(port: u32) -> Action {
+    Action::Output { port, max_len: 0 }
+}
+
+fn apply(a: Vec<Action>) -> Instruction {
+    Instruction::ApplyActions(a)
+}
+
+fn udp_to(dst: [u8; 4]) -> Vec<OxmField> {
+    vec![
+        OxmField::EthType(0x0800),
+        OxmField::Ipv4Dst(Ipv4Addr::from(dst), None),
+    ]
+}
+
+fn run(p: &mut Pipeline, frame: &[u8], in_port: u32, now: u64) -> Rec {
+    let mut r = Rec::default();
+    let mut buf = PacketBuf::from_slice(frame);
+    p.process(&mut buf, in_port, now, &mut r);
+    r
+}
+
+#[test]
+fn add_lookup_counters_and_priority() {
+    let mut p = pipeline(3);
+    p.flow_mod(
+        &fm(
+            cmd::ADD,
+            0,
+            10,
+            udp_to([10, 0, 0, 2]),
+            vec![apply(vec![out(2)])],
+        ),
+        0,
+    )
+    .unwrap();
+    p.flow_mod(
+        &fm(
+            cmd::ADD,
+            0,
+            20,
+            udp_to([10, 0, 0, 2]),
+            vec![apply(vec![out(3)])],
+        ),
+        0,
+    )
+    .unwrap();
+    let f = udp_frame([10, 0, 0, 2], 53, 64);
+    // A replica forwards the same way.
+    let mut replica = p.clone();
+    assert_eq!(run(&mut replica, &f, 1, SEC).ports(), vec![3]);
+    assert_eq!(run(&mut p, &f, 1, SEC).ports(), vec![3]);
+    let t = p.table(0).unwrap();
+    assert_eq!(t.counters.lookup_count, 1);
+    assert_eq!(t.counters.matched_count, 1);
+    assert_eq!(t.entries()[0].priority, 20);
+    assert_eq!(t.entries()[0].packet_count, 1);
+    assert_eq!(t.entries()[0].byte_count, f.len() as u64);
+    // No match and no table-miss entry: drop, counted as a lookup.
+    assert!(run(&mut p, &udp_frame([10, 0, 0, 9], 53, 64), 1, SEC)
+        .0
+        .is_empty());
+    assert_eq!(p.table(0).unwrap().counters.lookup_count, 2);
+    assert_eq!(p.table(0).unwrap().counters.matched_count, 1);
+}
+
+#[test]
+fn add_replaces_identical_keeping_or_resetting_counts() {
+    let mut p = pipeline(3);
+    let m = udp_to([10, 0, 0, 2]);
+    p.flow_mod(
+        &fm(cmd::ADD, 0, 10, m.clone(), vec![apply(vec![out(2)])]),
+        0,
+    )
+    .unwrap();
+    let f = udp_frame([10, 0, 0, 2], 53, 64);
+    run(&mut p, &f, 1, 0);
+    p.flow_mod(
+        &fm(cmd::ADD, 0, 10, m.clone(), vec![apply(vec![out(3)])]),
+        5 * SEC,
+    )
+    .unwrap();
+    let t = p.table(0).unwrap();
+    assert_eq!(t.len(), 1);
+    assert_eq!(t.entries()[0].packet_count, 1);
+    assert_eq!(t.entries()[0].duration(5 * SEC), (0, 0));
+    assert_eq!(run(&mut p, &f, 1, 0).ports(), vec![3]);
+    let mut r = fm(cmd::ADD, 0, 10, m, vec![]);
+    r.flags = ff::RESET_COUNTS;
+    p.flow_mod(&r, 0).unwrap();
+    assert_eq!(p.table(0).unwrap().entries()[0].packet_count, 0);
+}
+
+#[test]
+fn check_overlap() {
+    let mut p = pipeline(2);
+    p.flow_mod(
+        &fm(cmd::ADD, 0, 10, vec![OxmField::EthType(0x0800)], vec![]),
+        0,
+    )
+    .unwrap();
+    let mut o = fm(cmd::ADD, 0, 10, udp_to([10, 0, 0, 2]), vec![]);
+    o.flags = ff::CHECK_OVERLAP;
+    assert_eq!(
+        p.flow_mod(&o, 0).unwrap_err(),
+        ErrorCode::FlowModFailed(FlowModFailedCode::Overlap)
+    );
+    // Different priority, or disjoint match: fine.
+    o.priority = 11;
+    p.flow_mod(&o, 0).unwrap();
+    let mut d = fm(cmd::ADD, 0, 10, vec![OxmField::EthType(0x0806)], vec![]);
+    d.flags = ff::CHECK_OVERLAP;
+    p.flow_mod(&d, 0).unwrap();
+    assert_eq!(p.table(0).unwrap().len(), 3);
+}
+
+#[test]
+fn modify_and_modify_strict_with_cookie_filter() {
+    let mut p = pipeline(3);
+    let mut a = fm(
+        cmd::ADD,
+        0,
+        10,
+        udp_to([10, 0, 0, 2]),
+        vec![apply(vec![out(2)])],
+    );
+    a.cookie = 0x11;
+    p.flow_mod(&a, 0).unwrap();
+    let mut b = fm(
+        cmd::ADD,
+        0,
+        20,
+        udp_to([10, 0, 0, 3]),
+        vec![apply(vec![out(2)])],
+    );
+    b.cookie = 0x22;
+    p.flow_mod(&b, 0).unwrap();
+    // Non-strict, match all IPv4, cookie 0x11 only.
+    let mut m = fm(
+        cmd::MODIFY,
+        0,
+        0,
+        vec![OxmField::EthType(0x0800)],
+        vec![apply(vec![out(3)])],
+    );
+    m.cookie = 0x11;
+    m.cookie_mask = 0xff;
+    p.flow_mod(&m, 0).unwrap();
+    assert_eq!(
+        run(&mut p, &udp_frame([10, 0, 0, 2], 1, 64), 1, 0).ports(),
+        vec![3]
+    );
+    assert_eq!(
+        run(&mut p, &udp_frame([10, 0, 0, 3], 1, 64), 1, 0).ports(),
+        vec![2]
+    );
+    // Strict needs the exact priority.
+    let mut s = fm(
+        cmd::MODIFY_STRICT,
+        0,
+        21,
+        udp_to([10, 0, 0, 3]),
+        vec![apply(vec![out(3)])],
+    );
+    p.flow_mod(&s, 0).unwrap();
+    assert_eq!(
+        run(&mut p, &udp_frame([10, 0, 0, 3], 1, 64), 1, 0).ports(),
+        vec![2]
+    );
+    s.priority = 20;
+    p.flow_mod(&s, 0).unwrap();
+    assert_eq!(
+        run(&mut p, &udp_frame([10, 0, 0, 3], 1, 64), 1, 0).ports(),
+        vec![3]
+    );
+    // Cookie unchanged by modify; no match adds nothing.
+    assert_eq!(p.table(0).unwrap().entries()[0].cookie, 0x22);
+    p.flow_mod(&fm(cmd::MODIFY, 0, 0, udp_to([9, 9, 9, 9]), vec![]), 0)
+        .unwrap();
+    assert_eq!(p.table(0).unwrap().len(), 2);
+}
+
+#[test]
+fn delete_filters_and_all_tables() {
+    let mut p = pipeline(3);
+    p.flow_mod(
+        &fm(
+            cmd::ADD,
+            0,
+            10,
+            udp_to([10, 0, 0, 2]),
+            vec![apply(vec![out(2)])],
+        ),
+        0,
+    )
+    .unwrap();
+    let mut e = fm(
+        cmd::ADD,
+        1,
+        10,
+        udp_to([10, 0, 0, 3]),
+        vec![apply(vec![out(3)])],
+    );
+    e.flags = ff::SEND_FLOW_REM;
+    e.cookie = 7;
+    p.flow_mod(&e, 0).unwrap();
+    p.flow_mod(&fm(cmd::ADD, 2, 0, vec![], vec![]), 0).unwrap();
+    // out_port filter: only the entry outputting to 3.
+    let mut d = fm(cmd::DELETE, TABLE_ALL, 0, vec![], vec![]);
+    d.out_port = 3;
+    let gone = p.flow_mod(&d, 2 * SEC).unwrap();
+    assert_eq!(gone.len(), 1);
+    assert_eq!(gone[0].table_id, 1);
+    assert!(gone[0].wants_flow_removed());
+    let msg = gone[0].to_message(2 * SEC);
+    assert_eq!(
+        (msg.reason, msg.cookie, msg.duration_sec),
+        (ofp::message::flow_removed_reason::DELETE, 7, 2)
+    );
+    // Strict delete needs priority and match.
+    let ds = fm(cmd::DELETE_STRICT, 0, 11, udp_to([10, 0, 0, 2]), vec![]);
+    assert!(p.flow_mod(&ds, 0).unwrap().is_empty());
+    let ds = fm(cmd::DELETE_STRICT, 0, 10, udp_to([10, 0, 0, 2]), vec![]);
+    assert_eq!(p.flow_mod(&ds, 0).unwrap().len(), 1);
+    // Delete everything.
+    let all = p
+        .flow_mod(&fm(cmd::DELETE, TABLE_ALL, 0, vec![], vec![]), 0)
+        .unwrap();
+    assert_eq!(all.len(), 1);
+    assert!(p.tables().iter().all(|t| t.is_empty()));
+}
+
+use ofp::instruction::TABLE_ALL;
+
+#[test]
+fn flow_mod_errors() {
+    let mut p = Pipeline::new(4);
+    p.ports.insert(1, PortInfo::up());
+    let e = |p: &mut Pipeline, f: FlowMod| p.flow_mod(&f, 0).unwrap_err();
+    assert_eq!(
+        e(&mut p, fm(cmd::ADD, 4, 1, vec![], vec![])),
+        ErrorCode::FlowModFailed(FlowModFailedCode::BadTableId)
+    );
+    assert_eq!(
+        e(&mut p, fm(cmd::ADD, TABLE_ALL, 1, vec![], vec![])),
+        ErrorCode::FlowModFailed(FlowModFailedCode::BadTableId)
+    );
+    assert_eq!(
+        e(
+            &mut p,
+            fm(cmd::ADD, 0, 1, vec![OxmField::IpProto(6)], vec![])
+        ),
+        ErrorCode::BadMatch(BadMatchCode::BadPrereq)
+    );
+    assert_eq!(
+        e(
+            &mut p,
+            fm(cmd::ADD, 0, 1, vec![], vec![apply(vec![Action::Group(5)])])
+        ),
+        ErrorCode::BadAction(BadActionCode::BadOutGroup)
+    );
+    assert_eq!(
+        e(
+            &mut p,
+            fm(cmd::ADD, 0, 1, vec![], vec![Instruction::Meter(3)])
+        ),
+        ErrorCode::MeterModFailed(MeterModFailedCode::UnknownMeter)
+    );
+    assert_eq!(
+        e(
+            &mut p,
+            fm(cmd::ADD, 2, 1, vec![], vec![Instruction::GotoTable(2)])
+        ),
+        ErrorCode::BadInstruction(BadInstructionCode::BadTableId)
+    );
+    assert_eq!(
+        e(
+            &mut p,
+            fm(cmd::ADD, 2, 1, vec![], vec![Instruction::GotoTable(4)])
+        ),
+        ErrorCode::BadInstruction(BadInstructionCode::BadTableId)
+    );
+    assert_eq!(
+        e(
+            &mut p,
+            fm(cmd::ADD, 0, 1, vec![], vec![apply(vec![out(9)])])
+        ),
+        ErrorCode::BadAction(BadActionCode::BadOutPort)
+    );
+    assert_eq!(
+        e(
+            &mut p,
+            fm(
+                cmd::ADD,
+                0,
+                1,
+                vec![],
+                vec![apply(vec![out(port_no::TABLE)])]
+            )
+        ),
+        ErrorCode::BadAction(BadActionCode::BadOutPort)
+    );
+    assert!(p.tables().iter().all(|t| t.is_empty()));
+    // Valid: goto forward, reserved ports, known meter.
+    p.meter_mod(
+        &MeterMod {
+            command: mcmd::ADD,
+            flags: mflags::PKTPS,
+            meter_id: 3,
+            bands: vec![MeterBand::Drop {
+                rate: 1,
+                burst_size: 0,
+            }],
+        },
+        0,
+    )
+    .unwrap();
+    p.flow_mod(
+        &fm(
+            cmd::ADD,
+            0,
+            1,
+            vec![],
+            vec![
+                Instruction::Meter(3),
+                apply(vec![out(port_no::FLOOD), out(1)]),
+                Instruction::GotoTable(3),
+            ],
+        ),
+        0,
+    )
+    .unwrap();
+}
+
+#[test]
+fn idle_and_hard_timeouts() {
+    let mut p = pipeline(2);
+    let mut idle = fm(
+        cmd::ADD,
+        0,
+        10,
+        udp_to([10, 0, 0, 2]),
+        vec![apply(vec![out(2)])],
+    );
+    idle.idle_timeout = 10;
+    idle.flags = ff::SEND_FLOW_REM;
+    p.flow_mod(&idle, 0).unwrap();
+    let mut hard = fm(cmd::ADD, 0, 10, udp_to([10, 0, 0, 3]), vec![]);
+    hard.hard_timeout = 15;
+    hard.idle_timeout = 100;
+    p.flow_mod(&hard, 0).unwrap();
+    // Traffic at 8 s keeps the idle entry alive until 18 s.
+    run(&mut p, &udp_frame([10, 0, 0, 2], 1, 64), 1, 8 * SEC);
+    run(&mut p, &udp_frame([10, 0, 0, 3], 1, 64), 1, 8 * SEC);
+    assert!(p.expire(12 * SEC).is_empty());
+    let r = p.expire(15 * SEC);
+    assert_eq!(r.len(), 1);
+    assert_eq!(r[0].reason, ofp::message::flow_removed_reason::HARD_TIMEOUT);
+    let r = p.expire(18 * SEC);
+    assert_eq!(r.len(), 1);
+    assert_eq!(r[0].reason, ofp::message::flow_removed_reason::IDLE_TIMEOUT);
+    assert_eq!(r[0].to_message(18 * SEC).packet_count, 1);
+    assert!(p.table(0).unwrap().is_empty());
+}
+
+#[test]
+fn goto_write_metadata_and_action_set() {
+    let mut p = pipeline(3);
+    // Table 0: write metadata, write output 2 into the set, goto 1.
+    p.flow_mod(
+        &fm(
+            cmd::ADD,
+            0,
+            1,
+            vec![],
+            vec![
+                Instruction::WriteActions(vec![out(2)]),
+                Instruction::WriteMetadata {
+                    metadata: 0xab00,
+                    mask: 0xff00,
+                },
+                Instruction::GotoTable(1),
+            ],
+        ),
+        0,
+    )
+    .unwrap();
+    // Table 1 matches the metadata, replaces the output with 3 and adds a
+    // VLAN push + VID set (executed push first whatever the write order).
+    p.flow_mod(
+        &fm(
+            cmd::ADD,
+            1,
+            1,
+            vec![OxmField::Metadata(0xab00, Some(0xff00))],
+            vec![Instruction::WriteActions(vec![
+                Action::SetField(OxmField::VlanVid(0x1000 | 42, None)),
+                out(3),
+                Action::PushVlan(0x8100),
+            ])],
+        ),
+        0,
+    )
+    .unwrap();
+    let f = udp_frame([10, 0, 0, 2], 1, 64);
+    let r = run(&mut p, &f, 1, 0);
+    assert_eq!(r.ports(), vec![3]);
+    let Ev::Port(_, data, _) = &r.0[0] else {
+        panic!()
+    };
+    assert_eq!(data.len(), f.len() + 4);
+    assert_eq!(&data[12..16], &[0x81, 0x00, 0x00, 42]);
+    assert_eq!(&data[16..], &f[12..]);
+    // Clear-actions in table 1 empties the set: nothing is sent.
+    p.flow_mod(
+        &fm(cmd::ADD, 1, 5, vec![], vec![Instruction::ClearActions]),
+        0,
+    )
+    .unwrap();
+    assert!(run(&mut p, &f, 1, 0).0.is_empty());
+}
+
+#[test]
+fn apply_actions_outputs_clone_at_that_point() {
+    let mut p = pipeline(3);
+    p.flow_mod(
+        &fm(
+            cmd::ADD,
+            0,
+            1,
+            vec![],
+            vec![apply(vec![
+                out(2),
+                Action::SetField(OxmField::EthDst([0xaa; 6], None)),
+                out(3),
+            ])],
+        ),
+        0,
+    )
+    .unwrap();
+    let f = udp_frame([10, 0, 0, 2], 1, 64);
+    let r = run(&mut p, &f, 1, 0);
+    let Ev::Port(2, a, None) = &r.0[0] else {
+        panic!("{:?}", r.0)
+    };
+    let Ev::Port(3, b, None) = &r.0[1] else {
+        panic!("{:?}", r.0)
+    };
+    assert_eq!(a, &f);
+    assert_eq!(&b[..6], &[0xaa; 6]);
+}
+
+#[test]
+fn reserved_ports() {
+    let mut p = pipeline(4);
+    p.ports.get_mut(4).unwrap().config = config::NO_FWD;
+    let add = |p: &mut Pipeline, port: u32, a: Vec<Action>| {
+        p.flow_mod(
+            &fm(cmd::ADD, 0, 1, vec![OxmField::InPort(port)], vec![apply(a)]),
+            0,
+        )
+        .unwrap();
+    };
+    add(&mut p, 1, vec![out(port_no::ALL)]);
+    add(
+        &mut p,
+        2,
+        vec![
+            out(port_no::IN_PORT),
+            out(2),
+            Action::SetQueue(7),
+            out(port_no::FLOOD),
+        ],
+    );
+    add(
+        &mut p,
+        3,
+        vec![
+            Action::Output {
+                port: port_no::CONTROLLER,
+                max_len: 64,
+            },
+            out(port_no::NORMAL),
+        ],
+    );
+    let f = udp_frame([10, 0, 0, 2], 1, 64);
+    // ALL: every port but the ingress port and the NO_FWD one.
+    assert_eq!(run(&mut p, &f, 1, 0).ports(), vec![2, 3]);
+    // IN_PORT sends back; plain output to the ingress port does not.
+    let r = run(&mut p, &f, 2, 0);
+    assert_eq!(r.ports(), vec![2, 1, 3]);
+    assert!(matches!(r.0[2], Ev::Port(3, _, Some(7))));
+    let r = run(&mut p, &f, 3, 0);
+    assert_eq!(
+        r.0[0],
+        Ev::PacketIn {
+            reason: packet_in_reason::ACTION,
+            table_id: 0,
+            cookie: 0,
+            match_: Match::new(vec![OxmField::InPort(3)]),
+            max_len: 64,
+            data: f.clone(),
+        }
+    );
+    assert_eq!(r.0[1], Ev::Normal);
+    // NO_PACKET_IN on the ingress port suppresses packet-ins.
+    p.ports.get_mut(3).unwrap().config = config::NO_PACKET_IN;
+    assert_eq!(run(&mut p, &f, 3, 0).0, vec![Ev::Normal]);
+    // NO_RECV drops on input.
+    p.ports.get_mut(1).unwrap().config = config::NO_RECV;
+    assert!(run(&mut p, &f, 1, 0).0.is_empty());
+}
+
+#[test]
+fn table_miss_entry_sends_no_match() {
+    let mut p = pipeline(2);
+    let mut miss = fm(
+        cmd::ADD,
+        0,
+        0,
+        vec![],
+        vec![apply(vec![Action::Output {
+            port: port_no::CONTROLLER,
+            max_len: 128,
+        }])],
+    );
+    miss.cookie = 9;
+    p.flow_mod(&miss, 0).unwrap();
+    assert!(p.table(0).unwrap().entries()[0].is_table_miss());
+    let r = run(&mut p, &udp_frame([1, 2, 3, 4], 1, 64), 1, 0);
+    assert!(matches!(
+        r.0[0],
+        Ev::PacketIn {
+            reason: packet_in_reason::NO_MATCH,
+            cookie: 9,
+            max_len: 128,
+            ..
+        }
+    ));
+}
+
+#[test]
+fn invalid_ttl() {
+    let mut p = pipeline(2);
+    p.flow_mod(
+        &fm(
+            cmd::ADD,
+            0,
+            1,
+            vec![],
+            vec![apply(vec![Action::DecNwTtl, out(2)])],
+        ),
+        0,
+    )
+    .unwrap();
+    let r = run(&mut p, &udp_frame([1, 2, 3, 4], 1, 64), 1, 0);
+    let Ev::Port(2, d, _) = &r.0[0] else { panic!() };
+    assert_eq!(d[22], 63);
+    let r = run(&mut p, &udp_frame([1, 2, 3, 4], 1, 1), 1, 0);
+    assert!(matches!(
+        r.0.as_slice(),
+        [Ev::PacketIn {
+            reason: packet_in_reason::INVALID_TTL,
+            ..
+        }]
+    ));
+    p.config.invalid_ttl_to_controller = false;
+    assert!(run(&mut p, &udp_frame([1, 2, 3, 4], 1, 1), 1, 0)
+        .0
+        .is_empty());
+}
+
+#[test]
+fn packet_out_to_table_and_ports() {
+    let mut p = pipeline(3);
+    p.flow_mod(
+        &fm(
+            cmd::ADD,
+            0,
+            1,
+            vec![OxmField::InPort(1)],
+            vec![apply(vec![out(3)])],
+        ),
+        0,
+    )
+    .unwrap();
+    assert!(p.check_action(&out(port_no::TABLE), true).is_ok());
+    let mut r = Rec::default();
+    let mut buf = PacketBuf::from_slice(&udp_frame([1, 2, 3, 4], 1, 64));
+    p.packet_out(&mut buf, 1, &[out(2), out(port_no::TABLE)], 0, &mut r);
+    assert_eq!(r.ports(), vec![2, 3]);
+}
+
+fn bucket(actions: Vec<Action>) -> Bucket {
+    Bucket {
+        weight: 0,
+        watch_port: port_no::ANY,
+        watch_group: ofp::group::group_id::ANY,
+        actions,
+    }
+}
+
+fn gmod(command: u16, ty: u8, id: u32, buckets: Vec<Bucket>) -> GroupMod {
+    GroupMod {
+        command,
+        group_type: ty,
+        group_id: id,
+        buckets,
+    }
+}
+
+#[test]
+fn groups_all_indirect_ff_select() {
+    let mut p = pipeline(4);
+    p.group_mod(
+        &gmod(
+            gcmd::ADD,
+            group_type::ALL,
+            1,
+            vec![bucket(vec![out(2)]), bucket(vec![out(3)])],
+        ),
+        0,
+    )
+    .unwrap();
+    p.group_mod(
+        &gmod(
+            gcmd::ADD,
+            group_type::INDIRECT,
+            2,
+            vec![bucket(vec![Action::Group(1)])],
+        ),
+        0,
+    )
+    .unwrap();
+    let ff_b = |port: u32, out_p: u32| Bucket {
+        watch_port: port,
+        ..bucket(vec![out(out_p)])
+    };
+    p.group_mod(
+        &gmod(gcmd::ADD, group_type::FF, 3, vec![ff_b(3, 3), ff_b(4, 4)]),
+        0,
+    )
+    .unwrap();
+    let sel = |w: u16, o: u32| Bucket {
+        weight: w,
+        ..bucket(vec![out(o)])
+    };
+    p.group_mod(
+        &gmod(
+            gcmd::ADD,
+            group_type::SELECT,
+            4,
+            vec![sel(1, 2), sel(1, 4), sel(0, 1)],
+        ),
+        0,
+    )
+    .unwrap();
+    for (port, g) in [(1u32, 2u32), (2, 3), (3, 4)] {
+        p.flow_mod(
+            &fm(
+                cmd::ADD,
+                0,
+                1,
+                vec![OxmField::InPort(port)],
+                vec![apply(vec![Action::Group(g)])],
+            ),
+            0,
+        )
+        .unwrap();
+    }
+    let f = udp_frame([1, 2, 3, 4], 1, 64);
+    assert_eq!(run(&mut p, &f, 1, 0).ports(), vec![2, 3]);
+    assert_eq!(p.groups.get(1).unwrap().counters.packet_count, 1);
+    assert_eq!(
+        p.groups.get(1).unwrap().bucket_counters[1].byte_count,
+        f.len() as u64
+    );
+    // Fast failover: port 3 live, then down.
+    assert_eq!(run(&mut p, &f, 2, 0).ports(), vec![3]);
+    p.ports.get_mut(3).unwrap().state = state::LINK_DOWN;
+    assert_eq!(run(&mut p, &f, 2, 0).ports(), vec![4]);
+    p.ports.get_mut(3).unwrap().state = state::LIVE;
+    // Select: one bucket, never the weight-0 one, same for the same flow;
+    // different flows spread over both.
+    let mut seen = std::collections::BTreeSet::new();
+    for d in 0..64u16 {
+        let g = udp_frame([1, 2, 3, 4], d, 64);
+        let a = run(&mut p, &g, 3, 0).ports();
+        assert_eq!(a.len(), 1);
+        assert_eq!(run(&mut p, &g, 3, 0).ports(), a);
+        seen.insert(a[0]);
+    }
+    assert_eq!(seen.into_iter().collect::<Vec<_>>(), vec![2, 4]);
+}
+
+#[test]
+fn group_mod_errors_and_delete() {
+    let mut p = pipeline(2);
+    let g = |c, ty, id, b| gmod(c, ty, id, b);
+    p.group_mod(
+        &g(gcmd::ADD, group_type::ALL, 1, vec![bucket(vec![out(2)])]),
+        0,
+    )
+    .unwrap();
+    let err = |p: &mut Pipeline, m: GroupMod| p.group_mod(&m, 0).unwrap_err();
+    assert_eq!(
+        err(&mut p, g(gcmd::ADD, group_type::ALL, 1, vec![])),
+        ErrorCode::GroupModFailed(GroupModFailedCode::GroupExists)
+    );
+    assert_eq!(
+        err(&mut p, g(gcmd::MODIFY, group_type::ALL, 9, vec![])),
+        ErrorCode::GroupModFailed(GroupModFailedCode::UnknownGroup)
+    );
+    assert_eq!(
+        err(
+            &mut p,
+            g(
+                gcmd::ADD,
+                group_type::ALL,
+                2,
+                vec![bucket(vec![Action::Group(7)])]
+            )
+        ),
+        ErrorCode::BadAction(BadActionCode::BadOutGroup)
+    );
+    assert_eq!(
+        err(
+            &mut p,
+            g(gcmd::ADD, group_type::FF, 2, vec![bucket(vec![out(2)])])
+        ),
+        ErrorCode::GroupModFailed(GroupModFailedCode::BadWatch)
+    );
+    assert_eq!(
+        err(&mut p, g(gcmd::ADD, group_type::INDIRECT, 2, vec![])),
+        ErrorCode::GroupModFailed(GroupModFailedCode::InvalidGroup)
+    );
+    // 2 -> 1, then 1 -> 2 would loop.
+    p.group_mod(
+        &g(
+            gcmd::ADD,
+            group_type::ALL,
+            2,
+            vec![bucket(vec![Action::Group(1)])],
+        ),
+        0,
+    )
+    .unwrap();
+    assert_eq!(
+        err(
+            &mut p,
+            g(
+                gcmd::MODIFY,
+                group_type::ALL,
+                1,
+                vec![bucket(vec![Action::Group(2)])]
+            )
+        ),
+        ErrorCode::GroupModFailed(GroupModFailedCode::Loop)
+    );
+    // 1 is chained from 2: cannot delete it alone.
+    assert_eq!(
+        err(&mut p, g(gcmd::DELETE, group_type::ALL, 1, vec![])),
+        ErrorCode::GroupModFailed(GroupModFailedCode::ChainedGroup)
+    );
+    // Deleting 2 removes the flows that use it.
+    let mut f = fm(cmd::ADD, 0, 1, vec![], vec![apply(vec![Action::Group(2)])]);
+    f.flags = ff::SEND_FLOW_REM;
+    p.flow_mod(&f, 0).unwrap();
+    let gone = p
+        .group_mod(&g(gcmd::DELETE, group_type::ALL, 2, vec![]), 0)
+        .unwrap();
+    assert_eq!(gone.len(), 1);
+    assert_eq!(
+        gone[0].reason,
+        ofp::message::flow_removed_reason::GROUP_DELETE
+    );
+    assert!(!p.groups.contains(2) && p.groups.contains(1));
+}
+
+#[test]
+fn meter_drop_band_pktps_with_burst() {
+    let mut p = pipeline(2);
+    let mm = MeterMod {
+        command: mcmd::ADD,
+        flags: mflags::PKTPS | mflags::BURST | mflags::STATS,
+        meter_id: 1,
+        bands: vec![MeterBand::Drop {
+            rate: 10,
+            burst_size: 5,
+        }],
+    };
+    p.meter_mod(&mm, 0).unwrap();
+    assert_eq!(
+        p.meter_mod(&mm, 0).unwrap_err(),
+        ErrorCode::MeterModFailed(MeterModFailedCode::MeterExists)
+    );
+    p.flow_mod(
+        &fm(
+            cmd::ADD,
+            0,
+            1,
+            vec![],
+            vec![Instruction::Meter(1), apply(vec![out(2)])],
+        ),
+        0,
+    )
+    .unwrap();
+    let f = udp_frame([1, 2, 3, 4], 1, 64);
+    // A burst of 8 packets at t=0: 5 pass (the burst), 3 dropped.
+    let passed: usize = (0..8).map(|_| run(&mut p, &f, 1, 0).0.len()).sum();
+    assert_eq!(passed, 5);
+    // 10 pkt/s: after 0.5 s, 5 more tokens.
+    let passed: usize = (0..8).map(|_| run(&mut p, &f, 1, SEC / 2).0.len()).sum();
+    assert_eq!(passed, 5);
+    let m = p.meters.get(1).unwrap();
+    assert_eq!(m.packet_in_count, 16);
+    assert_eq!(m.bands[0].packet_count, 6);
+    assert_eq!(m.bands[0].byte_count, 6 * f.len() as u64);
+    // Deleting the meter removes the flow that uses it.
+    let gone = p
+        .meter_mod(
+            &MeterMod {
+                command: mcmd::DELETE,
+                flags: 0,
+                meter_id: 1,
+                bands: vec![],
+            },
+            0,
+        )
+        .unwrap();
+    assert_eq!(gone.len(), 1);
+    assert!(p.table(0).unwrap().is_empty());
+}
+
+#[test]
+fn meter_dscp_remark_kbps() {
+    let mut p = pipeline(2);
+    // 8 kbps = 1000 bytes/s, bucket one second deep.
+    p.meter_mod(
+        &MeterMod {
+            command: mcmd::ADD,
+            flags: mflags::KBPS,
+            meter_id: 2,
+            bands: vec![MeterBand::DscpRemark {
+                rate: 8,
+                burst_size: 0,
+                prec_level: 1,
+            }],
+        },
+        0,
+    )
+    .unwrap();
+    p.flow_mod(
+        &fm(
+            cmd::ADD,
+            0,
+            1,
+            vec![],
+            vec![Instruction::Meter(2), apply(vec![out(2)])],
+        ),
+        0,
+    )
+    .unwrap();
+    let mut f = udp_frame([1, 2, 3, 4], 1, 64);
+    f[15] = 10 << 2; // AF11
+    let ck = packet::checksum::checksum(0, &{
+        let mut h = f[14..34].to_vec();
+        h[10] = 0;
+        h[11] = 0;
+        h
+    });
+    f[24..26].copy_from_slice(&ck.to_be_bytes());
+    let mut dscps = Vec::new();
+    for _ in 0..40 {
+        let r = run(&mut p, &f, 1, 0);
+        let Ev::Port(2, d, _) = &r.0[0] else { panic!() };
+        dscps.push(d[15] >> 2);
+    }
+    // 1000 bytes of tokens = 23 packets of 42 bytes, then AF12.
+    assert_eq!(dscps.iter().filter(|d| **d == 10).count(), 1000 / f.len());
+    assert_eq!(dscps.last(), Some(&12));
+    assert_eq!(
+        p.meter_mod(
+            &MeterMod {
+                command: mcmd::MODIFY,
+                flags: 0,
+                meter_id: 9,
+                bands: vec![]
+            },
+            0
+        )
+        .unwrap_err(),
+        ErrorCode::MeterModFailed(MeterModFailedCode::UnknownMeter)
+    );
+}
+
+/// Lookup equals the naive reference: scan every rule in installation
+/// order, keep the first one with the highest priority that matches, where
+/// "matches" is evaluated straight from the OXM fields and `FlowKey::get`.
+mod lookup_props {
+    use super::*;
+    use packet::{Field, FlowKey};
+    use proptest::prelude::*;
+
+    fn reference_matches(m: &Match, k: &FlowKey) -> bool {
+        m.fields.iter().all(|f| {
+            let Some((v, mask)) = f.bits() else {
+                return false;
+            };
+            let Some(field) = Field::from_u8(f.field_id()) else {
+                return false;
+            };
+            match k.get(field) {
+                Some(kv) => {
+                    let mask = mask.unwrap_or(u128::MAX);
+                    kv.to_u128() & mask == v & mask
+                }
+                None => false,
+            }
+        })
+    }
+
+    fn any_rule() -> impl Strategy<Value = (u16, Vec<OxmField>)> {
+        let port = proptest::option::of(1u32..4);
+        let ip = proptest::option::of((0u32..4, 0u32..=32));
+        let dst = proptest::option::of((
+            0u8..3,
+            prop_oneof![Just(None), Just(Some([0xff, 0, 0, 0, 0, 0xff]))],
+        ));
+        let proto = proptest::option::of(prop_oneof![Just(6u8), Just(17u8)]);
+        (0u16..4, port, ip, dst, proto).prop_map(|(prio, port, ip, dst, proto)| {
+            let mut f = Vec::new();
+            if let Some(p) = port {
+                f.push(OxmField::InPort(p));
+            }
+            if let Some((b, m)) = dst {
+                f.push(OxmField::EthDst([b, 0, 0, 0, 0, b], m));
+            }
+            if ip.is_some() || proto.is_some() {
+                f.push(OxmField::EthType(0x0800));
+            }
+            if let Some((a, len)) = ip {
+                let mask = if len == 0 { 0 } else { u32::MAX << (32 - len) };
+                let v = (0x0a00_0000 | a << 22) & mask;
+                f.push(OxmField::Ipv4Dst(
+                    Ipv4Addr::from(v),
+                    Some(Ipv4Addr::from(mask)),
+                ));
+            }
+            if let Some(p) = proto {
+                f.push(OxmField::IpProto(p));
+            }
+            (prio, f)
+        })
+    }
+
+    fn any_key() -> impl Strategy<Value = FlowKey> {
+        (
+            1u32..4,
+            0u8..3,
+            any::<bool>(),
+            0u32..4,
+            any::<u32>(),
+            prop_oneof![Just(6u8), Just(17u8), Just(1u8)],
+        )
+            .prop_map(|(port, d, ipv4, a, low, proto)| {
+                let mut k = FlowKey::new(port);
+                k.eth_dst = [d, 0, 0, 0, 0, d];
+                k.present.insert(Field::EthDst);
+                k.present.insert(Field::EthType);
+                if ipv4 {
+                    k.eth_type = 0x0800;
+                    k.ipv4_dst = 0x0a00_0000 | a << 22 | (low & 0x3f_ffff);
+                    k.ip_proto = proto;
+                    k.present.insert(Field::Ipv4Dst);
+                    k.present.insert(Field::IpProto);
+                } else {
+                    k.eth_type = 0x0806;
+                }
+                k
+            })
+    }
+
+    proptest! {
+        #[test]
+        fn lookup_equals_reference(
+            rules in proptest::collection::vec(any_rule(), 0..24),
+            keys in proptest::collection::vec(any_key(), 1..16),
+        ) {
+            let mut p = Pipeline::new(1);
+            // Installed rules, in order, after replacement of identical ones.
+            let mut installed: Vec<(u16, Match, u64)> = Vec::new();
+            for (i, (prio, m)) in rules.iter().enumerate() {
+                let mut f = fm(cmd::ADD, 0, *prio, m.clone(), vec![]);
+                f.cookie = i as u64;
+                p.flow_mod(&f, 0).unwrap();
+                let c = CompiledMatch::compile(&Match::new(m.clone())).unwrap();
+                installed.retain(|(q, mm, _)| !(*q == *prio && CompiledMatch::compile(mm).unwrap() == c));
+                installed.push((*prio, Match::new(m.clone()), i as u64));
+            }
+            prop_assert_eq!(p.table(0).unwrap().len(), installed.len());
+            for k in &keys {
+                let mut best: Option<&(u16, Match, u64)> = None;
+                for r in &installed {
+                    if reference_matches(&r.1, k) && best.is_none_or(|b| r.0 > b.0) {
+                        best = Some(r);
+                    }
+                }
+                let got = p.table(0).unwrap().peek(k).map(|e| e.cookie);
+                prop_assert_eq!(got, best.map(|b| b.2));
+            }
+        }
+    }
+}

@@ -1,0 +1,595 @@
+//! AF_PACKET backend: any Linux interface, TPACKET_V3 receive ring,
+//! `sendmmsg` transmit.
+//!
+//! # The receive ring
+//!
+//! `PACKET_RX_RING` with `TPACKET_V3` gives a ring of `block_nr` blocks of
+//! `block_size` bytes each, shared with the kernel through one `mmap`:
+//!
+//! ```text
+//!  block 0                     block 1                      ...
+//!  | tpacket_block_desc | pkt | pkt | ... |  tpacket_block_desc | pkt | ...
+//!    block_status, num_pkts,  each pkt = tpacket3_hdr, sockaddr_ll, frame
+//!    offset_to_first_pkt      linked by tp_next_offset
+//! ```
+//!
+//! The kernel fills a block with as many frames as fit, then hands it over
+//! by setting `block_status = TP_STATUS_USER` (when the block is full or
+//! when the block timeout `block_timeout_ms` expires, so a lone packet waits
+//! at most that long). We walk the blocks in order, copy frames out, and
+//! give a block back with `block_status = TP_STATUS_KERNEL` once all its
+//! frames are copied. A receive batch may stop in the middle of a block;
+//! [`RxRing`] remembers where. The socket polls readable when the next
+//! block is ours.
+//!
+//! # VLAN tags
+//!
+//! The kernel's receive path always strips the outer 802.1Q/802.1ad tag into
+//! skb metadata (`skb_vlan_untag`), and TPACKET_V3 reports it in
+//! `hv1.tp_vlan_tci`/`tp_vlan_tpid` with `TP_STATUS_VLAN_VALID` (and
+//! `TP_STATUS_VLAN_TPID_VALID`). We re-insert the tag after the MAC
+//! addresses so the switch sees the frame as it was on the wire.
+//!
+//! # Own transmissions
+//!
+//! An AF_PACKET socket also sees frames sent out of its interface (by us or
+//! by the local stack). `PACKET_IGNORE_OUTGOING` turns that off in the
+//! kernel; frames whose `sll_pkttype` is `PACKET_OUTGOING` are skipped as
+//! well, in case the option is not available.
+//!
+//! # Offloads (not changed here; document for operators)
+//!
+//! - GRO/LRO on a physical NIC coalesce TCP segments into frames larger
+//!   than the MTU before AF_PACKET sees them; such frames do not fit a
+//!   [`PacketBuf`] (or the egress MTU) and are dropped. Turn them off on
+//!   switch ports: `ethtool -K IFACE gro off lro off`.
+//! - Frames that the *local* stack sends with checksum offload
+//!   (`CHECKSUM_PARTIAL`, e.g. a namespace host talking TCP over a veth)
+//!   reach us with an unfinished L4 checksum. Turn off tx checksumming on
+//!   the host side of such veths: `ethtool -K HOSTIFACE tx off`.
+//!   TODO(issue 3): complete partial checksums ourselves via
+//!   `PACKET_VNET_HDR` instead of relying on that setting.
+//!
+//! # Transmit
+//!
+//! `sendmmsg` of up to [`BATCH`] frames per call, one iovec each, with a
+//! destination `sockaddr_ll` whose protocol is 0 so the kernel takes the
+//! protocol from the frame. The `mmsghdr`/`iovec` arrays are allocated once.
+//! TODO(issue 3): a TPACKET_V3 TX ring would save the per-frame copy in
+//! the kernel's `sendmsg` path.
+
+use std::cell::Cell;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::ptr;
+use std::sync::atomic::{fence, AtomicU32, Ordering};
+
+use packet::PacketBuf;
+
+use crate::sys::{self, cvt};
+use crate::{Port, PortStats, BATCH};
+
+const ETH_P_ALL: u16 = 0x0003;
+const ETH_P_8021Q: u16 = 0x8100;
+const TPACKET_V3: libc::c_int = 2;
+
+/// Options of [`AfPacket::open`].
+#[derive(Debug, Clone)]
+pub struct AfPacketOpts {
+    /// Bytes per ring block (a multiple of the page size).
+    pub block_size: u32,
+    /// Number of ring blocks.
+    pub block_nr: u32,
+    /// Nominal frame slot size (TPACKET_V3 packs frames tightly; this only
+    /// sizes the kernel's frame count check).
+    pub frame_size: u32,
+    /// Milliseconds after which the kernel hands over a partly filled block.
+    pub block_timeout_ms: u32,
+    /// Put the interface in promiscuous mode (for as long as the socket
+    /// lives) with `PACKET_ADD_MEMBERSHIP`.
+    pub promisc: bool,
+    /// Join `PACKET_FANOUT` group `id` in hash mode (flows spread over the
+    /// sockets of the group, one per worker).
+    pub fanout: Option<u16>,
+}
+
+impl Default for AfPacketOpts {
+    fn default() -> Self {
+        AfPacketOpts {
+            block_size: 1 << 18,
+            block_nr: 16,
+            frame_size: 2048,
+            block_timeout_ms: 1,
+            promisc: true,
+            fanout: None,
+        }
+    }
+}
+
+/// `struct tpacket_stats_v3` (read with `PACKET_STATISTICS`; reading
+/// resets the kernel's counters).
+#[repr(C)]
+#[derive(Default)]
+struct TpacketStatsV3 {
+    tp_packets: u32,
+    tp_drops: u32,
+    tp_freeze_q_cnt: u32,
+}
+
+/// The mmap'd TPACKET_V3 receive ring and our position in it; see the
+/// module comment.
+struct RxRing {
+    map: *mut u8,
+    map_len: usize,
+    block_size: usize,
+    block_nr: usize,
+    /// Block we are reading (or will read next).
+    cur: usize,
+    /// Whether block `cur` is ours and partly consumed.
+    in_block: bool,
+    /// Frames of block `cur` not yet copied.
+    pkts_left: u32,
+    /// Offset in block `cur` of the next frame's `tpacket3_hdr`.
+    next_off: usize,
+}
+
+/// What the ring walk found at one frame.
+enum Frame {
+    /// Copied into the buffer.
+    Got(usize),
+    /// Skipped (outgoing) or dropped (too big, truncated, corrupt).
+    Skipped,
+    Dropped,
+    Corrupt,
+}
+
+impl RxRing {
+    fn block(&self, i: usize) -> *mut u8 {
+        // SAFETY: i < block_nr, so the offset is inside the mapping.
+        unsafe { self.map.add(i * self.block_size) }
+    }
+
+    /// The status word of block `i`, shared with the kernel.
+    fn status(&self, i: usize) -> &AtomicU32 {
+        let p = self.block(i);
+        // SAFETY: a block starts with tpacket_block_desc { version: u32,
+        // offset_to_priv: u32, hdr.bh1.block_status: u32 .. }: offset 8 is
+        // the 4-aligned status word, which lives as long as the mapping
+        // (i.e. &self). The kernel updates it concurrently, hence atomic.
+        unsafe { &*(p.add(8) as *const AtomicU32) }
+    }
+
+    /// Hands block `cur` back to the kernel and moves to the next one.
+    fn release(&mut self) {
+        self.status(self.cur)
+            .store(libc::TP_STATUS_KERNEL, Ordering::Release);
+        self.cur = (self.cur + 1) % self.block_nr;
+        self.in_block = false;
+    }
+
+    fn read_u32(block: *const u8, off: usize) -> u32 {
+        // SAFETY: callers check off + 4 <= block_size; unaligned read of
+        // plain bytes the kernel has finished writing (Acquire on status).
+        unsafe { ptr::read_unaligned(block.add(off) as *const u32) }
+    }
+
+    fn read_u16(block: *const u8, off: usize) -> u16 {
+        // SAFETY: as read_u32, with off + 2 <= block_size.
+        unsafe { ptr::read_unaligned(block.add(off) as *const u16) }
+    }
+
+    /// Copies the next frame of block `cur` into `buf`.
+    fn take_frame(&mut self, buf: &mut PacketBuf) -> Frame {
+        // Layout of tpacket3_hdr (48 bytes), then sockaddr_ll at 48.
+        const NEXT_OFFSET: usize = 0;
+        const SNAPLEN: usize = 12;
+        const LEN: usize = 16;
+        const STATUS: usize = 20;
+        const MAC: usize = 24;
+        const VLAN_TCI: usize = 32;
+        const VLAN_TPID: usize = 36;
+        const SLL_PKTTYPE: usize = 48 + 10;
+        let block = self.block(self.cur) as *const u8;
+        let bs = self.block_size;
+        let off = self.next_off;
+        if off.checked_add(SLL_PKTTYPE + 1).is_none_or(|end| end > bs) {
+            return Frame::Corrupt;
+        }
+        let next = Self::read_u32(block, off + NEXT_OFFSET) as usize;
+        let snaplen = Self::read_u32(block, off + SNAPLEN) as usize;
+        let len = Self::read_u32(block, off + LEN) as usize;
+        let status = Self::read_u32(block, off + STATUS);
+        let mac = Self::read_u16(block, off + MAC) as usize;
+        self.next_off = off + next;
+        self.pkts_left -= 1;
+        let start = off + mac;
+        if start.checked_add(snaplen).is_none_or(|end| end > bs) || snaplen < 14 {
+            return Frame::Corrupt;
+        }
+        // SAFETY: off + SLL_PKTTYPE < block_size was checked above.
+        let pkttype = unsafe { *block.add(off + SLL_PKTTYPE) };
+        if pkttype == libc::PACKET_OUTGOING {
+            return Frame::Skipped;
+        }
+        if snaplen < len {
+            return Frame::Dropped;
+        }
+        // SAFETY: start..start+snaplen is inside block `cur` (checked), which
+        // the kernel handed to us (status USER, read with Acquire) and does
+        // not touch until we release it.
+        let frame = unsafe { std::slice::from_raw_parts(block.add(start), snaplen) };
+        if status & libc::TP_STATUS_VLAN_VALID != 0 {
+            let tci = Self::read_u32(block, off + VLAN_TCI) as u16;
+            let tpid = if status & libc::TP_STATUS_VLAN_TPID_VALID != 0 {
+                Self::read_u16(block, off + VLAN_TPID)
+            } else {
+                ETH_P_8021Q
+            };
+            buf.clear();
+            let Ok(dst) = buf.push_back(snaplen + 4) else {
+                return Frame::Dropped;
+            };
+            dst[..12].copy_from_slice(&frame[..12]);
+            dst[12..14].copy_from_slice(&tpid.to_be_bytes());
+            dst[14..16].copy_from_slice(&tci.to_be_bytes());
+            dst[16..].copy_from_slice(&frame[12..]);
+            Frame::Got(snaplen + 4)
+        } else if buf.set(frame).is_ok() {
+            Frame::Got(snaplen)
+        } else {
+            Frame::Dropped
+        }
+    }
+}
+
+impl Drop for RxRing {
+    fn drop(&mut self) {
+        // SAFETY: map/map_len are exactly what mmap returned; nothing
+        // borrows the ring any more.
+        unsafe { libc::munmap(self.map.cast(), self.map_len) };
+    }
+}
+
+/// A Linux interface opened with AF_PACKET; see the module comment.
+pub struct AfPacket {
+    name: String,
+    ifindex: i32,
+    hw_addr: [u8; 6],
+    ring: RxRing,
+    /// Destination of every transmitted frame (our interface, protocol 0).
+    dest: libc::sockaddr_ll,
+    /// Preallocated `sendmmsg` arrays; pointers are refreshed each call.
+    msgs: Vec<libc::mmsghdr>,
+    iovs: Vec<libc::iovec>,
+    stats: PortStats,
+    /// Kernel ring drops accumulated from PACKET_STATISTICS (which resets
+    /// on read, hence a Cell so `stats(&self)` can fold them in).
+    kernel_drops: Cell<u64>,
+    // Declared last: the ring is unmapped before the socket is closed.
+    fd: OwnedFd,
+}
+
+// SAFETY: the raw pointers (ring mapping, mmsghdr/iovec arrays) are owned by
+// this value and only used through &mut self; nothing is shared with other
+// threads except the kernel.
+unsafe impl Send for AfPacket {}
+
+fn setsockopt<T>(fd: RawFd, level: libc::c_int, name: libc::c_int, val: &T) -> io::Result<()> {
+    // SAFETY: passes a pointer to a live T and its exact size.
+    cvt(unsafe {
+        libc::setsockopt(
+            fd,
+            level,
+            name,
+            (val as *const T).cast(),
+            std::mem::size_of::<T>() as libc::socklen_t,
+        )
+    })?;
+    Ok(())
+}
+
+fn ctx(e: io::Error, what: &str, name: &str) -> io::Error {
+    io::Error::new(e.kind(), format!("{name}: {what}: {e}"))
+}
+
+impl AfPacket {
+    /// Opens interface `name` (in the caller thread's network namespace).
+    pub fn open(name: &str, opts: &AfPacketOpts) -> io::Result<AfPacket> {
+        // Protocol 0: receive nothing until bound to the interface below,
+        // so the ring never holds frames of other interfaces.
+        // SAFETY: plain socket(2) call; the result is checked and owned.
+        let raw = cvt(unsafe {
+            libc::socket(
+                libc::AF_PACKET,
+                libc::SOCK_RAW | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+                0,
+            )
+        })
+        .map_err(|e| ctx(e, "socket(AF_PACKET)", name))?;
+        // SAFETY: `raw` is a fresh descriptor nobody else owns.
+        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+        let s = fd.as_raw_fd();
+        let ifindex = sys::ifindex(s, name).map_err(|e| ctx(e, "no such interface", name))?;
+        let hw_addr = sys::hw_addr(s, name).map_err(|e| ctx(e, "SIOCGIFHWADDR", name))?;
+
+        setsockopt(s, libc::SOL_PACKET, libc::PACKET_VERSION, &TPACKET_V3)
+            .map_err(|e| ctx(e, "PACKET_VERSION", name))?;
+        // Best effort (Linux >= 4.20); the ring walk also skips outgoing.
+        let _ = setsockopt(s, libc::SOL_PACKET, libc::PACKET_IGNORE_OUTGOING, &1i32);
+
+        let req = libc::tpacket_req3 {
+            tp_block_size: opts.block_size,
+            tp_block_nr: opts.block_nr,
+            tp_frame_size: opts.frame_size,
+            tp_frame_nr: (opts.block_size / opts.frame_size.max(1)) * opts.block_nr,
+            tp_retire_blk_tov: opts.block_timeout_ms,
+            tp_sizeof_priv: 0,
+            tp_feature_req_word: 0,
+        };
+        setsockopt(s, libc::SOL_PACKET, libc::PACKET_RX_RING, &req)
+            .map_err(|e| ctx(e, "PACKET_RX_RING", name))?;
+        let map_len = opts.block_size as usize * opts.block_nr as usize;
+        // SAFETY: maps the ring the kernel just allocated for this socket;
+        // the result is checked against MAP_FAILED.
+        let map = unsafe {
+            libc::mmap(
+                ptr::null_mut(),
+                map_len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED | libc::MAP_POPULATE,
+                s,
+                0,
+            )
+        };
+        if map == libc::MAP_FAILED {
+            return Err(ctx(io::Error::last_os_error(), "mmap ring", name));
+        }
+        let ring = RxRing {
+            map: map.cast(),
+            map_len,
+            block_size: opts.block_size as usize,
+            block_nr: opts.block_nr as usize,
+            cur: 0,
+            in_block: false,
+            pkts_left: 0,
+            next_off: 0,
+        };
+
+        // SAFETY: sockaddr_ll is plain old data; all-zero is valid.
+        let mut sll: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
+        sll.sll_family = libc::AF_PACKET as u16;
+        sll.sll_protocol = ETH_P_ALL.to_be();
+        sll.sll_ifindex = ifindex;
+        // SAFETY: passes a live sockaddr_ll and its size.
+        cvt(unsafe {
+            libc::bind(
+                s,
+                (&sll as *const libc::sockaddr_ll).cast(),
+                std::mem::size_of::<libc::sockaddr_ll>() as libc::socklen_t,
+            )
+        })
+        .map_err(|e| ctx(e, "bind", name))?;
+
+        if opts.promisc {
+            let mreq = libc::packet_mreq {
+                mr_ifindex: ifindex,
+                mr_type: libc::PACKET_MR_PROMISC as u16,
+                mr_alen: 0,
+                mr_address: [0; 8],
+            };
+            setsockopt(s, libc::SOL_PACKET, libc::PACKET_ADD_MEMBERSHIP, &mreq)
+                .map_err(|e| ctx(e, "PACKET_ADD_MEMBERSHIP promisc", name))?;
+        }
+        if let Some(id) = opts.fanout {
+            let arg = i32::from(id) | ((libc::PACKET_FANOUT_HASH as i32) << 16);
+            setsockopt(s, libc::SOL_PACKET, libc::PACKET_FANOUT, &arg)
+                .map_err(|e| ctx(e, "PACKET_FANOUT", name))?;
+        }
+
+        let mut dest = sll;
+        dest.sll_protocol = 0;
+        // SAFETY: mmsghdr and iovec are plain old data; all-zero is valid.
+        let msgs = vec![unsafe { std::mem::zeroed::<libc::mmsghdr>() }; BATCH];
+        // SAFETY: as above.
+        let iovs = vec![unsafe { std::mem::zeroed::<libc::iovec>() }; BATCH];
+        Ok(AfPacket {
+            name: name.to_string(),
+            ifindex,
+            hw_addr,
+            ring,
+            dest,
+            msgs,
+            iovs,
+            stats: PortStats::default(),
+            kernel_drops: Cell::new(0),
+            fd,
+        })
+    }
+
+    /// The interface index (in the namespace the port was opened in).
+    pub fn ifindex(&self) -> i32 {
+        self.ifindex
+    }
+
+    /// Reads and clears the socket's pending error (`SO_ERROR`). After the
+    /// interface goes away the kernel sets `ENETDOWN` and the descriptor
+    /// polls `POLLERR` until the error is read: a worker that sees
+    /// `POLLERR` calls this (and usually closes the port).
+    pub fn take_socket_error(&self) -> Option<io::Error> {
+        let mut err: libc::c_int = 0;
+        let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+        // SAFETY: passes a live c_int and its size as out-params.
+        let r = unsafe {
+            libc::getsockopt(
+                self.fd.as_raw_fd(),
+                libc::SOL_SOCKET,
+                libc::SO_ERROR,
+                (&mut err as *mut libc::c_int).cast(),
+                &mut len,
+            )
+        };
+        if r < 0 {
+            return Some(io::Error::last_os_error());
+        }
+        (err != 0).then(|| io::Error::from_raw_os_error(err))
+    }
+
+    /// Sends one chunk of at most BATCH frames; returns frames accepted.
+    fn send_chunk(&mut self, pkts: &[&[u8]]) -> usize {
+        let n = pkts.len();
+        for (i, p) in pkts.iter().enumerate() {
+            self.iovs[i] = libc::iovec {
+                iov_base: p.as_ptr() as *mut libc::c_void,
+                iov_len: p.len(),
+            };
+        }
+        let dest = &self.dest as *const libc::sockaddr_ll as *mut libc::c_void;
+        for i in 0..n {
+            let h = &mut self.msgs[i].msg_hdr;
+            h.msg_name = dest;
+            h.msg_namelen = std::mem::size_of::<libc::sockaddr_ll>() as libc::socklen_t;
+            h.msg_iov = &mut self.iovs[i];
+            h.msg_iovlen = 1;
+            h.msg_control = ptr::null_mut();
+            h.msg_controllen = 0;
+            h.msg_flags = 0;
+        }
+        let mut done = 0;
+        while done < n {
+            // SAFETY: msgs[done..n] point at iovecs that point into `pkts`
+            // and at `self.dest`, all alive for the duration of the call.
+            let r = unsafe {
+                libc::sendmmsg(
+                    self.fd.as_raw_fd(),
+                    self.msgs.as_mut_ptr().add(done),
+                    (n - done) as libc::c_uint,
+                    libc::MSG_DONTWAIT,
+                )
+            };
+            if r > 0 {
+                for p in &pkts[done..done + r as usize] {
+                    self.stats.tx_packets += 1;
+                    self.stats.tx_bytes += p.len() as u64;
+                }
+                done += r as usize;
+                continue;
+            }
+            let err = io::Error::last_os_error();
+            match err.raw_os_error() {
+                Some(libc::EINTR) => continue,
+                Some(libc::EAGAIN) | Some(libc::ENOBUFS) => {
+                    // Device queue full: drop the rest of the chunk.
+                    self.stats.tx_dropped += (n - done) as u64;
+                    break;
+                }
+                Some(libc::ENETDOWN) | Some(libc::ENXIO) => {
+                    self.stats.tx_dropped += (n - done) as u64;
+                    break;
+                }
+                _ => {
+                    // This frame was refused (e.g. EMSGSIZE): skip it.
+                    self.stats.tx_errors += 1;
+                    done += 1;
+                }
+            }
+        }
+        // Do not keep dangling pointers into the caller's frames.
+        for iov in &mut self.iovs[..n] {
+            iov.iov_base = ptr::null_mut();
+        }
+        done
+    }
+}
+
+impl Port for AfPacket {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn rx_batch(&mut self, bufs: &mut [PacketBuf]) -> io::Result<usize> {
+        let mut n = 0;
+        while n < bufs.len() {
+            if !self.ring.in_block {
+                let st = self.ring.status(self.ring.cur).load(Ordering::Acquire);
+                if st & libc::TP_STATUS_USER == 0 {
+                    break;
+                }
+                fence(Ordering::Acquire);
+                let block = self.ring.block(self.ring.cur) as *const u8;
+                // tpacket_hdr_v1: block_status@8, num_pkts@12,
+                // offset_to_first_pkt@16.
+                self.ring.pkts_left = RxRing::read_u32(block, 12);
+                self.ring.next_off = RxRing::read_u32(block, 16) as usize;
+                self.ring.in_block = true;
+            }
+            if self.ring.pkts_left == 0 {
+                self.ring.release();
+                continue;
+            }
+            match self.ring.take_frame(&mut bufs[n]) {
+                Frame::Got(len) => {
+                    self.stats.rx_packets += 1;
+                    self.stats.rx_bytes += len as u64;
+                    n += 1;
+                }
+                Frame::Skipped => {}
+                Frame::Dropped => self.stats.rx_dropped += 1,
+                Frame::Corrupt => {
+                    self.stats.rx_errors += 1;
+                    self.ring.release();
+                }
+            }
+        }
+        // Give a fully read block back now rather than on the next call.
+        if self.ring.in_block && self.ring.pkts_left == 0 {
+            self.ring.release();
+        }
+        Ok(n)
+    }
+
+    fn tx_batch(&mut self, pkts: &[&[u8]]) -> io::Result<usize> {
+        let mut sent = 0;
+        for chunk in pkts.chunks(BATCH) {
+            sent += self.send_chunk(chunk);
+        }
+        Ok(sent)
+    }
+
+    fn fd(&self) -> Option<RawFd> {
+        Some(self.fd.as_raw_fd())
+    }
+
+    fn hw_addr(&self) -> [u8; 6] {
+        self.hw_addr
+    }
+
+    fn link_up(&self) -> bool {
+        sys::link_up(self.fd.as_raw_fd(), &self.name)
+    }
+
+    fn mtu(&self) -> io::Result<u32> {
+        sys::mtu(self.fd.as_raw_fd(), &self.name)
+    }
+
+    fn stats(&self) -> PortStats {
+        let mut st = TpacketStatsV3::default();
+        let mut len = std::mem::size_of::<TpacketStatsV3>() as libc::socklen_t;
+        // SAFETY: passes a live TpacketStatsV3 and its size as out-params.
+        let r = unsafe {
+            libc::getsockopt(
+                self.fd.as_raw_fd(),
+                libc::SOL_PACKET,
+                libc::PACKET_STATISTICS,
+                (&mut st as *mut TpacketStatsV3).cast(),
+                &mut len,
+            )
+        };
+        if r == 0 {
+            self.kernel_drops
+                .set(self.kernel_drops.get() + u64::from(st.tp_drops));
+        }
+        let mut s = self.stats;
+        s.rx_dropped += self.kernel_drops.get();
+        s
+    }
+}

@@ -1,0 +1,111 @@
+//! Packet I/O backends behind one batch [`Port`] trait.
+//!
+//! This is the only crate of oxflow that talks to the kernel's packet
+//! interfaces, and the only one allowed `unsafe` (ring buffers, mmap, ioctl,
+//! netlink sockets); every unsafe block carries a `// SAFETY:` line.
+//!
+//! Backends:
+//! - [`AfPacket`]: any Linux interface through an `AF_PACKET` socket with a
+//!   TPACKET_V3 receive ring and `sendmmsg` transmit ([`afpacket`]).
+//! - [`TapPort`]: a tap device, used for the OpenFlow LOCAL port ([`tap`]).
+//! - [`MemPort`]: two connected in-memory ends, for tests of higher layers
+//!   ([`mem`]).
+//!
+//! [`LinkMonitor`] reports link up/down from rtnetlink ([`netlink`]), and
+//! [`netns::in_netns`] runs a closure inside a network namespace (sockets
+//! stay bound to the namespace they were created in).
+//!
+//! # Why a batch trait
+//!
+//! The switch's workers run to completion: receive up to [`BATCH`] packets
+//! from a port, push them through the pipeline, queue the outputs per port and
+//! transmit each queue as one batch. Amortising one system call (or one ring
+//! walk) over a batch is where most of the I/O speed comes from, so the trait
+//! only has batch calls:
+//!
+//! - [`Port::rx_batch`] *copies* received frames into caller-owned
+//!   [`PacketBuf`]s. The worker allocates its `BATCH` buffers once and reuses
+//!   them, so there is no heap allocation per packet. A copy (64..1500 bytes,
+//!   from a ring that is hot in cache) is cheaper than the alternatives:
+//!   borrowing ring memory would pin kernel blocks across the whole pipeline,
+//!   and the pipeline needs headroom to push VLAN/MPLS headers in place.
+//! - [`Port::tx_batch`] takes borrowed byte slices (usually `PacketBuf::data()`
+//!   of the worker's buffers). It never blocks: whatever the device cannot
+//!   take right now is dropped and counted in `tx_dropped`, as a hardware
+//!   switch drops on a full egress queue. The return value is the number of
+//!   frames handed to the device.
+//! - Every port is non-blocking; [`Port::fd`] gives a file descriptor to
+//!   `poll`/`epoll` for readability so an idle worker can sleep.
+//!
+//! Frames are whole Ethernet frames as on the wire, without FCS, including
+//! any 802.1Q/802.1ad tags (the AF_PACKET backend re-inserts tags that the
+//! kernel stripped into packet metadata).
+
+pub mod afpacket;
+pub mod mem;
+pub mod netlink;
+pub mod netns;
+pub mod stats;
+pub mod sys;
+pub mod tap;
+
+use std::io;
+use std::os::fd::RawFd;
+
+pub use afpacket::{AfPacket, AfPacketOpts};
+pub use mem::MemPort;
+pub use netlink::{LinkEvent, LinkMonitor};
+pub use packet::PacketBuf;
+pub use stats::PortStats;
+pub use tap::TapPort;
+
+/// Default number of packets per batch.
+pub const BATCH: usize = 32;
+
+/// One packet I/O backend; see the crate comment for the batch design.
+pub trait Port: Send {
+    /// Interface name (or a label for in-memory ports).
+    fn name(&self) -> &str;
+
+    /// Receives up to `bufs.len()` frames into `bufs[0..n]` and returns `n`
+    /// (0 when nothing is waiting; never blocks). Each buffer is overwritten
+    /// with full headroom restored. Frames that do not fit a buffer are
+    /// dropped and counted in `rx_dropped`.
+    fn rx_batch(&mut self, bufs: &mut [PacketBuf]) -> io::Result<usize>;
+
+    /// Transmits `pkts` in order, returns how many were handed to the device;
+    /// the others were dropped (and counted). Never blocks.
+    fn tx_batch(&mut self, pkts: &[&[u8]]) -> io::Result<usize>;
+
+    /// A descriptor that polls readable when `rx_batch` has something to
+    /// return (`None` if the backend has none).
+    fn fd(&self) -> Option<RawFd>;
+
+    /// The port's Ethernet address.
+    fn hw_addr(&self) -> [u8; 6];
+
+    /// Whether the link is usable (administratively up and carrier present).
+    fn link_up(&self) -> bool;
+
+    /// The device MTU (payload bytes after the Ethernet header).
+    fn mtu(&self) -> io::Result<u32>;
+
+    /// Counters since the port was opened.
+    fn stats(&self) -> PortStats;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ports_work_as_trait_objects() {
+        let (a, b) = MemPort::pair().unwrap();
+        let mut ports: Vec<Box<dyn Port>> = vec![Box::new(a), Box::new(b)];
+        assert_eq!(ports[0].tx_batch(&[&[0u8; 60]]).unwrap(), 1);
+        let mut bufs = vec![PacketBuf::new(); BATCH];
+        assert_eq!(ports[1].rx_batch(&mut bufs).unwrap(), 1);
+        assert_eq!(bufs[0].data(), &[0u8; 60][..]);
+        assert_eq!(ports[1].stats().rx_packets, 1);
+    }
+}

@@ -1,0 +1,329 @@
+//! AF_PACKET, tap and netlink tests on veth pairs inside a private network
+//! namespace (needs root, `ip` from iproute2). Each test makes its own
+//! namespace `oxp-<pid>-<n>`, removed by a Drop guard even on failure
+//! (deleting a namespace deletes the veths in it).
+//!
+//! Test frames use the local-experimental ethertype 0x88b5 so that other
+//! traffic on the links (IPv6 router solicitations etc.) is ignored.
+
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use ports::netns::in_netns;
+use ports::{AfPacket, AfPacketOpts, LinkEvent, LinkMonitor, PacketBuf, Port, TapPort, BATCH};
+
+const TEST_TYPE: [u8; 2] = [0x88, 0xb5];
+/// Deadline for something to arrive (a failure bound, not a speed check).
+const WAIT: Duration = Duration::from_secs(5);
+
+struct Netns {
+    name: String,
+}
+
+impl Netns {
+    fn new() -> Netns {
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let name = format!(
+            "oxp-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::SeqCst)
+        );
+        let _ = Command::new("ip").args(["netns", "del", &name]).output();
+        run(&["ip", "netns", "add", &name]);
+        let ns = Netns { name };
+        // Less noise on the links; failure to set is harmless (we filter).
+        let _ = in_netns(&ns.name, || {
+            for k in ["all", "default"] {
+                let _ = std::fs::write(format!("/proc/sys/net/ipv6/conf/{k}/disable_ipv6"), "1");
+            }
+        });
+        ns
+    }
+
+    fn ip(&self, args: &[&str]) {
+        let mut v = vec!["ip", "-n", &self.name];
+        v.extend_from_slice(args);
+        run(&v);
+    }
+
+    /// A veth pair `a`/`b`, both up.
+    fn veth(&self, a: &str, b: &str) {
+        self.ip(&["link", "add", a, "type", "veth", "peer", "name", b]);
+        self.ip(&["link", "set", a, "up"]);
+        self.ip(&["link", "set", b, "up"]);
+    }
+
+    fn open(&self, ifname: &str, opts: AfPacketOpts) -> AfPacket {
+        let n = ifname.to_string();
+        in_netns(&self.name, move || AfPacket::open(&n, &opts))
+            .expect("enter netns")
+            .expect("open AfPacket")
+    }
+}
+
+impl Drop for Netns {
+    fn drop(&mut self) {
+        let _ = Command::new("ip")
+            .args(["netns", "del", &self.name])
+            .output();
+    }
+}
+
+fn run(args: &[&str]) {
+    let out = Command::new(args[0])
+        .args(&args[1..])
+        .output()
+        .expect("spawn");
+    assert!(
+        out.status.success(),
+        "{args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn wait_readable(fd: i32, ms: i32) {
+    let mut pfd = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd.
+    unsafe { libc::poll(&mut pfd, 1, ms) };
+}
+
+/// Is this one of our test frames (possibly behind VLAN tags)?
+fn is_test_frame(f: &[u8]) -> bool {
+    let mut off = 12;
+    while f.len() >= off + 2 {
+        match [f[off], f[off + 1]] {
+            [0x81, 0x00] | [0x88, 0xa8] => off += 4,
+            t => return t == TEST_TYPE,
+        }
+    }
+    false
+}
+
+/// Receives test frames until `n` arrived (or the deadline passed).
+fn recv_n(port: &mut impl Port, n: usize) -> Vec<Vec<u8>> {
+    let mut bufs: Vec<PacketBuf> = (0..BATCH).map(|_| PacketBuf::new()).collect();
+    let mut got = Vec::new();
+    let start = Instant::now();
+    while got.len() < n && start.elapsed() < WAIT {
+        wait_readable(port.fd().unwrap(), 50);
+        let k = port.rx_batch(&mut bufs).unwrap();
+        assert!(k <= BATCH);
+        got.extend(
+            bufs[..k]
+                .iter()
+                .map(|b| b.data().to_vec())
+                .filter(|f| is_test_frame(f)),
+        );
+    }
+    got
+}
+
+/// Drains whatever is waiting (after a short settle) and returns the test
+/// frames among it.
+fn drain(port: &mut impl Port) -> Vec<Vec<u8>> {
+    let mut bufs: Vec<PacketBuf> = (0..BATCH).map(|_| PacketBuf::new()).collect();
+    let mut got = Vec::new();
+    std::thread::sleep(Duration::from_millis(50));
+    loop {
+        let k = port.rx_batch(&mut bufs).unwrap();
+        if k == 0 {
+            break;
+        }
+        got.extend(
+            bufs[..k]
+                .iter()
+                .map(|b| b.data().to_vec())
+                .filter(|f| is_test_frame(f)),
+        );
+    }
+    got
+}
+
+/// Test frame `i` of `len` bytes from `src`: broadcast dst, ethertype
+/// 0x88b5, then a sequence number and a pattern.
+fn frame(src: u8, i: u16, len: usize) -> Vec<u8> {
+    let mut f = vec![0xff; 6];
+    f.extend_from_slice(&[0x02, 0, 0, 0, 0, src]);
+    f.extend_from_slice(&TEST_TYPE);
+    f.extend_from_slice(&i.to_be_bytes());
+    let mut x = i as u8;
+    while f.len() < len {
+        f.push(x);
+        x = x.wrapping_mul(31).wrapping_add(7);
+    }
+    f
+}
+
+#[test]
+fn byte_exact_both_directions_in_batches_larger_than_32() {
+    let ns = Netns::new();
+    ns.veth("va", "vb");
+    let mut a = ns.open("va", AfPacketOpts::default());
+    let mut b = ns.open("vb", AfPacketOpts::default());
+    // A second socket on `va` (as another worker's would be): the kernel
+    // shows it what `a` transmits as outgoing frames, which must be hidden.
+    let mut a2 = ns.open("va", AfPacketOpts::default());
+
+    let sizes = [60, 64, 128, 333, 1000, 1514];
+    let ab: Vec<Vec<u8>> = (0..100)
+        .map(|i| frame(1, i, sizes[i as usize % sizes.len()]))
+        .collect();
+    let refs: Vec<&[u8]> = ab.iter().map(|f| f.as_slice()).collect();
+    assert_eq!(a.tx_batch(&refs).unwrap(), 100);
+    assert_eq!(recv_n(&mut b, 100), ab);
+
+    let ba: Vec<Vec<u8>> = (0..40).map(|i| frame(2, i, 60 + i as usize)).collect();
+    let refs: Vec<&[u8]> = ba.iter().map(|f| f.as_slice()).collect();
+    assert_eq!(b.tx_batch(&refs).unwrap(), 40);
+    // `a` gets exactly b's frames: none of its own 100 transmissions.
+    assert_eq!(recv_n(&mut a, 40), ba);
+    assert!(drain(&mut a).is_empty());
+    assert_eq!(recv_n(&mut a2, 40), ba);
+    assert!(drain(&mut a2).is_empty());
+    assert!(drain(&mut b).is_empty());
+
+    let (sa, sb) = (a.stats(), b.stats());
+    assert_eq!(sa.tx_packets, 100);
+    assert_eq!(sa.tx_bytes, ab.iter().map(|f| f.len() as u64).sum::<u64>());
+    assert!(sb.rx_packets >= 100);
+    assert_eq!(sb.rx_dropped, 0);
+}
+
+#[test]
+fn vlan_tags_arrive_as_on_the_wire() {
+    let ns = Netns::new();
+    ns.veth("va", "vb");
+    let mut a = ns.open("va", AfPacketOpts::default());
+    let mut b = ns.open("vb", AfPacketOpts::default());
+
+    let plain = frame(1, 1, 60);
+    let tag = |tpid: [u8; 2], tci: u16, f: &[u8]| {
+        let mut v = f[..12].to_vec();
+        v.extend_from_slice(&tpid);
+        v.extend_from_slice(&tci.to_be_bytes());
+        v.extend_from_slice(&f[12..]);
+        v
+    };
+    // 802.1Q vid 100 pcp 3; priority-tagged (vid 0); QinQ 802.1ad over 802.1Q.
+    let q = tag([0x81, 0x00], (3 << 13) | 100, &plain);
+    let prio = tag([0x81, 0x00], 5 << 13, &frame(1, 2, 60));
+    let qinq = tag([0x88, 0xa8], 200, &tag([0x81, 0x00], 10, &frame(1, 3, 80)));
+    let sent = vec![q, prio, qinq];
+    let refs: Vec<&[u8]> = sent.iter().map(|f| f.as_slice()).collect();
+    assert_eq!(a.tx_batch(&refs).unwrap(), 3);
+    assert_eq!(recv_n(&mut b, 3), sent);
+    // And the other way.
+    assert_eq!(b.tx_batch(&refs).unwrap(), 3);
+    assert_eq!(recv_n(&mut a, 3), sent);
+}
+
+#[test]
+fn hw_addr_mtu_and_fanout_group() {
+    let ns = Netns::new();
+    ns.veth("va", "vb");
+    ns.ip(&["link", "set", "vb", "address", "02:11:22:33:44:55"]);
+    ns.ip(&["link", "set", "vb", "mtu", "1400"]);
+    let mut a = ns.open("va", AfPacketOpts::default());
+    let opts = AfPacketOpts {
+        fanout: Some(7),
+        ..AfPacketOpts::default()
+    };
+    let mut b1 = ns.open("vb", opts.clone());
+    let mut b2 = ns.open("vb", opts);
+    assert_eq!(b1.hw_addr(), [0x02, 0x11, 0x22, 0x33, 0x44, 0x55]);
+    assert_eq!(b1.mtu().unwrap(), 1400);
+    assert_eq!(b1.name(), "vb");
+
+    // Different source MACs hash to members; together they see every frame
+    // exactly once.
+    let sent: Vec<Vec<u8>> = (0..64).map(|i| frame(i as u8, i, 60)).collect();
+    let refs: Vec<&[u8]> = sent.iter().map(|f| f.as_slice()).collect();
+    assert_eq!(a.tx_batch(&refs).unwrap(), 64);
+    let mut got = Vec::new();
+    let start = Instant::now();
+    while got.len() < 64 && start.elapsed() < WAIT {
+        got.extend(drain(&mut b1));
+        got.extend(drain(&mut b2));
+    }
+    got.sort();
+    let mut want = sent.clone();
+    want.sort();
+    assert_eq!(got, want);
+}
+
+fn wait_event(mon: &mut LinkMonitor, name: &str, up: bool) -> LinkEvent {
+    let start = Instant::now();
+    let mut evs = Vec::new();
+    while start.elapsed() < WAIT {
+        wait_readable(mon.fd(), 50);
+        evs.clear();
+        mon.read_events(&mut evs).unwrap();
+        if let Some(e) = evs.iter().find(|e| e.name == name && e.up == up) {
+            return e.clone();
+        }
+    }
+    panic!("no link event {name} up={up}");
+}
+
+#[test]
+fn link_down_and_up_seen_by_monitor_and_port() {
+    let ns = Netns::new();
+    ns.veth("va", "vb");
+    let mut mon = in_netns(&ns.name, LinkMonitor::open).unwrap().unwrap();
+    let a = ns.open("va", AfPacketOpts::default());
+
+    mon.request_dump().unwrap();
+    let e = wait_event(&mut mon, "va", true);
+    assert_eq!(e.ifindex, a.ifindex());
+    assert!(a.link_up());
+
+    // Peer down: va loses carrier.
+    ns.ip(&["link", "set", "vb", "down"]);
+    wait_event(&mut mon, "va", false);
+    assert!(!a.link_up());
+    ns.ip(&["link", "set", "vb", "up"]);
+    wait_event(&mut mon, "va", true);
+    assert!(a.link_up());
+    assert!(a.take_socket_error().is_none());
+    // Admin down on va itself.
+    ns.ip(&["link", "set", "va", "down"]);
+    wait_event(&mut mon, "va", false);
+    assert!(!a.link_up());
+    // Removal is reported as a deleted link.
+    ns.ip(&["link", "del", "va"]);
+    let start = Instant::now();
+    let mut evs = Vec::new();
+    while !evs.iter().any(|e: &LinkEvent| e.name == "va" && e.deleted) {
+        assert!(start.elapsed() < WAIT, "no RTM_DELLINK for va");
+        wait_readable(mon.fd(), 50);
+        mon.read_events(&mut evs).unwrap();
+    }
+}
+
+#[test]
+fn tap_port_exchanges_frames_with_the_kernel() {
+    let ns = Netns::new();
+    let mut tap = in_netns(&ns.name, || TapPort::create("oxtap0"))
+        .unwrap()
+        .unwrap();
+    // An AF_PACKET socket on the tap interface is the "kernel side".
+    let mut k = ns.open("oxtap0", AfPacketOpts::default());
+    assert!(tap.link_up());
+    assert_eq!(tap.mtu().unwrap(), 1500);
+    assert_eq!(tap.hw_addr(), k.hw_addr());
+
+    let to_kernel: Vec<Vec<u8>> = (0..40).map(|i| frame(1, i, 60 + i as usize)).collect();
+    let refs: Vec<&[u8]> = to_kernel.iter().map(|f| f.as_slice()).collect();
+    assert_eq!(tap.tx_batch(&refs).unwrap(), 40);
+    assert_eq!(recv_n(&mut k, 40), to_kernel);
+
+    let from_kernel: Vec<Vec<u8>> = (0..40).map(|i| frame(2, i, 100)).collect();
+    let refs: Vec<&[u8]> = from_kernel.iter().map(|f| f.as_slice()).collect();
+    assert_eq!(k.tx_batch(&refs).unwrap(), 40);
+    assert_eq!(recv_n(&mut tap, 40), from_kernel);
+}
