@@ -30,7 +30,12 @@ done
 # --- Debian packages ------------------------------------------------------
 # tshark: decodes our OpenFlow vectors independently (cross-check).
 # iproute2: network namespaces and veth pairs for integration tests.
-APT_PKGS=(tshark iproute2 python3-venv)
+# ethtool: turns off checksum offload on veth ends (a user-space switch would
+#   otherwise forward frames whose checksums the kernel never filled in).
+# iputils-ping: ping inside the host namespaces.
+# openvswitch-switch/-common: the reference switch (ovs-vswitchd in user space,
+#   netdev datapath, private instances) and ovs-ofctl, for cross-checks.
+APT_PKGS=(tshark iproute2 python3-venv ethtool iputils-ping openvswitch-switch openvswitch-common)
 missing=()
 for p in "${APT_PKGS[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
@@ -43,7 +48,7 @@ if [ ${#missing[@]} -gt 0 ]; then
     # wireshark-common asks whether non-root users may capture: answer no.
     echo "wireshark-common wireshark-common/install-setuid boolean false" |
         $SUDO debconf-set-selections 2>/dev/null || true
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
 # --- Python venv (os-ken, scapy, pytest, pinned) --------------------------

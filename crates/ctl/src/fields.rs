@@ -1,0 +1,412 @@
+//! The field registry: every match/set-field name ovs-ofctl accepts for
+//! OpenFlow 1.3, the OXM field it stands for, and how its value is written.
+//!
+//! [`FIELDS`] is the one table to extend when a field is added: a row lists
+//! the accepted names (the first is the one printed in matches), the OXM id,
+//! the value syntax ([`Kind`]) and, for the OpenFlow 1.0 style names whose
+//! meaning depends on the protocol (`tp_src`, `nw_src` under `arp`, ...), the
+//! [`Remap`] rule applied once the whole match is known.
+//!
+//! Values are handled as right-aligned integers (`OxmField::bits`), so one
+//! parser/printer pair per [`Kind`] serves every field.
+
+use std::net::{Ipv4Addr, Ipv6Addr};
+
+use ofp::oxm::{field, OxmField};
+use ofp::port::port_no;
+
+/// How a field's value is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Integer printed in decimal (masks in hex).
+    Dec,
+    /// Integer printed in hex.
+    Hex,
+    /// A port number or reserved port name.
+    Port,
+    Mac,
+    Ipv4,
+    Ipv6,
+}
+
+/// Protocol-dependent meaning of an OpenFlow 1.0 style name, resolved after
+/// the whole match is parsed (see `flow::MatchBuilder::finish`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Remap {
+    None,
+    /// `tp_src`/`tp_dst`: TCP, UDP or SCTP port by `ip_proto`.
+    Transport,
+    /// `nw_src`/`nw_dst`/`nw_proto`: ARP SPA/TPA/op under `arp`.
+    Arp,
+    /// `icmp_type`/`icmp_code`: ICMPv6 under `icmp6`.
+    Icmp,
+}
+
+/// One row of the registry.
+#[derive(Debug, Clone, Copy)]
+pub struct FieldDef {
+    /// Accepted names; `names[0]` is printed in matches.
+    pub names: &'static [&'static str],
+    /// OXM field id.
+    pub id: u8,
+    pub kind: Kind,
+    pub remap: Remap,
+}
+
+const fn def(names: &'static [&'static str], id: u8, kind: Kind, remap: Remap) -> FieldDef {
+    FieldDef {
+        names,
+        id,
+        kind,
+        remap,
+    }
+}
+
+use Kind::*;
+
+/// Every OXM-backed field name. `dl_vlan`, `vlan_tci` and `nw_tos` are
+/// special (a value transformation, not just a name) and handled in `flow`.
+pub const FIELDS: &[FieldDef] = &[
+    def(&["in_port"], field::IN_PORT, Port, Remap::None),
+    def(&["in_phy_port"], field::IN_PHY_PORT, Port, Remap::None),
+    def(&["metadata"], field::METADATA, Hex, Remap::None),
+    def(&["dl_dst", "eth_dst"], field::ETH_DST, Mac, Remap::None),
+    def(&["dl_src", "eth_src"], field::ETH_SRC, Mac, Remap::None),
+    def(&["dl_type", "eth_type"], field::ETH_TYPE, Hex, Remap::None),
+    def(&["vlan_vid"], field::VLAN_VID, Hex, Remap::None),
+    def(
+        &["dl_vlan_pcp", "vlan_pcp"],
+        field::VLAN_PCP,
+        Dec,
+        Remap::None,
+    ),
+    def(&["ip_dscp"], field::IP_DSCP, Dec, Remap::None),
+    def(&["nw_ecn", "ip_ecn"], field::IP_ECN, Dec, Remap::None),
+    def(&["nw_proto"], field::IP_PROTO, Dec, Remap::Arp),
+    def(&["ip_proto"], field::IP_PROTO, Dec, Remap::None),
+    def(&["nw_src"], field::IPV4_SRC, Ipv4, Remap::Arp),
+    def(&["ip_src", "ipv4_src"], field::IPV4_SRC, Ipv4, Remap::None),
+    def(&["nw_dst"], field::IPV4_DST, Ipv4, Remap::Arp),
+    def(&["ip_dst", "ipv4_dst"], field::IPV4_DST, Ipv4, Remap::None),
+    def(&["tp_src"], field::TCP_SRC, Dec, Remap::Transport),
+    def(&["tp_dst"], field::TCP_DST, Dec, Remap::Transport),
+    def(&["tcp_src"], field::TCP_SRC, Dec, Remap::None),
+    def(&["tcp_dst"], field::TCP_DST, Dec, Remap::None),
+    def(&["udp_src"], field::UDP_SRC, Dec, Remap::None),
+    def(&["udp_dst"], field::UDP_DST, Dec, Remap::None),
+    def(&["sctp_src"], field::SCTP_SRC, Dec, Remap::None),
+    def(&["sctp_dst"], field::SCTP_DST, Dec, Remap::None),
+    def(&["icmp_type"], field::ICMPV4_TYPE, Dec, Remap::Icmp),
+    def(&["icmp_code"], field::ICMPV4_CODE, Dec, Remap::Icmp),
+    def(&["icmpv4_type"], field::ICMPV4_TYPE, Dec, Remap::None),
+    def(&["icmpv4_code"], field::ICMPV4_CODE, Dec, Remap::None),
+    def(&["arp_op"], field::ARP_OP, Dec, Remap::None),
+    def(&["arp_spa"], field::ARP_SPA, Ipv4, Remap::None),
+    def(&["arp_tpa"], field::ARP_TPA, Ipv4, Remap::None),
+    def(&["arp_sha"], field::ARP_SHA, Mac, Remap::None),
+    def(&["arp_tha"], field::ARP_THA, Mac, Remap::None),
+    def(&["ipv6_src"], field::IPV6_SRC, Ipv6, Remap::None),
+    def(&["ipv6_dst"], field::IPV6_DST, Ipv6, Remap::None),
+    def(
+        &["ipv6_label", "ipv6_flabel"],
+        field::IPV6_FLABEL,
+        Hex,
+        Remap::None,
+    ),
+    def(&["icmpv6_type"], field::ICMPV6_TYPE, Dec, Remap::None),
+    def(&["icmpv6_code"], field::ICMPV6_CODE, Dec, Remap::None),
+    def(
+        &["nd_target", "ipv6_nd_target"],
+        field::IPV6_ND_TARGET,
+        Ipv6,
+        Remap::None,
+    ),
+    def(
+        &["nd_sll", "ipv6_nd_sll"],
+        field::IPV6_ND_SLL,
+        Mac,
+        Remap::None,
+    ),
+    def(
+        &["nd_tll", "ipv6_nd_tll"],
+        field::IPV6_ND_TLL,
+        Mac,
+        Remap::None,
+    ),
+    def(&["mpls_label"], field::MPLS_LABEL, Dec, Remap::None),
+    def(&["mpls_tc"], field::MPLS_TC, Dec, Remap::None),
+    def(&["mpls_bos"], field::MPLS_BOS, Dec, Remap::None),
+    def(&["pbb_isid"], field::PBB_ISID, Dec, Remap::None),
+    def(&["tun_id", "tunnel_id"], field::TUNNEL_ID, Hex, Remap::None),
+    // TODO(issue 3): flag names for ipv6_exthdr (`nonext|esp|...`); only
+    // integers VALUE[/MASK] are read today.
+    def(&["ipv6_exthdr"], field::IPV6_EXTHDR, Hex, Remap::None),
+];
+
+/// The registry row for a name.
+pub fn lookup(name: &str) -> Option<&'static FieldDef> {
+    FIELDS.iter().find(|d| d.names.contains(&name))
+}
+
+/// The first row for an OXM id (its printed name and kind).
+pub fn by_id(id: u8) -> Option<&'static FieldDef> {
+    FIELDS
+        .iter()
+        .find(|d| d.id == id && d.remap == Remap::None)
+        .or_else(|| FIELDS.iter().find(|d| d.id == id))
+}
+
+/// Name used in matches: OpenFlow 1.0 style where ovs-ofctl prints one.
+pub fn match_name(id: u8) -> &'static str {
+    match id {
+        field::IPV4_SRC => "nw_src",
+        field::IPV4_DST => "nw_dst",
+        field::IP_PROTO => "nw_proto",
+        field::TCP_SRC | field::UDP_SRC | field::SCTP_SRC => "tp_src",
+        field::TCP_DST | field::UDP_DST | field::SCTP_DST => "tp_dst",
+        field::ICMPV4_TYPE => "icmp_type",
+        field::ICMPV4_CODE => "icmp_code",
+        _ => by_id(id).map_or("?", |d| d.names[0]),
+    }
+}
+
+/// Name used in `set_field:...->NAME` (the OXM-style name ovs-ofctl prints).
+pub fn oxm_name(id: u8) -> &'static str {
+    match id {
+        field::ETH_DST => "eth_dst",
+        field::ETH_SRC => "eth_src",
+        field::ETH_TYPE => "eth_type",
+        field::VLAN_PCP => "vlan_pcp",
+        field::IP_ECN => "ip_ecn",
+        field::IP_PROTO => "ip_proto",
+        field::IPV4_SRC => "ip_src",
+        field::IPV4_DST => "ip_dst",
+        field::ICMPV4_TYPE => "icmpv4_type",
+        field::ICMPV4_CODE => "icmpv4_code",
+        _ => by_id(id).map_or("?", |d| d.names[0]),
+    }
+}
+
+/// Parse an unsigned integer: decimal or `0x` hex.
+pub fn parse_int(s: &str) -> Option<u128> {
+    if let Some(h) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        u128::from_str_radix(h, 16).ok()
+    } else {
+        s.parse().ok()
+    }
+}
+
+/// Parse a port: a number or a reserved name (any case).
+// TODO(issue 3): port *names* (`in_port=eth1`) need a PORT_DESC lookup on
+// the connection, as ovs-ofctl does; only numbers and reserved names today.
+pub fn parse_port(s: &str) -> Option<u32> {
+    let named = match s.to_ascii_uppercase().as_str() {
+        "IN_PORT" => port_no::IN_PORT,
+        "TABLE" => port_no::TABLE,
+        "NORMAL" => port_no::NORMAL,
+        "FLOOD" => port_no::FLOOD,
+        "ALL" => port_no::ALL,
+        "CONTROLLER" => port_no::CONTROLLER,
+        "LOCAL" => port_no::LOCAL,
+        "ANY" | "NONE" => port_no::ANY,
+        _ => return parse_int(s).and_then(|v| u32::try_from(v).ok()),
+    };
+    Some(named)
+}
+
+/// Print a port number, by name when it is reserved.
+pub fn port_name(p: u32) -> String {
+    match p {
+        port_no::IN_PORT => "IN_PORT".into(),
+        port_no::TABLE => "TABLE".into(),
+        port_no::NORMAL => "NORMAL".into(),
+        port_no::FLOOD => "FLOOD".into(),
+        port_no::ALL => "ALL".into(),
+        port_no::CONTROLLER => "CONTROLLER".into(),
+        port_no::LOCAL => "LOCAL".into(),
+        port_no::ANY => "ANY".into(),
+        n => n.to_string(),
+    }
+}
+
+fn parse_mac(s: &str) -> Option<u128> {
+    let parts: Vec<&str> = s.split(':').collect();
+    if parts.len() != 6 {
+        return None;
+    }
+    let mut v = 0u128;
+    for p in parts {
+        if p.is_empty() || p.len() > 2 {
+            return None;
+        }
+        v = (v << 8) | u128::from(u8::from_str_radix(p, 16).ok()?);
+    }
+    Some(v)
+}
+
+/// A CIDR prefix length as a mask of `bits` bits.
+fn prefix_mask(n: u32, bits: u32) -> Option<u128> {
+    if n > bits {
+        return None;
+    }
+    let all = if bits == 128 {
+        u128::MAX
+    } else {
+        (1u128 << bits) - 1
+    };
+    Some(if n == 0 { 0 } else { (all << (bits - n)) & all })
+}
+
+fn parse_one(kind: Kind, s: &str) -> Option<u128> {
+    match kind {
+        Dec | Hex => parse_int(s),
+        Port => parse_port(s).map(u128::from),
+        Mac => parse_mac(s),
+        Ipv4 => s.parse::<Ipv4Addr>().ok().map(|a| u32::from(a).into()),
+        Ipv6 => s.parse::<Ipv6Addr>().ok().map(u128::from),
+    }
+}
+
+/// Parse `VALUE[/MASK]` for a field of this kind. Address masks may be a
+/// prefix length. Value bits outside the mask are cleared, as ovs-ofctl does.
+pub fn parse_value(kind: Kind, s: &str) -> Result<(u128, Option<u128>), String> {
+    let (v, m) = match s.split_once('/') {
+        Some((v, m)) => (v, Some(m)),
+        None => (s, None),
+    };
+    let value = parse_one(kind, v).ok_or_else(|| format!("bad value \"{v}\""))?;
+    let mask = match m {
+        None => None,
+        Some(m) => {
+            let prefix = match kind {
+                Ipv4 if !m.contains('.') => m.parse().ok().and_then(|n| prefix_mask(n, 32)),
+                Ipv6 if !m.contains(':') => m.parse().ok().and_then(|n| prefix_mask(n, 128)),
+                _ => None,
+            };
+            let mask = match prefix {
+                Some(p) => p,
+                None => parse_one(kind, m).ok_or_else(|| format!("bad mask \"{m}\""))?,
+            };
+            Some(mask)
+        }
+    };
+    Ok(match mask {
+        Some(m) => (value & m, Some(m)),
+        None => (value, None),
+    })
+}
+
+/// Build the OXM field `id` from parsed bits; a full mask becomes "exact".
+pub fn make_field(id: u8, value: u128, mask: Option<u128>) -> Result<OxmField, String> {
+    let info = ofp::oxm::field::info(id).ok_or("unknown OXM field")?;
+    let full = if info.len >= 16 {
+        u128::MAX
+    } else {
+        (1u128 << (8 * info.len)) - 1
+    };
+    let mask = mask.filter(|m| *m != full);
+    if mask.is_some() && !info.maskable {
+        return Err(format!("field {} cannot be masked", oxm_name(id)));
+    }
+    OxmField::from_bits(id, value, mask)
+        .ok_or_else(|| format!("value out of range for field {}", oxm_name(id)))
+}
+
+fn cidr_len(m: u128, bits: u32) -> Option<u32> {
+    let n = m.count_ones();
+    (prefix_mask(n, bits) == Some(m)).then_some(n)
+}
+
+fn fmt_one(kind: Kind, v: u128) -> String {
+    match kind {
+        Dec => v.to_string(),
+        Hex => format!("{v:#x}"),
+        Port => u32::try_from(v).map_or_else(|_| v.to_string(), port_name),
+        Mac => {
+            let b = (v as u64).to_be_bytes();
+            format!(
+                "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}",
+                b[2], b[3], b[4], b[5], b[6], b[7]
+            )
+        }
+        Ipv4 => Ipv4Addr::from(v as u32).to_string(),
+        Ipv6 => Ipv6Addr::from(v).to_string(),
+    }
+}
+
+/// Print `VALUE[/MASK]` the way ovs-ofctl does.
+pub fn format_value(kind: Kind, value: u128, mask: Option<u128>) -> String {
+    let Some(m) = mask else {
+        return fmt_one(kind, value);
+    };
+    match kind {
+        Dec | Hex | Port => format!("{value:#x}/{m:#x}"),
+        Mac => format!("{}/{}", fmt_one(kind, value), fmt_one(kind, m)),
+        Ipv4 => match cidr_len(m, 32) {
+            Some(n) => format!("{}/{n}", fmt_one(kind, value)),
+            None => format!("{}/{}", fmt_one(kind, value), fmt_one(kind, m)),
+        },
+        Ipv6 => match cidr_len(m, 128) {
+            Some(n) => format!("{}/{n}", fmt_one(kind, value)),
+            None => format!("{}/{}", fmt_one(kind, value), fmt_one(kind, m)),
+        },
+    }
+}
+
+/// Print one basic field as `VALUE[/MASK]` (no name).
+pub fn format_field_value(f: &OxmField) -> String {
+    match f.bits() {
+        Some((v, m)) => {
+            let kind = by_id(f.field_id()).map_or(Hex, |d| d.kind);
+            format_value(kind, v, m)
+        }
+        None => "?".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values() {
+        assert_eq!(
+            parse_value(Ipv4, "10.1.2.3/8").unwrap(),
+            (0x0a00_0000, Some(0xff00_0000))
+        );
+        assert_eq!(parse_value(Hex, "0x1/0xff").unwrap(), (1, Some(0xff)));
+        assert_eq!(
+            parse_value(Mac, "aa:bb:cc:dd:ee:ff").unwrap(),
+            (0xaabb_ccdd_eeff, None)
+        );
+        assert!(parse_value(Mac, "aa:bb:cc:dd:ee").is_err());
+        assert!(parse_value(Dec, "12x").is_err());
+        assert_eq!(
+            parse_value(Port, "LOCAL").unwrap().0,
+            u128::from(port_no::LOCAL)
+        );
+        let (v, m) = parse_value(Ipv6, "2001:db8::1/32").unwrap();
+        assert_eq!(format_value(Ipv6, v, m), "2001:db8::/32");
+        assert_eq!(
+            format_value(Ipv4, 0x0a00_0000, Some(0xff00_00ff)),
+            "10.0.0.0/255.0.0.255"
+        );
+    }
+
+    #[test]
+    fn every_basic_field_has_a_name() {
+        for info in ofp::oxm::FIELD_INFO {
+            assert!(by_id(info.id).is_some(), "{}", info.name);
+        }
+    }
+
+    #[test]
+    fn full_mask_is_exact() {
+        assert_eq!(
+            make_field(field::IPV4_SRC, 1, Some(0xffff_ffff)).unwrap(),
+            OxmField::Ipv4Src(Ipv4Addr::from(1), None)
+        );
+        assert!(make_field(field::TCP_SRC, 1, Some(1)).is_err());
+        assert!(make_field(field::VLAN_PCP, 8, None).is_err());
+    }
+}

@@ -1,0 +1,640 @@
+//! Configuration of `oxflow run`: a TOML file merged with command-line
+//! overrides.
+//!
+//! ```toml
+//! datapath_id = "0x0000000000000001"   # or an integer
+//! fail_mode = "standalone"             # or "secure"
+//! workers = 1
+//! log_level = "info"                   # error | warn | info | debug | trace
+//! controllers = ["tcp:127.0.0.1:6653"] # active endpoints (tcp:, tls:)
+//! listeners = ["ptcp:6634:127.0.0.1"]  # passive endpoints (ptcp:, ptls:)
+//! auxiliary_connections = 0            # per active controller
+//! echo_interval = 5                    # seconds
+//! echo_max_missed = 3
+//! reconnect_initial = 1                # seconds, doubled up to reconnect_max
+//! reconnect_max = 8
+//!
+//! [[port]]                             # OpenFlow ports 1, 2, ... in order
+//! name = "h1"                          # optional, defaults to the interface
+//! interface = "veth-h1"
+//!
+//! [tls]
+//! private_key = "switch-key.pem"
+//! certificate = "switch-cert.pem"
+//! ca_cert = "ca-cert.pem"
+//! ```
+//!
+//! Without `listeners`, the switch listens on `ptcp:6634:127.0.0.1` (local
+//! management only); it never listens on a public address unless told to.
+//! Errors name the file, line and column: values are checked while
+//! deserializing, so toml's spans point at the bad value.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::time::Duration;
+
+use serde::de::{self, Deserializer, Visitor};
+use serde::Deserialize;
+use toml::Spanned;
+
+use crate::channel::connector::Backoff;
+use crate::channel::endpoint::{Direction, Endpoint, Transport};
+use crate::channel::tls::TlsFiles;
+
+/// The management listener used when none is configured.
+pub const DEFAULT_LISTENER: &str = "ptcp:6634:127.0.0.1";
+
+/// What the switch does while no controller is connected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FailMode {
+    /// Keep flows, drop table misses.
+    Secure,
+    /// Behave as a learning L2 switch.
+    #[default]
+    Standalone,
+}
+
+impl FromStr for FailMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "secure" => Ok(FailMode::Secure),
+            "standalone" => Ok(FailMode::Standalone),
+            _ => Err(format!(
+                "unknown fail_mode \"{s}\" (expected secure or standalone)"
+            )),
+        }
+    }
+}
+
+/// Log verbosity, as tracing names its levels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LogLevel {
+    Error,
+    Warn,
+    #[default]
+    Info,
+    Debug,
+    Trace,
+}
+
+impl FromStr for LogLevel {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Ok(match s {
+            "error" => LogLevel::Error,
+            "warn" => LogLevel::Warn,
+            "info" => LogLevel::Info,
+            "debug" => LogLevel::Debug,
+            "trace" => LogLevel::Trace,
+            _ => {
+                return Err(format!(
+                    "unknown log_level \"{s}\" (expected error, warn, info, debug or trace)"
+                ))
+            }
+        })
+    }
+}
+
+impl LogLevel {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LogLevel::Error => "error",
+            LogLevel::Warn => "warn",
+            LogLevel::Info => "info",
+            LogLevel::Debug => "debug",
+            LogLevel::Trace => "trace",
+        }
+    }
+}
+
+/// Parse a datapath id: an integer, `0x` + up to 16 hex digits, or 16 hex
+/// digits as Open vSwitch prints them (with or without colons).
+pub fn parse_dpid(s: &str) -> Result<u64, String> {
+    let bad = || format!("bad datapath_id \"{s}\" (expected 0xHEX, 16 hex digits or a number)");
+    if let Some(h) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        if h.is_empty() || h.len() > 16 {
+            return Err(bad());
+        }
+        return u64::from_str_radix(h, 16).map_err(|_| bad());
+    }
+    let plain: String = s.chars().filter(|c| *c != ':').collect();
+    if plain.len() == 16 {
+        return u64::from_str_radix(&plain, 16).map_err(|_| bad());
+    }
+    s.parse::<u64>().map_err(|_| bad())
+}
+
+/// Deserialize any `FromStr<Err = String>` from a TOML string, so that its
+/// error carries the value's span.
+fn from_str<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: FromStr<Err = String>,
+{
+    let s = String::deserialize(d)?;
+    s.parse().map_err(de::Error::custom)
+}
+
+fn opt_from_str<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: FromStr<Err = String>,
+{
+    from_str(d).map(Some)
+}
+
+/// An endpoint that must be active (`tcp:`/`tls:`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ActiveEndpoint(pub Endpoint);
+/// An endpoint that must be passive (`ptcp:`/`ptls:`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PassiveEndpoint(pub Endpoint);
+
+impl FromStr for ActiveEndpoint {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let e: Endpoint = s
+            .parse()
+            .map_err(|e: crate::channel::endpoint::EndpointError| e.to_string())?;
+        if e.direction != Direction::Active {
+            return Err(format!(
+                "controller \"{s}\" is passive; controllers are tcp:IP:PORT or tls:IP:PORT (put ptcp:/ptls: in listeners)"
+            ));
+        }
+        Ok(ActiveEndpoint(e))
+    }
+}
+
+impl FromStr for PassiveEndpoint {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let e: Endpoint = s
+            .parse()
+            .map_err(|e: crate::channel::endpoint::EndpointError| e.to_string())?;
+        if e.direction != Direction::Passive {
+            return Err(format!(
+                "listener \"{s}\" is active; listeners are ptcp:[PORT][:IP] or ptls:[PORT][:IP]"
+            ));
+        }
+        Ok(PassiveEndpoint(e))
+    }
+}
+
+macro_rules! deserialize_via_from_str {
+    ($($t:ty),*) => {$(
+        impl<'de> Deserialize<'de> for $t {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                from_str(d)
+            }
+        }
+    )*};
+}
+deserialize_via_from_str!(FailMode, LogLevel);
+
+/// A datapath id written as a TOML integer or string.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Dpid(u64);
+
+impl<'de> Deserialize<'de> for Dpid {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Dpid;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a datapath id (integer or hex string)")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Dpid, E> {
+                u64::try_from(v)
+                    .map(Dpid)
+                    .map_err(|_| E::custom("datapath_id must not be negative"))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Dpid, E> {
+                Ok(Dpid(v))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Dpid, E> {
+                parse_dpid(v).map(Dpid).map_err(E::custom)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// One `[[port]]` entry.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PortConfig {
+    /// Name used in logs and port descriptions; the interface by default.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Linux interface to attach.
+    pub interface: String,
+}
+
+impl PortConfig {
+    pub fn name(&self) -> &str {
+        self.name.as_deref().unwrap_or(&self.interface)
+    }
+}
+
+/// The file as written (every key optional).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileConfig {
+    datapath_id: Option<Dpid>,
+    #[serde(default, rename = "port")]
+    ports: Vec<PortConfig>,
+    // Endpoints are parsed after deserializing, with their own spans: an
+    // error inside an array would otherwise point at the array's `[`.
+    #[serde(default)]
+    controllers: Vec<Spanned<String>>,
+    listeners: Option<Vec<Spanned<String>>>,
+    #[serde(default, deserialize_with = "opt_from_str")]
+    fail_mode: Option<FailMode>,
+    workers: Option<u16>,
+    #[serde(default, deserialize_with = "opt_from_str")]
+    log_level: Option<LogLevel>,
+    auxiliary_connections: Option<u8>,
+    echo_interval: Option<u32>,
+    echo_max_missed: Option<u32>,
+    reconnect_initial: Option<u32>,
+    reconnect_max: Option<u32>,
+    tls: Option<TlsFiles>,
+}
+
+/// The complete configuration of the daemon.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    pub datapath_id: u64,
+    /// OpenFlow port `i + 1` is `ports[i]`.
+    pub ports: Vec<PortConfig>,
+    pub controllers: Vec<Endpoint>,
+    pub listeners: Vec<Endpoint>,
+    pub fail_mode: FailMode,
+    pub workers: usize,
+    pub log_level: LogLevel,
+    pub auxiliary_connections: u8,
+    pub echo_interval: Duration,
+    pub echo_max_missed: u32,
+    pub reconnect: Backoff,
+    pub tls: Option<TlsFiles>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            datapath_id: 1,
+            ports: Vec::new(),
+            controllers: Vec::new(),
+            listeners: vec![Self::default_listener()],
+            fail_mode: FailMode::default(),
+            workers: 1,
+            log_level: LogLevel::default(),
+            auxiliary_connections: 0,
+            echo_interval: Duration::from_secs(5),
+            echo_max_missed: 3,
+            reconnect: Backoff::default(),
+            tls: None,
+        }
+    }
+}
+
+/// Command-line values that override the file (the binary fills this from
+/// its flags; `None`/empty = not given). Repeated flags replace the file's
+/// list as a whole.
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    pub datapath_id: Option<String>,
+    pub ports: Vec<String>,
+    pub controllers: Vec<String>,
+    pub listeners: Vec<String>,
+    pub fail_mode: Option<String>,
+    pub workers: Option<usize>,
+    pub log_level: Option<String>,
+}
+
+/// A configuration error, already formatted for the user:
+/// `FILE:LINE:COLUMN: message` for file errors, `--flag: message` for
+/// flags.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ConfigError(pub String);
+
+/// 1-based line and column of byte offset `pos` in `src`.
+fn line_col(src: &str, pos: usize) -> (usize, usize) {
+    let pos = pos.min(src.len());
+    let before = src.get(..pos).unwrap_or(src);
+    let line = before.matches('\n').count() + 1;
+    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, col)
+}
+
+impl Config {
+    fn default_listener() -> Endpoint {
+        DEFAULT_LISTENER
+            .parse()
+            .unwrap_or_else(|_| unreachable!("DEFAULT_LISTENER is a valid endpoint"))
+    }
+
+    /// Read and check a config file.
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let src = std::fs::read_to_string(path)
+            .map_err(|e| ConfigError(format!("{}: {e}", path.display())))?;
+        Self::parse(&src, &path.display().to_string())
+    }
+
+    /// Parse config text; `file` names it in errors.
+    pub fn parse(src: &str, file: &str) -> Result<Config, ConfigError> {
+        let f: FileConfig = toml::from_str(src).map_err(|e| {
+            let msg = e.message().trim_end();
+            match e.span() {
+                Some(span) => {
+                    let (l, c) = line_col(src, span.start);
+                    ConfigError(format!("{file}:{l}:{c}: {msg}"))
+                }
+                None => ConfigError(format!("{file}: {msg}")),
+            }
+        })?;
+        let at = |span: std::ops::Range<usize>, m: String| {
+            let (l, c) = line_col(src, span.start);
+            ConfigError(format!("{file}:{l}:{c}: {m}"))
+        };
+        let controllers = f
+            .controllers
+            .iter()
+            .map(|s| {
+                s.get_ref()
+                    .parse::<ActiveEndpoint>()
+                    .map(|e| e.0)
+                    .map_err(|m| at(s.span(), m))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let listeners = match &f.listeners {
+            None => None,
+            Some(l) => Some(
+                l.iter()
+                    .map(|s| {
+                        s.get_ref()
+                            .parse::<PassiveEndpoint>()
+                            .map(|e| e.0)
+                            .map_err(|m| at(s.span(), m))
+                    })
+                    .collect::<Result<Vec<_>, _>>()?,
+            ),
+        };
+        let base = PathBuf::from(file);
+        let dir = base.parent().unwrap_or(Path::new(""));
+        let d = Config::default();
+        let cfg = Config {
+            datapath_id: f.datapath_id.map_or(d.datapath_id, |x| x.0),
+            ports: f.ports,
+            controllers,
+            listeners: listeners.unwrap_or(d.listeners),
+            fail_mode: f.fail_mode.unwrap_or(d.fail_mode),
+            workers: f.workers.map_or(d.workers, usize::from),
+            log_level: f.log_level.unwrap_or(d.log_level),
+            auxiliary_connections: f.auxiliary_connections.unwrap_or(0),
+            echo_interval: f
+                .echo_interval
+                .map_or(d.echo_interval, |s| Duration::from_secs(s.into())),
+            echo_max_missed: f.echo_max_missed.unwrap_or(d.echo_max_missed),
+            reconnect: Backoff {
+                initial: f
+                    .reconnect_initial
+                    .map_or(d.reconnect.initial, |s| Duration::from_secs(s.into())),
+                max: f
+                    .reconnect_max
+                    .map_or(d.reconnect.max, |s| Duration::from_secs(s.into())),
+            },
+            // Relative TLS paths are relative to the config file.
+            tls: f.tls.map(|t| TlsFiles {
+                private_key: dir.join(t.private_key),
+                certificate: dir.join(t.certificate),
+                ca_cert: dir.join(t.ca_cert),
+            }),
+        };
+        cfg.check()
+            .map_err(|m| ConfigError(format!("{file}: {m}")))?;
+        Ok(cfg)
+    }
+
+    /// Apply command-line overrides, then re-check.
+    pub fn apply(&mut self, o: &Overrides) -> Result<(), ConfigError> {
+        if let Some(s) = &o.datapath_id {
+            self.datapath_id = parse_dpid(s).map_err(|m| ConfigError(format!("--dpid: {m}")))?;
+        }
+        if !o.ports.is_empty() {
+            self.ports = o
+                .ports
+                .iter()
+                .map(|i| PortConfig {
+                    name: None,
+                    interface: i.clone(),
+                })
+                .collect();
+        }
+        if !o.controllers.is_empty() {
+            self.controllers = o
+                .controllers
+                .iter()
+                .map(|s| s.parse::<ActiveEndpoint>().map(|e| e.0))
+                .collect::<Result<_, _>>()
+                .map_err(|m| ConfigError(format!("--controller: {m}")))?;
+        }
+        if !o.listeners.is_empty() {
+            self.listeners = o
+                .listeners
+                .iter()
+                .map(|s| s.parse::<PassiveEndpoint>().map(|e| e.0))
+                .collect::<Result<_, _>>()
+                .map_err(|m| ConfigError(format!("--listen: {m}")))?;
+        }
+        if let Some(s) = &o.fail_mode {
+            self.fail_mode = s
+                .parse()
+                .map_err(|m| ConfigError(format!("--fail-mode: {m}")))?;
+        }
+        if let Some(w) = o.workers {
+            self.workers = w;
+        }
+        if let Some(s) = &o.log_level {
+            self.log_level = s
+                .parse()
+                .map_err(|m| ConfigError(format!("--log-level: {m}")))?;
+        }
+        self.check().map_err(ConfigError)
+    }
+
+    /// Checks across fields.
+    fn check(&self) -> Result<(), String> {
+        if self.workers == 0 {
+            return Err("workers must be at least 1".into());
+        }
+        if self.echo_interval.is_zero() {
+            return Err("echo_interval must be at least 1 second".into());
+        }
+        if self.echo_max_missed == 0 {
+            return Err("echo_max_missed must be at least 1".into());
+        }
+        if self.reconnect.initial.is_zero() || self.reconnect.max < self.reconnect.initial {
+            return Err("reconnect_initial must be >= 1 and <= reconnect_max".into());
+        }
+        let tls_used = self
+            .controllers
+            .iter()
+            .chain(&self.listeners)
+            .find(|e| e.transport == Transport::Tls);
+        if let (Some(e), None) = (tls_used, &self.tls) {
+            return Err(format!(
+                "{e} needs a [tls] section (private_key, certificate, ca_cert)"
+            ));
+        }
+        let mut seen = std::collections::HashSet::new();
+        for p in &self.ports {
+            if !seen.insert(p.interface.as_str()) {
+                return Err(format!("interface \"{}\" is listed twice", p.interface));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn full_file() {
+        let src = r#"
+datapath_id = "0x00000000000000ab"
+fail_mode = "secure"
+workers = 2
+log_level = "debug"
+controllers = ["tcp:10.0.0.1:6653", "tls:10.0.0.2"]
+listeners = ["ptcp:6634:127.0.0.1", "ptls:6653:0.0.0.0"]
+auxiliary_connections = 2
+echo_interval = 2
+reconnect_max = 4
+
+[[port]]
+name = "h1"
+interface = "veth-h1"
+
+[[port]]
+interface = "veth-h2"
+
+[tls]
+private_key = "k.pem"
+certificate = "c.pem"
+ca_cert = "/etc/ca.pem"
+"#;
+        let c = Config::parse(src, "/etc/oxflow/oxflow.toml").unwrap();
+        assert_eq!(c.datapath_id, 0xab);
+        assert_eq!(c.fail_mode, FailMode::Secure);
+        assert_eq!(c.workers, 2);
+        assert_eq!(c.log_level, LogLevel::Debug);
+        assert_eq!(c.controllers.len(), 2);
+        assert_eq!(c.controllers[1].addr.port(), 6653);
+        assert_eq!(c.listeners[1].to_string(), "ptls:6653:0.0.0.0");
+        assert_eq!(c.auxiliary_connections, 2);
+        assert_eq!(c.echo_interval, Duration::from_secs(2));
+        assert_eq!(c.reconnect.max, Duration::from_secs(4));
+        assert_eq!(c.ports[0].name(), "h1");
+        assert_eq!(c.ports[1].name(), "veth-h2");
+        let tls = c.tls.unwrap();
+        assert_eq!(tls.private_key, PathBuf::from("/etc/oxflow/k.pem"));
+        assert_eq!(tls.ca_cert, PathBuf::from("/etc/ca.pem"));
+    }
+
+    #[test]
+    fn defaults_listen_on_loopback_only() {
+        let c = Config::parse("", "x.toml").unwrap();
+        assert_eq!(c, Config::default());
+        assert_eq!(c.listeners.len(), 1);
+        assert_eq!(c.listeners[0].addr, "127.0.0.1:6634".parse().unwrap());
+        assert_eq!(c.fail_mode, FailMode::Standalone);
+        // An explicit empty list means no listener at all.
+        assert!(Config::parse("listeners = []", "x.toml")
+            .unwrap()
+            .listeners
+            .is_empty());
+    }
+
+    fn err(src: &str) -> String {
+        Config::parse(src, "oxflow.toml").unwrap_err().0
+    }
+
+    #[test]
+    fn errors_name_line_and_column() {
+        let src = "datapath_id = 1\n\n\n\n\n\nfail_mode = \"sekure\"\n";
+        assert_eq!(
+            err(src),
+            "oxflow.toml:7:13: unknown fail_mode \"sekure\" (expected secure or standalone)"
+        );
+        let e = err("workers = 1\ncontrollers = [\"ptcp:6653\"]\n");
+        assert!(
+            e.starts_with("oxflow.toml:2:16: controller \"ptcp:6653\" is passive"),
+            "{e}"
+        );
+        let e = err("listeners = [\"ptcp:99999\"]");
+        assert!(e.starts_with("oxflow.toml:1:14: bad endpoint"), "{e}");
+        let e = err("\nworkerz = 3\n");
+        assert!(
+            e.starts_with("oxflow.toml:2:1: unknown field `workerz`"),
+            "{e}"
+        );
+        let e = err("datapath_id = \"0xzz\"");
+        assert!(e.starts_with("oxflow.toml:1:15: bad datapath_id"), "{e}");
+        let e = err("workers = [");
+        assert!(e.starts_with("oxflow.toml:1:"), "{e}");
+        let e = err("log_level = \"loud\"");
+        assert!(e.contains("unknown log_level \"loud\""), "{e}");
+    }
+
+    #[test]
+    fn cross_field_errors() {
+        assert_eq!(
+            err("workers = 0"),
+            "oxflow.toml: workers must be at least 1"
+        );
+        let e = err("controllers = [\"tls:1.2.3.4:6653\"]");
+        assert!(e.contains("needs a [tls] section"), "{e}");
+        let e = err("[[port]]\ninterface = \"a\"\n[[port]]\ninterface = \"a\"\n");
+        assert!(e.contains("listed twice"), "{e}");
+    }
+
+    #[test]
+    fn overrides() {
+        let mut c = Config::parse("fail_mode = \"secure\"\nworkers = 2", "x.toml").unwrap();
+        c.apply(&Overrides {
+            datapath_id: Some("00:00:00:00:00:00:00:2a".into()),
+            ports: vec!["eth1".into(), "eth2".into()],
+            controllers: vec!["tcp:127.0.0.1:6653".into()],
+            listeners: vec!["ptcp:7000".into()],
+            fail_mode: Some("standalone".into()),
+            workers: None,
+            log_level: Some("warn".into()),
+        })
+        .unwrap();
+        assert_eq!(c.datapath_id, 42);
+        assert_eq!(c.ports[1].interface, "eth2");
+        assert_eq!(c.listeners[0].addr, "127.0.0.1:7000".parse().unwrap());
+        assert_eq!(c.fail_mode, FailMode::Standalone);
+        assert_eq!(c.workers, 2);
+        assert_eq!(c.log_level, LogLevel::Warn);
+        let e = c
+            .apply(&Overrides {
+                fail_mode: Some("sekure".into()),
+                ..Default::default()
+            })
+            .unwrap_err();
+        assert_eq!(
+            e.0,
+            "--fail-mode: unknown fail_mode \"sekure\" (expected secure or standalone)"
+        );
+        assert!(parse_dpid("1234").is_ok());
+        assert_eq!(parse_dpid("0x10"), Ok(16));
+        assert!(parse_dpid("0x").is_err());
+    }
+}

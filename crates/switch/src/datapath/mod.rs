@@ -1,0 +1,593 @@
+//! The datapath side of the switch: worker threads with pipeline replicas,
+//! and the control-side [`Datapath`] that owns the authoritative pipeline
+//! (DESIGN.md "Threads").
+//!
+//! # Data structures
+//!
+//! - **Authoritative pipeline** ([`Datapath::pipeline`]): every flow-, group-,
+//!   meter- and port-mod is validated and applied here first; errors go back
+//!   to the controller from here.
+//! - **Operations** ([`ops::Op`], wrapped in [`ops::Sequenced`] with a
+//!   sequence number 1, 2, ...): the same deterministic change, with the same
+//!   timestamp, sent to every worker on its own bounded `sync_channel`
+//!   (single producer: the control thread; single consumer: the worker).
+//!   Workers apply pending operations between batches and publish the last
+//!   applied sequence number in an `AtomicU64` ([`ops::WorkerCounters`]).
+//! - **Barrier** ([`Datapath::barrier`]): waits until every live worker's
+//!   acknowledged sequence number reaches the last one sent, so a barrier
+//!   reply means the data plane already uses the new rules.
+//! - **Counters**: the pipeline counts per flow entry, group and table in
+//!   whichever replica handled the packet. We keep the totals in the
+//!   authoritative copy and fold worker *deltas* in: [`ops::Op::Collect`]
+//!   asks every worker for its counters (by entry position: replicas are
+//!   identical stores) and zeroes them. Collect runs before flow / aggregate /
+//!   table / group stats, before deletes (so flow-removed messages carry the
+//!   totals) and before expiry, where it also merges the workers' `last_hit`
+//!   stamps (max) for idle timeouts. Expiry is decided here and broadcast as
+//!   [`ops::Op::RemoveFlows`]. Port counters come from the ports themselves.
+//! - **Ports** ([`SwitchPort`]): a fixed set given at start, each behind a
+//!   `Mutex` because any worker may transmit on any port and the control
+//!   thread transmits packet-outs; a port's receive side belongs to exactly
+//!   one worker (ports are dealt round robin). The lock is taken once per
+//!   batch, uncontended in the common case.
+//! - **Packet-ins**: workers send the whole frame on one bounded channel to
+//!   the control side (drop and count when full); the control side applies
+//!   `max_len` / miss_send_len and the [`buffers::BufferPool`].
+//! - **Standalone** ([`ops::Mode::Standalone`]): workers bypass the pipeline
+//!   and run the shared [`learning::MacTable`] (also used for OFPP_NORMAL).
+//!   Fail-secure is simply [`ops::Mode::Pipeline`] without a controller:
+//!   flows stay, misses are dropped by the channel.
+//!
+//! TODO(issue 3), not done:
+//! - idle workers sleep with `park_timeout` (<= 1 ms) instead of poll(2) on
+//!   the port fds (needs a safe poll helper in `ports`);
+//! - meters run per replica (a meter's rate applies per worker) and meter
+//!   stats report only the authoritative copy's counts;
+//! - TABLE_FEATURES, GROUP_FEATURES, METER_FEATURES and METER stats
+//!   requests answer BAD_REQUEST/BAD_MULTIPART (not described yet);
+//! - miss_send_len is stored (get/set config) but packet-ins use the
+//!   output action's max_len only; frag flags are stored, not applied;
+//! - port add/delete at run time (the port set is fixed at start);
+//! - the channel does not yet drain [`Datapath::take_events`] nor call
+//!   [`Datapath::tick`] / [`Datapath::set_mode`] (its side of issue 3).
+
+pub mod buffers;
+pub mod learning;
+pub mod ops;
+mod requests;
+pub mod worker;
+
+#[cfg(test)]
+mod tests;
+
+use ops::{Deltas, FlowId, Mode, Op, Sequenced, WorkerCounters};
+use pipeline::{Nanos, Pipeline, PortInfo};
+use ports::Port;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{self, Receiver, SyncSender};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+use worker::{Worker, WorkerPacketIn};
+
+pub use buffers::BufferPool;
+pub use learning::MacTable;
+
+/// Depth of each worker's operation queue.
+pub const OP_QUEUE: usize = 4096;
+/// Depth of the packet-in queue from the workers.
+pub const PACKET_IN_QUEUE: usize = 1024;
+
+/// The datapath's clock: real (monotonic) or a fake one tests advance.
+#[derive(Debug, Clone)]
+pub enum Clock {
+    Real(Instant),
+    Fake(Arc<AtomicU64>),
+}
+
+impl Clock {
+    pub fn real() -> Clock {
+        Clock::Real(Instant::now())
+    }
+
+    pub fn now(&self) -> Nanos {
+        match self {
+            Clock::Real(t) => t.elapsed().as_nanos().min(u128::from(u64::MAX)) as u64,
+            Clock::Fake(v) => v.load(Ordering::Acquire),
+        }
+    }
+}
+
+/// One switch port.
+pub struct SwitchPort {
+    pub no: u32,
+    pub name: String,
+    pub hw_addr: [u8; 6],
+    pub io: Mutex<Box<dyn Port>>,
+    /// When the port was added (port stats duration).
+    pub added_at: Nanos,
+}
+
+impl std::fmt::Debug for SwitchPort {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SwitchPort")
+            .field("no", &self.no)
+            .field("name", &self.name)
+            .finish()
+    }
+}
+
+/// The port set, by number.
+pub type SwitchPorts = Arc<BTreeMap<u32, Arc<SwitchPort>>>;
+/// The learning switch's table, shared by the workers.
+pub type LearningTable = Arc<Mutex<MacTable>>;
+
+/// Settings of the datapath.
+#[derive(Debug, Clone)]
+pub struct DpConfig {
+    pub datapath_id: u64,
+    /// Worker threads (at least 1).
+    pub n_workers: usize,
+    pub desc: ofp::multipart::Desc,
+}
+
+impl Default for DpConfig {
+    fn default() -> Self {
+        DpConfig {
+            datapath_id: 1,
+            n_workers: 1,
+            desc: ofp::multipart::Desc {
+                mfr_desc: "oxflow".into(),
+                hw_desc: "user-space software switch".into(),
+                sw_desc: env!("CARGO_PKG_VERSION").into(),
+                serial_num: "none".into(),
+                dp_desc: "oxflow".into(),
+            },
+        }
+    }
+}
+
+/// Asynchronous messages the datapath produces for the controllers (the
+/// channel applies roles and async filters).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DpEvent {
+    PacketIn(ofp::message::PacketIn),
+    FlowRemoved(ofp::message::FlowRemoved),
+    PortStatus(ofp::message::PortStatus),
+}
+
+struct WorkerHandle {
+    ops: SyncSender<Sequenced>,
+    counters: Arc<WorkerCounters>,
+    join: JoinHandle<()>,
+}
+
+/// The control side of the datapath (module comment).
+pub struct Datapath {
+    /// The authoritative pipeline.
+    pub pipeline: Pipeline,
+    pub ports: SwitchPorts,
+    pub config: DpConfig,
+    workers: Vec<WorkerHandle>,
+    seq: u64,
+    stop: Arc<AtomicBool>,
+    clock: Clock,
+    mode: Mode,
+    learning: LearningTable,
+    packet_ins: Receiver<WorkerPacketIn>,
+    /// For packet-ins of packet-outs run on the control side.
+    packet_in_tx: SyncSender<WorkerPacketIn>,
+    control_counters: WorkerCounters,
+    pub buffers: BufferPool,
+    /// OFPT_SET_CONFIG state.
+    pub switch_config: ofp::message::SwitchConfig,
+    /// Events produced on the control side, waiting for [`Datapath::take_events`].
+    pending: Vec<DpEvent>,
+}
+
+impl Datapath {
+    /// Starts the workers with `ports` (number, backend), dealt round robin.
+    pub fn start(config: DpConfig, ports: Vec<(u32, Box<dyn Port>)>, clock: Clock) -> Datapath {
+        let now = clock.now();
+        let mut pipeline = Pipeline::default();
+        let mut map = BTreeMap::new();
+        for (no, io) in ports {
+            let state = if io.link_up() {
+                ofp::port::state::LIVE
+            } else {
+                ofp::port::state::LINK_DOWN
+            };
+            pipeline.ports.insert(no, PortInfo { config: 0, state });
+            let sp = SwitchPort {
+                no,
+                name: io.name().to_string(),
+                hw_addr: io.hw_addr(),
+                io: Mutex::new(io),
+                added_at: now,
+            };
+            map.insert(no, Arc::new(sp));
+        }
+        let ports: SwitchPorts = Arc::new(map);
+        let n = config.n_workers.max(1);
+        let stop = Arc::new(AtomicBool::new(false));
+        let learning: LearningTable = Arc::default();
+        let (packet_in_tx, packet_ins) = mpsc::sync_channel(PACKET_IN_QUEUE);
+        let numbers: Vec<u32> = ports.keys().copied().collect();
+        let workers = (0..n)
+            .map(|w| {
+                let (tx, rx) = mpsc::sync_channel(OP_QUEUE);
+                let counters = Arc::new(WorkerCounters::default());
+                let worker = Worker {
+                    pipeline: pipeline.clone(),
+                    rx_ports: numbers.iter().copied().skip(w).step_by(n).collect(),
+                    ports: ports.clone(),
+                    ops: rx,
+                    events: packet_in_tx.clone(),
+                    counters: counters.clone(),
+                    stop: stop.clone(),
+                    clock: clock.clone(),
+                    mode: Mode::Pipeline,
+                    learning: learning.clone(),
+                };
+                let join = std::thread::Builder::new()
+                    .name(format!("oxflow-worker-{w}"))
+                    .spawn(move || worker.run())
+                    .expect("spawning a worker thread");
+                WorkerHandle {
+                    ops: tx,
+                    counters,
+                    join,
+                }
+            })
+            .collect();
+        Datapath {
+            pipeline,
+            ports,
+            config,
+            workers,
+            seq: 0,
+            stop,
+            clock,
+            mode: Mode::Pipeline,
+            learning,
+            packet_ins,
+            packet_in_tx,
+            control_counters: WorkerCounters::default(),
+            buffers: BufferPool::default(),
+            switch_config: ofp::message::SwitchConfig {
+                flags: 0,
+                miss_send_len: 128,
+            },
+            pending: Vec::new(),
+        }
+    }
+
+    pub fn now(&self) -> Nanos {
+        self.clock.now()
+    }
+
+    pub fn n_workers(&self) -> usize {
+        self.workers.len()
+    }
+
+    /// Sends `op` to every worker (blocking while a queue is full) and wakes
+    /// them.
+    pub fn broadcast(&mut self, op: Op) {
+        self.seq += 1;
+        for w in &self.workers {
+            // A worker that died has dropped its receiver; the barrier
+            // skips it.
+            let _ = w.ops.send(Sequenced {
+                seq: self.seq,
+                op: op.clone(),
+            });
+            w.join.thread().unpark();
+        }
+    }
+
+    /// Waits until every live worker applied every operation sent so far.
+    pub fn barrier(&self) {
+        let target = self.seq;
+        for w in &self.workers {
+            let mut spins = 0u32;
+            while w.counters.acked.load(Ordering::Acquire) < target && !w.join.is_finished() {
+                w.join.thread().unpark();
+                spins += 1;
+                if spins < 64 {
+                    std::thread::yield_now();
+                } else {
+                    std::thread::sleep(Duration::from_micros(50));
+                }
+            }
+        }
+    }
+
+    /// Folds the workers' counter deltas into the authoritative pipeline.
+    pub fn collect(&mut self) {
+        let (tx, rx) = mpsc::sync_channel(self.workers.len().max(1));
+        self.broadcast(Op::Collect(tx));
+        let live = self
+            .workers
+            .iter()
+            .filter(|w| !w.join.is_finished())
+            .count();
+        for _ in 0..live {
+            // A worker that exits drops its sender; recv then fails once
+            // all senders are gone.
+            match rx.recv_timeout(Duration::from_secs(5)) {
+                Ok(d) => self.fold(&d),
+                Err(_) => break,
+            }
+        }
+    }
+
+    fn fold(&mut self, d: &Deltas) {
+        for (id, td) in d.tables.iter().enumerate() {
+            let Some(t) = self.pipeline.table_mut(id as u8) else {
+                continue;
+            };
+            t.counters.lookup_count += td.counters.lookup_count;
+            t.counters.matched_count += td.counters.matched_count;
+            if t.len() != td.entries.len() {
+                continue;
+            }
+            for (i, (pk, by, hit)) in td.entries.iter().enumerate() {
+                if let Some(e) = t.entry_mut(i) {
+                    e.packet_count += pk;
+                    e.byte_count += by;
+                    e.last_hit = e.last_hit.max(*hit);
+                }
+            }
+        }
+        for (id, c, b) in &d.groups {
+            if let Some(g) = self.pipeline.groups.get_mut(*id) {
+                g.counters.packet_count += c.packet_count;
+                g.counters.byte_count += c.byte_count;
+                for (gb, wb) in g.bucket_counters.iter_mut().zip(b) {
+                    gb.packet_count += wb.packet_count;
+                    gb.byte_count += wb.byte_count;
+                }
+            }
+        }
+    }
+
+    /// Idle/hard timeouts: merges the workers' stamps, expires on the
+    /// authoritative copy, broadcasts the removals and queues flow-removed
+    /// messages.
+    pub fn expire(&mut self) {
+        let now = self.now();
+        self.collect();
+        let removed = self.pipeline.expire(now);
+        if removed.is_empty() {
+            return;
+        }
+        let ids: Vec<FlowId> = removed
+            .iter()
+            .map(|r| FlowId {
+                table_id: r.table_id,
+                priority: r.entry.priority,
+                compiled: r.entry.compiled.clone(),
+            })
+            .collect();
+        self.broadcast(Op::RemoveFlows(ids.into()));
+        self.flow_removed(&removed, now);
+    }
+
+    fn flow_removed(&mut self, removed: &[pipeline::RemovedFlow], now: Nanos) {
+        for r in removed.iter().filter(|r| r.wants_flow_removed()) {
+            self.pending.push(DpEvent::FlowRemoved(r.to_message(now)));
+        }
+    }
+
+    /// Compares every port's link with the port table; changes are
+    /// broadcast (fast-failover follows) and reported as port-status.
+    /// Call it on [`ports::LinkMonitor`] events and periodically.
+    pub fn poll_links(&mut self) {
+        use ofp::port::state;
+        let ports = self.ports.clone();
+        for (no, sp) in ports.iter() {
+            let up = match sp.io.lock() {
+                Ok(io) => io.link_up(),
+                Err(_) => continue,
+            };
+            let Some(info) = self.pipeline.ports.get(*no).copied() else {
+                continue;
+            };
+            let was_up = info.state & state::LINK_DOWN == 0;
+            if up == was_up {
+                continue;
+            }
+            let mut new = info;
+            new.state &= !(state::LINK_DOWN | state::LIVE);
+            new.state |= if up { state::LIVE } else { state::LINK_DOWN };
+            self.pipeline.ports.insert(*no, new);
+            self.broadcast(Op::Port(*no, new));
+            if !up {
+                if let Ok(mut t) = self.learning.lock() {
+                    t.flush_port(*no);
+                }
+            }
+            if let Some(desc) = self.port_desc(*no) {
+                self.pending
+                    .push(DpEvent::PortStatus(ofp::message::PortStatus {
+                        reason: ofp::message::port_reason::MODIFY,
+                        desc,
+                    }));
+            }
+        }
+    }
+
+    /// Periodic work: link changes and timeouts.
+    pub fn tick(&mut self) {
+        self.poll_links();
+        self.expire();
+    }
+
+    /// Switches between the pipeline and the standalone learning switch.
+    pub fn set_mode(&mut self, mode: Mode) {
+        if mode != self.mode {
+            self.mode = mode;
+            self.broadcast(Op::Mode(mode));
+        }
+    }
+
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    /// Packet-ins (truncated and buffered), flow-removed and port-status
+    /// messages produced since the last call.
+    pub fn take_events(&mut self) -> Vec<DpEvent> {
+        let now = self.now();
+        while let Ok(pi) = self.packet_ins.try_recv() {
+            let msg = self.make_packet_in(pi, now);
+            self.pending.push(DpEvent::PacketIn(msg));
+        }
+        std::mem::take(&mut self.pending)
+    }
+
+    /// Applies max_len and buffering to a packet-in.
+    fn make_packet_in(&mut self, pi: WorkerPacketIn, now: Nanos) -> ofp::message::PacketIn {
+        use ofp::message::{cml, NO_BUFFER};
+        let total_len = pi.data.len().min(usize::from(u16::MAX)) as u16;
+        let max_len = pi.max_len;
+        let mut data = pi.data;
+        let mut buffer_id = NO_BUFFER;
+        if max_len != cml::NO_BUFFER && usize::from(max_len) < data.len() {
+            let in_port = pi
+                .match_
+                .fields
+                .iter()
+                .find_map(|f| match f {
+                    ofp::oxm::OxmField::InPort(p) => Some(*p),
+                    _ => None,
+                })
+                .unwrap_or(ofp::port::port_no::CONTROLLER);
+            if let Some(id) = self.buffers.store(
+                buffers::Buffered {
+                    in_port,
+                    data: data.clone(),
+                },
+                now,
+            ) {
+                buffer_id = id;
+                data.truncate(usize::from(max_len));
+            }
+        }
+        ofp::message::PacketIn {
+            buffer_id,
+            total_len,
+            reason: pi.reason,
+            table_id: pi.table_id,
+            cookie: pi.cookie,
+            match_: pi.match_,
+            data,
+        }
+    }
+
+    /// Packet-ins dropped because the queue to the control side was full.
+    pub fn packet_in_drops(&self) -> u64 {
+        self.workers
+            .iter()
+            .map(|w| w.counters.packet_in_drops.load(Ordering::Relaxed))
+            .sum::<u64>()
+            + self
+                .control_counters
+                .packet_in_drops
+                .load(Ordering::Relaxed)
+    }
+
+    /// Runs a frame through the authoritative pipeline on the control side
+    /// (packet-out, buffered packet of a flow-mod), transmitting at once.
+    fn run_on_control(
+        &mut self,
+        data: &[u8],
+        in_port: u32,
+        actions: Option<&[ofp::action::Action]>,
+    ) {
+        let now = self.now();
+        let mut buf = packet::PacketBuf::from_slice(data);
+        let mut queues = BTreeMap::new();
+        {
+            let mut out = worker::BatchOut {
+                queues: &mut queues,
+                events: &self.packet_in_tx,
+                counters: &self.control_counters,
+                learning: &self.learning,
+            };
+            match actions {
+                Some(acts) => {
+                    let mut deferred = Vec::new();
+                    {
+                        let mut d = worker::Deferred {
+                            inner: &mut out,
+                            normal: &mut deferred,
+                        };
+                        self.pipeline
+                            .packet_out(&mut buf, in_port, acts, now, &mut d);
+                    }
+                    for (p, frame) in deferred {
+                        worker::normal(&self.pipeline.ports, p, &frame, now, &mut out);
+                    }
+                }
+                None => worker::process_one(&mut self.pipeline, &mut buf, in_port, now, &mut out),
+            }
+        }
+        worker::flush(&self.ports, &mut queues);
+    }
+
+    /// `ofp_port` description of one port.
+    pub fn port_desc(&self, no: u32) -> Option<ofp::port::Port> {
+        let sp = self.ports.get(&no)?;
+        let info = self.pipeline.ports.get(no)?;
+        let mtu_speed = 0;
+        Some(ofp::port::Port {
+            port_no: no,
+            hw_addr: sp.hw_addr,
+            name: sp
+                .name
+                .chars()
+                .take(ofp::port::MAX_PORT_NAME_LEN - 1)
+                .collect(),
+            config: info.config,
+            state: info.state,
+            curr: 0,
+            advertised: 0,
+            supported: 0,
+            peer: 0,
+            curr_speed: mtu_speed,
+            max_speed: mtu_speed,
+        })
+    }
+
+    /// Stops the workers and waits for them.
+    pub fn shutdown(&mut self) {
+        self.stop.store(true, Ordering::Release);
+        for w in self.workers.drain(..) {
+            w.join.thread().unpark();
+            let _ = w.join.join();
+        }
+    }
+}
+
+impl Drop for Datapath {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Release);
+        for w in &self.workers {
+            w.join.thread().unpark();
+        }
+    }
+}
+
+/// The controller channel's view of the datapath.
+impl crate::channel::datapath::Datapath for Datapath {
+    fn handle(
+        &mut self,
+        _conn: &crate::channel::hub::ConnInfo,
+        msg: ofp::OfpMessage,
+        raw: &[u8],
+    ) -> Vec<ofp::OfpMessage> {
+        self.handle_message(msg, raw)
+    }
+}

@@ -1,0 +1,90 @@
+//! Operations broadcast from the authoritative pipeline to the worker
+//! replicas, and the acknowledgement counters the barrier waits on.
+//!
+//! Every modification is first validated and applied on the control side;
+//! only then is the *same* operation, with the *same* timestamp, sent to
+//! every worker. `Pipeline` is deterministic (entry order is priority then
+//! installation order, no clocks inside), so each replica ends up with the
+//! same entries at the same positions as the authoritative copy. That is
+//! what lets [`Op::Collect`] report counters by position.
+
+use pipeline::group::Counters;
+use pipeline::{CompiledMatch, Nanos, PortInfo, TableCounters};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::SyncSender;
+use std::sync::Arc;
+
+/// Identifies one flow entry across replicas: table, priority and match
+/// (unique per table by flow-mod semantics).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FlowId {
+    pub table_id: u8,
+    pub priority: u16,
+    pub compiled: CompiledMatch,
+}
+
+/// What the datapath does with received packets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// The OpenFlow pipeline (connected, or fail-secure: misses go to a
+    /// controller that is not there and are dropped).
+    Pipeline,
+    /// Fail-standalone without a controller: an L2 learning switch.
+    Standalone,
+}
+
+/// One deterministic operation on a replica.
+#[derive(Debug, Clone)]
+pub enum Op {
+    FlowMod(Arc<ofp::message::FlowMod>, Nanos),
+    GroupMod(Arc<ofp::group::GroupMod>, Nanos),
+    MeterMod(Arc<ofp::meter::MeterMod>, Nanos),
+    /// New config/state of a port (port-mod, link change).
+    Port(u32, PortInfo),
+    /// Entries the control side expired (idle/hard timeouts).
+    RemoveFlows(Arc<[FlowId]>),
+    Config(pipeline::Config),
+    Mode(Mode),
+    /// Report counter deltas since the last collect and zero them.
+    Collect(SyncSender<Deltas>),
+}
+
+/// An operation with its sequence number (1, 2, ...).
+#[derive(Debug, Clone)]
+pub struct Sequenced {
+    pub seq: u64,
+    pub op: Op,
+}
+
+/// Per-entry counter deltas of one table, by position in the store.
+#[derive(Debug, Clone, Default)]
+pub struct TableDeltas {
+    pub counters: TableCounters,
+    /// `(packets, bytes, last_hit)` per entry, store order.
+    pub entries: Vec<(u64, u64, Nanos)>,
+}
+
+/// What one worker reports for [`Op::Collect`].
+#[derive(Debug, Clone, Default)]
+pub struct Deltas {
+    pub tables: Vec<TableDeltas>,
+    /// Group id, group counters, bucket counters.
+    pub groups: Vec<(u32, Counters, Vec<Counters>)>,
+}
+
+/// Counters of one worker (read by the control side at any time).
+#[derive(Debug, Default)]
+pub struct WorkerCounters {
+    /// Last operation sequence number applied.
+    pub acked: AtomicU64,
+    pub rx_packets: AtomicU64,
+    pub packet_ins: AtomicU64,
+    /// Packet-ins dropped because the control side queue was full.
+    pub packet_in_drops: AtomicU64,
+}
+
+impl WorkerCounters {
+    pub fn get(v: &AtomicU64) -> u64 {
+        v.load(Ordering::Acquire)
+    }
+}

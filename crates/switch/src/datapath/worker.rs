@@ -1,0 +1,286 @@
+//! One worker thread: a pipeline replica and the ports it receives from.
+//!
+//! Loop: apply pending operations (and publish the last applied sequence
+//! number for the barrier); receive a batch from each owned port; run each
+//! packet through the replica (or the learning switch in standalone mode),
+//! collecting outputs in per-port transmit queues; transmit each queue as
+//! one batch. When a whole round received nothing the worker backs off:
+//! a few yields, then `park_timeout` with a growing timeout (up to
+//! [`MAX_IDLE_SLEEP`]); the control side unparks it after sending an
+//! operation so operations and barriers never wait for the timeout.
+
+use super::ops::{Deltas, Mode, Op, Sequenced, TableDeltas, WorkerCounters};
+use super::{Clock, LearningTable, SwitchPorts};
+use packet::PacketBuf;
+use pipeline::{Nanos, Output, PacketInEvent, Pipeline, Unsupported};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Longest sleep of an idle worker (bounds the latency of the first packet
+/// after an idle period).
+// TODO(issue 3): block in poll(2) on the ports' fds plus a wake-up fd
+// instead; that needs a safe poll helper in the `ports` crate (the only
+// crate allowed `unsafe`).
+pub const MAX_IDLE_SLEEP: Duration = Duration::from_millis(1);
+
+/// A packet-in from a worker, with the whole frame; the control side
+/// truncates and buffers.
+#[derive(Debug, Clone)]
+pub struct WorkerPacketIn {
+    pub reason: u8,
+    pub table_id: u8,
+    pub cookie: u64,
+    pub match_: ofp::oxm::Match,
+    pub data: Vec<u8>,
+    pub max_len: u16,
+}
+
+pub(crate) struct Worker {
+    pub pipeline: Pipeline,
+    /// Port numbers this worker receives from.
+    pub rx_ports: Vec<u32>,
+    pub ports: SwitchPorts,
+    pub ops: Receiver<Sequenced>,
+    pub events: SyncSender<WorkerPacketIn>,
+    pub counters: Arc<WorkerCounters>,
+    pub stop: Arc<AtomicBool>,
+    pub clock: Clock,
+    pub mode: Mode,
+    pub learning: LearningTable,
+}
+
+/// Output of one batch: frames queued per port, packet-ins sent on.
+pub(crate) struct BatchOut<'a> {
+    pub queues: &'a mut BTreeMap<u32, Vec<Vec<u8>>>,
+    pub events: &'a SyncSender<WorkerPacketIn>,
+    pub counters: &'a WorkerCounters,
+    pub learning: &'a LearningTable,
+}
+
+impl Output for BatchOut<'_> {
+    fn port(&mut self, port: u32, data: &[u8], _queue: Option<u32>) {
+        self.queues.entry(port).or_default().push(data.to_vec());
+    }
+
+    fn packet_in(&mut self, ev: PacketInEvent<'_>) {
+        self.counters.packet_ins.fetch_add(1, Ordering::Relaxed);
+        let pi = WorkerPacketIn {
+            reason: ev.reason,
+            table_id: ev.table_id,
+            cookie: ev.cookie,
+            match_: ev.match_,
+            data: ev.data.to_vec(),
+            max_len: ev.max_len,
+        };
+        if let Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) = self.events.try_send(pi)
+        {
+            self.counters
+                .packet_in_drops
+                .fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+/// OFPP_NORMAL and standalone forwarding: the learning switch, honouring
+/// the ingress port's NO_RECV / PORT_DOWN.
+pub(crate) fn normal(
+    ports: &pipeline::PortTable,
+    in_port: u32,
+    data: &[u8],
+    now: Nanos,
+    o: &mut BatchOut<'_>,
+) {
+    use ofp::port::config;
+    if ports
+        .get(in_port)
+        .is_some_and(|p| p.config & (config::NO_RECV | config::PORT_DOWN) != 0)
+    {
+        return;
+    }
+    let outs = match o.learning.lock() {
+        Ok(mut t) => t.forward(in_port, data, ports, now),
+        Err(_) => return,
+    };
+    for p in outs {
+        o.port(p, data, None);
+    }
+}
+
+/// Sends every queued frame, one `tx_batch` per port.
+pub(crate) fn flush(ports: &SwitchPorts, queues: &mut BTreeMap<u32, Vec<Vec<u8>>>) {
+    for (no, frames) in queues.iter_mut() {
+        if frames.is_empty() {
+            continue;
+        }
+        if let Some(p) = ports.get(no) {
+            let slices: Vec<&[u8]> = frames.iter().map(Vec::as_slice).collect();
+            if let Ok(mut io) = p.io.lock() {
+                // Drops are counted by the port itself.
+                let _ = io.tx_batch(&slices);
+            }
+        }
+        frames.clear();
+    }
+}
+
+impl Worker {
+    fn apply(&mut self, s: Sequenced) {
+        let p = &mut self.pipeline;
+        // Operations were validated on the authoritative copy; a replica
+        // cannot fail differently, so results are ignored here.
+        match s.op {
+            Op::FlowMod(fm, now) => drop(p.flow_mod(&fm, now)),
+            Op::GroupMod(gm, now) => drop(p.group_mod(&gm, now)),
+            Op::MeterMod(mm, now) => drop(p.meter_mod(&mm, now)),
+            Op::Port(no, info) => p.ports.insert(no, info),
+            Op::RemoveFlows(ids) => {
+                for id in ids.iter() {
+                    if let Some(t) = p.table_mut(id.table_id) {
+                        t.remove_where(|e| e.priority == id.priority && e.compiled == id.compiled);
+                    }
+                }
+            }
+            Op::Config(c) => p.config = c,
+            Op::Mode(m) => self.mode = m,
+            Op::Collect(reply) => {
+                let _ = reply.send(self.take_deltas());
+            }
+        }
+        self.counters.acked.store(s.seq, Ordering::Release);
+    }
+
+    /// Counter deltas since the last collect; zeroes the replica's counters.
+    fn take_deltas(&mut self) -> Deltas {
+        let n = self.pipeline.n_tables();
+        let mut d = Deltas::default();
+        for id in 0..n {
+            let Some(t) = self.pipeline.table_mut(id as u8) else {
+                continue;
+            };
+            let mut td = TableDeltas {
+                counters: std::mem::take(&mut t.counters),
+                entries: Vec::with_capacity(t.len()),
+            };
+            let len = t.len();
+            for i in 0..len {
+                if let Some(e) = t.entry_mut(i) {
+                    td.entries.push((
+                        std::mem::take(&mut e.packet_count),
+                        std::mem::take(&mut e.byte_count),
+                        e.last_hit,
+                    ));
+                }
+            }
+            d.tables.push(td);
+        }
+        let ids: Vec<u32> = self.pipeline.groups.iter().map(|g| g.id).collect();
+        for id in ids {
+            if let Some(g) = self.pipeline.groups.get_mut(id) {
+                let c = std::mem::take(&mut g.counters);
+                let b = g.bucket_counters.iter_mut().map(std::mem::take).collect();
+                d.groups.push((id, c, b));
+            }
+        }
+        d
+    }
+
+    pub fn run(mut self) {
+        let mut bufs = vec![PacketBuf::new(); ports::BATCH];
+        let mut queues: BTreeMap<u32, Vec<Vec<u8>>> = BTreeMap::new();
+        let mut idle_rounds: u32 = 0;
+        while !self.stop.load(Ordering::Acquire) {
+            while let Ok(s) = self.ops.try_recv() {
+                self.apply(s);
+            }
+            let mut got = 0;
+            let now = self.clock.now();
+            for i in 0..self.rx_ports.len() {
+                let no = self.rx_ports[i];
+                let Some(port) = self.ports.get(&no) else {
+                    continue;
+                };
+                let n = match port.io.lock() {
+                    Ok(mut io) => io.rx_batch(&mut bufs).unwrap_or(0),
+                    Err(_) => 0,
+                };
+                got += n;
+                self.counters
+                    .rx_packets
+                    .fetch_add(n as u64, Ordering::Relaxed);
+                for buf in bufs.iter_mut().take(n) {
+                    let mut out = BatchOut {
+                        queues: &mut queues,
+                        events: &self.events,
+                        counters: &self.counters,
+                        learning: &self.learning,
+                    };
+                    match self.mode {
+                        Mode::Pipeline => {
+                            process_one(&mut self.pipeline, buf, no, now, &mut out);
+                        }
+                        Mode::Standalone => {
+                            normal(&self.pipeline.ports, no, buf.data(), now, &mut out);
+                        }
+                    }
+                }
+            }
+            flush(&self.ports, &mut queues);
+            if got > 0 {
+                idle_rounds = 0;
+            } else {
+                idle_rounds = idle_rounds.saturating_add(1);
+                if idle_rounds < 16 {
+                    std::thread::yield_now();
+                } else {
+                    let us =
+                        (u64::from(idle_rounds - 15) * 10).min(MAX_IDLE_SLEEP.as_micros() as u64);
+                    std::thread::park_timeout(Duration::from_micros(us));
+                }
+            }
+        }
+    }
+}
+
+/// Runs one packet through the pipeline; NORMAL output (which needs the
+/// port table the pipeline owns) is resolved after processing.
+pub(crate) fn process_one(
+    p: &mut Pipeline,
+    buf: &mut PacketBuf,
+    in_port: u32,
+    now: Nanos,
+    o: &mut BatchOut<'_>,
+) {
+    let mut deferred: Vec<(u32, Vec<u8>)> = Vec::new();
+    {
+        let mut rec = Deferred {
+            inner: o,
+            normal: &mut deferred,
+        };
+        p.process(buf, in_port, now, &mut rec);
+    }
+    for (in_port, data) in deferred {
+        normal(&p.ports, in_port, &data, now, o);
+    }
+}
+
+/// Wraps a [`BatchOut`] and defers NORMAL outputs.
+pub(crate) struct Deferred<'a, 'b> {
+    pub inner: &'a mut BatchOut<'b>,
+    pub normal: &'a mut Vec<(u32, Vec<u8>)>,
+}
+
+impl Output for Deferred<'_, '_> {
+    fn port(&mut self, port: u32, data: &[u8], queue: Option<u32>) {
+        self.inner.port(port, data, queue);
+    }
+    fn packet_in(&mut self, ev: PacketInEvent<'_>) {
+        self.inner.packet_in(ev);
+    }
+    fn unsupported(&mut self, what: Unsupported, data: &[u8]) {
+        let Unsupported::Normal { in_port } = what;
+        self.normal.push((in_port, data.to_vec()));
+    }
+}
