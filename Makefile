@@ -26,12 +26,13 @@ test-rust: setup
 
 test-python: setup
 	$(CARGO) build -q -p ofp --example emit_vectors
+	$(CARGO) build -q --release -p oxflow
 	$(PY) -m pytest -q tests/python
 
 test: lint test-rust test-python
 	@echo "make test: all suites passed"
 
-demo: setup
+demo:
 	@bash scripts/demo.sh
 
 bench: setup

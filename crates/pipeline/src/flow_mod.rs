@@ -101,6 +101,9 @@ impl Pipeline {
                 }
             }
             Action::Group(g) if !self.groups.contains(*g) => bad(BadActionCode::BadOutGroup),
+            // Ports have one queue, id 0 (the default queue every frame
+            // goes through); no other queue exists.
+            Action::SetQueue(q) if *q != 0 => bad(BadActionCode::BadQueue),
             Action::Experimenter { .. } => bad(BadActionCode::BadExperimenter),
             _ => Ok(()),
         }
@@ -153,6 +156,7 @@ impl Pipeline {
         match fm.command {
             cmd::ADD => {
                 self.check_instructions(fm.table_id, &fm.instructions)?;
+                crate::consistency::check(&fm.match_, &fm.instructions)?;
                 let table = self
                     .table_mut(fm.table_id)
                     .ok_or(fm_err(FlowModFailedCode::BadTableId))?;
@@ -195,6 +199,7 @@ impl Pipeline {
             }
             cmd::MODIFY | cmd::MODIFY_STRICT => {
                 self.check_instructions(fm.table_id, &fm.instructions)?;
+                crate::consistency::check(&fm.match_, &fm.instructions)?;
                 let strict = fm.command == cmd::MODIFY_STRICT;
                 let insts: Arc<[Instruction]> = Arc::from(fm.instructions.as_slice());
                 let reset = fm.flags & flow_mod_flags::RESET_COUNTS != 0;

@@ -11,27 +11,29 @@
 //! - [`table`]: flow entries, flow tables and their classifier trait.
 //! - [`flow_mod`]: flow-mod validation and semantics, timeouts.
 //! - [`action_set`]: the action set and its execution order.
+//! - [`consistency`]: actions checked against the match
+//!   (BAD_ACTION/MATCH_INCONSISTENT).
 //! - [`process`]: packet processing, instructions, actions, reserved ports.
 //! - [`group`]: the group table.
 //! - [`port`]: the port set with config and liveness.
 //!
 //! - [`meter`]: the meter table (token buckets, bands, stats).
 //!
+//! Left to the switch: buffer ids, packet-in truncation and the buffer
+//! pool (a flow-mod with a buffer_id: the switch runs the buffered packet
+//! through [`Pipeline::process`] after the add); table-mod, the feature
+//! multiparts and flow/aggregate stats requests (the filters are here:
+//! `CompiledMatch::is_subsumed_by`, [`outputs_to`]); merging the worker
+//! replicas' `last_hit` stamps before calling `expire`.
+//!
 //! TODO(issue 3), not done yet:
-//! - only the linear classifier exists (hash / LPM / tuple space to add
-//!   behind `table::Classifier`);
-//! - flow-mod does not check set-field / pop actions against the match
-//!   (BAD_ACTION/MATCH_INCONSISTENT) nor queue ids (BAD_QUEUE);
-//! - buffer ids, miss_send_len truncation and the packet-in buffer pool are
-//!   the switch's (a flow-mod with a buffer_id: the switch runs the buffered
-//!   packet through [`Pipeline::process`] after the add);
-//! - table-mod, table features and flow/aggregate stats requests (the
-//!   filters are here: `CompiledMatch::is_subsumed_by`, [`outputs_to`]);
-//! - the virtual meters SLOWPATH / CONTROLLER (refused with INVALID_METER);
-//! - idle timeouts read `last_hit` of this pipeline; with worker replicas
-//!   the switch must merge the workers' stamps before calling `expire`.
+//! - classifiers: linear scan and the one-shape hash ([`classifier`]);
+//!   LPM / tuple space search still to add behind `table::Classifier`;
+//! - the virtual meters SLOWPATH / CONTROLLER (refused with INVALID_METER).
 
 pub mod action_set;
+pub mod classifier;
+pub mod consistency;
 pub mod flow_mod;
 pub mod group;
 pub mod matcher;
@@ -68,6 +70,11 @@ pub struct Config {
     /// `max_len` given with INVALID_TTL packet-ins (the switch's
     /// miss_send_len; default OFPCML default 128).
     pub invalid_ttl_max_len: u16,
+    /// OFPC_FRAG_DROP: IP fragments are dropped on receive, before the
+    /// first table (no table counts them). Off (OFPC_FRAG_NORMAL):
+    /// fragments go through the tables like any packet, later fragments
+    /// with no L4 fields. Reassembly (OFPC_FRAG_REASM) is not supported.
+    pub frag_drop: bool,
 }
 
 impl Default for Config {
@@ -75,6 +82,7 @@ impl Default for Config {
         Config {
             invalid_ttl_to_controller: true,
             invalid_ttl_max_len: 128,
+            frag_drop: false,
         }
     }
 }

@@ -2,46 +2,100 @@
 //! and DSCP-remark bands, in kbps or packets per second, with optional burst
 //! sizes, and meter / band statistics. Time is an argument.
 //!
-//! Each band is a token bucket. To stay in integers, tokens are counted in
-//! "unit-nanoseconds": a band of rate `r` units per second gains `r` tokens
-//! per elapsed nanosecond, and a packet costs `units * 1e9` tokens, where a
-//! unit is one bit for kbps meters (rate `r` kbps = `1000 r` bits/s) or one
-//! packet for pktps meters. A bucket holds at most the burst size (from the
-//! band with OFPMF_BURST, otherwise one second of traffic at the band's
-//! rate). A packet that finds a band's bucket short "exceeds" that band;
-//! the meter applies, of the exceeded bands, the one with the highest rate
-//! (spec: the band with the highest rate lower than the measured rate).
-//! Every band whose bucket has the tokens takes them, whatever the verdict.
+//! # Shared state
+//!
+//! A meter limits the whole switch, not one worker: the [`MeterTable`]
+//! holds each [`Meter`] behind an `Arc`, and every mutable part of a meter
+//! (token buckets, the refill stamp, counters) is an atomic. Cloning a
+//! pipeline (a worker replica) clones the `Arc`s, so every replica meters
+//! against the same buckets; the switch hands the authoritative table to
+//! the replicas after each meter-mod ([`MeterTable::clone`] is cheap) rather
+//! than letting each replica build its own.
+//!
+//! # Token buckets
+//!
+//! Each band is a token bucket in integer "tokens": a band of rate `r`
+//! (kbps or pktps) gains `r` tokens per elapsed nanosecond; a packet costs
+//! `len * 8 * 10^6` tokens in a kbps meter (one token is 10^-6 bit) or
+//! `10^9` in a pktps meter (one token is 10^-9 packet). A bucket holds at
+//! most the burst size (`burst * 10^9` tokens, burst in kilobits or
+//! packets, with OFPMF_BURST) or else one second of traffic (`r * 10^9`);
+//! both fit a `u64` for any 32-bit rate or burst.
+//!
+//! Refill is lock-free: the meter's `last` stamp advances with
+//! `fetch_max(now)`, so each elapsed nanosecond is credited to exactly one
+//! packet whichever worker meters it; each band then adds that credit and
+//! takes the packet's cost in one compare-and-swap on its `tokens`.
+//!
+//! A packet that finds a band's bucket short "exceeds" that band; the meter
+//! applies, of the exceeded bands, the one with the highest rate (spec: the
+//! band with the highest rate lower than the measured rate). Every band
+//! whose bucket has the tokens takes them, whatever the verdict.
 
 use crate::table::Nanos;
 use ofp::error::{ErrorCode, MeterModFailedCode};
 use ofp::meter::{command, flags, meter_id, MeterBand, MeterMod};
 use packet::{FlowKey, PacketBuf, SetField};
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
-const NS: u128 = 1_000_000_000;
+const NS: u64 = 1_000_000_000;
 
-/// One band with its bucket and counters.
-#[derive(Debug, Clone)]
+/// One band with its (shared) bucket and counters.
+#[derive(Debug)]
 pub struct BandState {
     pub band: MeterBand,
-    /// Tokens in unit-nanoseconds (module comment).
-    tokens: u128,
-    pub packet_count: u64,
-    pub byte_count: u64,
+    /// Tokens gained per nanosecond (the band's rate).
+    per_ns: u64,
+    /// Bucket capacity in tokens.
+    cap: u64,
+    /// Tokens (module comment).
+    tokens: AtomicU64,
+    packet_count: AtomicU64,
+    byte_count: AtomicU64,
 }
 
-/// One meter.
-#[derive(Debug, Clone)]
+impl BandState {
+    /// Packets this band applied to.
+    pub fn packet_count(&self) -> u64 {
+        self.packet_count.load(Ordering::Relaxed)
+    }
+
+    pub fn byte_count(&self) -> u64 {
+        self.byte_count.load(Ordering::Relaxed)
+    }
+
+    /// Credits `elapsed` ns and takes `cost` tokens if the bucket has them;
+    /// false if the packet exceeds the band.
+    fn take(&self, elapsed: u64, cost: u64) -> bool {
+        let refill = |t: u64| {
+            t.saturating_add(elapsed.saturating_mul(self.per_ns))
+                .min(self.cap)
+        };
+        let old = self
+            .tokens
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |t| {
+                let t = refill(t);
+                Some(if t >= cost { t - cost } else { t })
+            })
+            .unwrap_or_else(|v| v);
+        refill(old) >= cost
+    }
+}
+
+/// One meter; shared by the replicas (module comment).
+#[derive(Debug)]
 pub struct Meter {
     pub id: u32,
     /// Bits of `ofp::meter::flags`.
     pub flags: u16,
     pub bands: Vec<BandState>,
-    pub packet_in_count: u64,
-    pub byte_in_count: u64,
+    packet_in_count: AtomicU64,
+    byte_in_count: AtomicU64,
     pub created_at: Nanos,
-    last: Nanos,
+    /// Refill stamp (module comment).
+    last: AtomicU64,
 }
 
 /// What a meter decided for a packet.
@@ -72,49 +126,50 @@ impl Meter {
         self.flags & flags::PKTPS != 0
     }
 
-    /// Tokens gained per nanosecond and bucket capacity of a band.
-    fn bucket(&self, b: &MeterBand) -> (u128, u128) {
-        let per_sec: u128 = if self.pktps() {
-            u128::from(rate_of(b))
-        } else {
-            u128::from(rate_of(b)) * 1000
-        };
-        let cap = if self.flags & flags::BURST != 0 {
-            let burst = u128::from(burst_of(b));
-            if self.pktps() {
-                burst * NS
-            } else {
-                burst * 1000 * NS
-            }
-        } else {
-            per_sec * NS
-        };
-        (per_sec, cap)
+    /// Packets that reached the meter.
+    pub fn packet_in_count(&self) -> u64 {
+        self.packet_in_count.load(Ordering::Relaxed)
     }
 
-    /// Counts and meters one packet of `len` bytes at `now`.
-    fn meter(&mut self, len: usize, now: Nanos) -> Option<usize> {
-        self.packet_in_count += 1;
-        self.byte_in_count += len as u64;
-        let elapsed = u128::from(now.saturating_sub(self.last));
-        self.last = self.last.max(now);
+    pub fn byte_in_count(&self) -> u64 {
+        self.byte_in_count.load(Ordering::Relaxed)
+    }
+
+    /// A band with a full bucket.
+    fn band_state(flags_: u16, b: &MeterBand) -> BandState {
+        let per_ns = u64::from(rate_of(b));
+        let cap = if flags_ & flags::BURST != 0 {
+            u64::from(burst_of(b)) * NS
+        } else {
+            per_ns * NS
+        };
+        BandState {
+            band: b.clone(),
+            per_ns,
+            cap,
+            tokens: AtomicU64::new(cap),
+            packet_count: AtomicU64::new(0),
+            byte_count: AtomicU64::new(0),
+        }
+    }
+
+    /// Counts and meters one packet of `len` bytes at `now`; the index of
+    /// the band that applies, if any.
+    fn meter(&self, len: usize, now: Nanos) -> Option<usize> {
+        self.packet_in_count.fetch_add(1, Ordering::Relaxed);
+        self.byte_in_count.fetch_add(len as u64, Ordering::Relaxed);
+        let prev = self.last.fetch_max(now, Ordering::AcqRel);
+        let elapsed = now.saturating_sub(prev);
         let cost = if self.pktps() {
             NS
         } else {
-            len as u128 * 8 * NS
+            (len as u64).saturating_mul(8_000_000)
         };
-        let buckets: Vec<(u128, u128)> = self.bands.iter().map(|b| self.bucket(&b.band)).collect();
         // (index, rate) of the highest-rate band the packet exceeds.
         let mut exceeded: Option<(usize, u32)> = None;
-        for (i, (b, (per_ns, cap))) in self.bands.iter_mut().zip(buckets).enumerate() {
-            b.tokens = b
-                .tokens
-                .saturating_add(elapsed.saturating_mul(per_ns))
-                .min(cap);
+        for (i, b) in self.bands.iter().enumerate() {
             let rate = rate_of(&b.band);
-            if b.tokens >= cost {
-                b.tokens -= cost;
-            } else if exceeded.is_none_or(|(_, r)| rate > r) {
+            if !b.take(elapsed, cost) && exceeded.is_none_or(|(_, r)| rate > r) {
                 exceeded = Some((i, rate));
             }
         }
@@ -134,9 +189,10 @@ pub fn remark_dscp(dscp: u8, prec: u8) -> u8 {
     }
 }
 
+/// The meters by id; `Clone` shares them (module comment).
 #[derive(Debug, Clone, Default)]
 pub struct MeterTable {
-    meters: BTreeMap<u32, Meter>,
+    meters: BTreeMap<u32, Arc<Meter>>,
 }
 
 fn mm_err(c: MeterModFailedCode) -> ErrorCode {
@@ -153,11 +209,21 @@ impl MeterTable {
     }
 
     pub fn get(&self, id: u32) -> Option<&Meter> {
-        self.meters.get(&id)
+        self.meters.get(&id).map(|m| &**m)
     }
 
     pub fn iter(&self) -> impl Iterator<Item = &Meter> {
-        self.meters.values()
+        self.meters.values().map(|m| &**m)
+    }
+
+    /// Whether both tables hold the very same (shared) meters.
+    pub fn shares_with(&self, other: &MeterTable) -> bool {
+        self.meters.len() == other.meters.len()
+            && self
+                .meters
+                .iter()
+                .zip(other.meters.iter())
+                .all(|((a, ma), (b, mb))| a == b && Arc::ptr_eq(ma, mb))
     }
 
     /// Applies a meter-mod at `now`; returns the ids of deleted meters (the
@@ -198,27 +264,21 @@ impl MeterTable {
                     }
                 }
                 let old = self.meters.get(&mm.meter_id);
-                let mut m = Meter {
+                // Buckets start full; a modify keeps the meter's counters.
+                let m = Meter {
                     id: mm.meter_id,
                     flags: mm.flags,
-                    bands: Vec::new(),
-                    packet_in_count: old.map_or(0, |o| o.packet_in_count),
-                    byte_in_count: old.map_or(0, |o| o.byte_in_count),
+                    bands: mm
+                        .bands
+                        .iter()
+                        .map(|b| Meter::band_state(mm.flags, b))
+                        .collect(),
+                    packet_in_count: AtomicU64::new(old.map_or(0, |o| o.packet_in_count())),
+                    byte_in_count: AtomicU64::new(old.map_or(0, |o| o.byte_in_count())),
                     created_at: old.map_or(now, |o| o.created_at),
-                    last: now,
+                    last: AtomicU64::new(now),
                 };
-                // Buckets start full.
-                m.bands = mm
-                    .bands
-                    .iter()
-                    .map(|b| BandState {
-                        tokens: m.bucket(b).1,
-                        band: b.clone(),
-                        packet_count: 0,
-                        byte_count: 0,
-                    })
-                    .collect();
-                self.meters.insert(mm.meter_id, m);
+                self.meters.insert(mm.meter_id, Arc::new(m));
                 Ok(Vec::new())
             }
             command::DELETE => {
@@ -241,24 +301,24 @@ impl MeterTable {
     /// rewrites the packet. Unknown meters pass (flow-mod validation keeps
     /// them out of the tables).
     pub fn apply_to_packet(
-        &mut self,
+        &self,
         id: u32,
         pkt: &mut PacketBuf,
         key: &mut FlowKey,
         now: Nanos,
     ) -> Verdict {
         let len = pkt.len();
-        let Some(m) = self.meters.get_mut(&id) else {
+        let Some(m) = self.meters.get(&id) else {
             return Verdict::Pass;
         };
         let Some(i) = m.meter(len, now) else {
             return Verdict::Pass;
         };
-        let Some(b) = m.bands.get_mut(i) else {
+        let Some(b) = m.bands.get(i) else {
             return Verdict::Pass;
         };
-        b.packet_count += 1;
-        b.byte_count += len as u64;
+        b.packet_count.fetch_add(1, Ordering::Relaxed);
+        b.byte_count.fetch_add(len as u64, Ordering::Relaxed);
         match b.band {
             MeterBand::Drop { .. } => Verdict::Drop,
             MeterBand::DscpRemark { prec_level, .. } => {

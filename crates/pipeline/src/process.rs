@@ -106,7 +106,14 @@ fn flow_hash(k: &FlowKey) -> u64 {
     eat(&[k.ip_proto]);
     eat(&k.tp_src.to_be_bytes());
     eat(&k.tp_dst.to_be_bytes());
-    h
+    // FNV-1a's low bits are weak (bit 0 is the XOR of every byte's bit 0), and
+    // SELECT groups take the hash modulo the total weight: finish with the
+    // splitmix64 mixer so every output bit depends on every input bit.
+    h ^= h >> 30;
+    h = h.wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    h ^= h >> 27;
+    h = h.wrapping_mul(0x94d0_49bb_1331_11eb);
+    h ^ (h >> 31)
 }
 
 /// The packet-in match: the pipeline fields of the packet.
@@ -127,23 +134,38 @@ fn pipeline_match(k: &FlowKey) -> Match {
 impl Pipeline {
     /// Runs a packet received on `in_port` through the tables at `now`.
     /// The packet is rewritten in place by the actions.
+    ///
+    /// A frame whose headers are truncated or lie about their lengths is
+    /// dropped before table 0 (ND option lists excepted, see below) and the parse error is returned, so the caller
+    /// counts it against the ingress port (rx_errors): matching such a frame
+    /// on the fields that happened to parse would let a garbage frame hit
+    /// rules written for well-formed traffic.
     pub fn process(
         &mut self,
         pkt: &mut PacketBuf,
         in_port: u32,
         now: Nanos,
         out: &mut impl Output,
-    ) {
+    ) -> Result<(), packet::ParseError> {
         if self
             .ports
             .get(in_port)
             .is_some_and(|p| p.config & (config::NO_RECV | config::PORT_DOWN) != 0)
         {
-            return;
+            return Ok(());
         }
         let mut key = FlowKey::new(in_port);
-        // A malformed packet still matches on what could be parsed.
-        let _ = packet::parse(pkt.data(), &mut key);
+        if let Err(e) = packet::parse(pkt.data(), &mut key) {
+            // A bad ND option list leaves the ICMPv6 header and the target
+            // intact: keep such a frame (only the options after the bad one
+            // are unknown), as other switches and hosts do.
+            if e.reason != packet::Reason::BadNdOption {
+                return Err(e);
+            }
+        }
+        if self.config.frag_drop && key.ip_frag & packet::frag::FRAGMENT != 0 {
+            return Ok(());
+        }
         let ctx = Ctx {
             in_port,
             now,
@@ -155,6 +177,7 @@ impl Pipeline {
             depth: 0,
         };
         self.run_tables(pkt, &mut key, 0, ctx, out);
+        Ok(())
     }
 
     /// Packet-out (spec §7.3.7): runs `actions` on the frame as if it came

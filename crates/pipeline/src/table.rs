@@ -6,17 +6,21 @@
 //! entries of equal priority undefined; this order makes it deterministic:
 //! the earliest installed entry wins.
 //!
-//! Lookup goes through the small [`Classifier`] trait. Today the only
-//! classifier is [`LinearScan`], which walks the sorted store and stops at
-//! the first match, so it returns the highest-priority match by
-//! construction. DESIGN.md's specialised structures (one hash map when every
-//! entry is exact on the same fields, an LPM trie for prefix masks on one
-//! address, tuple space search over per-mask subtables) plug in here: the
-//! table calls `rebuild` after every change of the store and `lookup` per
-//! packet, and a classifier returns an index into the store, so counters,
-//! timeouts and flow-mod semantics stay in one place whatever the structure.
-//! Property tests compare every classifier with a naive reference scan.
+//! Lookup goes through the small [`Classifier`] trait. [`LinearScan`] walks
+//! the sorted store and stops at the first match, so it returns the
+//! highest-priority match by construction. The table uses
+//! `crate::classifier::Auto`, which switches to one hash map when every
+//! entry matches the same fields with the same masks (or everything: the
+//! L2 MAC table case) and scans otherwise. Further structures of DESIGN.md
+//! (an LPM trie for prefix masks on one address, tuple space search over
+//! per-mask subtables) plug in the same way: the table calls `inserted`
+//! after an insertion, `rebuild` after other changes of the store and
+//! `lookup` per packet, and a classifier returns an index into the store,
+//! so counters, timeouts and flow-mod semantics stay in one place whatever
+//! the structure. Property tests compare the classifiers with a naive
+//! reference scan.
 
+use crate::classifier::Auto;
 use crate::matcher::CompiledMatch;
 use ofp::instruction::Instruction;
 use ofp::message::flow_mod_flags;
@@ -99,6 +103,10 @@ impl FlowEntry {
 pub(crate) trait Classifier: std::fmt::Debug + Send {
     /// Called after the store changed.
     fn rebuild(&mut self, entries: &[FlowEntry]);
+    /// Called after one entry was inserted at `pos` (nothing else changed).
+    fn inserted(&mut self, entries: &[FlowEntry], _pos: usize) {
+        self.rebuild(entries);
+    }
     /// Index of the highest-priority entry matching `key`.
     fn lookup(&self, entries: &[FlowEntry], key: &FlowKey) -> Option<usize>;
 }
@@ -127,7 +135,7 @@ pub struct TableCounters {
 pub struct FlowTable {
     pub id: u8,
     entries: Vec<FlowEntry>,
-    classifier: Box<dyn Classifier>,
+    classifier: Auto,
     pub counters: TableCounters,
     next_seq: u64,
 }
@@ -139,7 +147,7 @@ impl Clone for FlowTable {
         let mut t = FlowTable {
             id: self.id,
             entries: self.entries.clone(),
-            classifier: Box::new(LinearScan),
+            classifier: Auto::default(),
             counters: self.counters,
             next_seq: self.next_seq,
         };
@@ -153,10 +161,15 @@ impl FlowTable {
         FlowTable {
             id,
             entries: Vec::new(),
-            classifier: Box::new(LinearScan),
+            classifier: Auto::default(),
             counters: TableCounters::default(),
             next_seq: 0,
         }
+    }
+
+    /// The lookup structure in use: "hash" or "linear".
+    pub fn classifier_kind(&self) -> &'static str {
+        self.classifier.kind()
     }
 
     /// The entries, highest priority first.
@@ -211,7 +224,7 @@ impl FlowTable {
         self.next_seq += 1;
         let pos = self.entries.partition_point(|x| x.priority >= e.priority);
         self.entries.insert(pos, e);
-        self.classifier.rebuild(&self.entries);
+        self.classifier.inserted(&self.entries, pos);
     }
 
     /// Removes and returns every entry for which `pred` holds, in store

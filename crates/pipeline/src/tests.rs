@@ -133,8 +133,27 @@ fn udp_to(dst: [u8; 4]) -> Vec<OxmField> {
 fn run(p: &mut Pipeline, frame: &[u8], in_port: u32, now: u64) -> Rec {
     let mut r = Rec::default();
     let mut buf = PacketBuf::from_slice(frame);
-    p.process(&mut buf, in_port, now, &mut r);
+    p.process(&mut buf, in_port, now, &mut r)
+        .expect("test frames are well formed");
     r
+}
+
+#[test]
+fn malformed_frames_are_dropped_before_table_0() {
+    let mut p = pipeline(2);
+    p.flow_mod(&fm(cmd::ADD, 0, 0, vec![], vec![apply(vec![out(2)])]), 0)
+        .expect("match-all flow");
+    // Ethernet + an IPv4 header cut after 6 bytes.
+    let mut cut = vec![0u8; 12];
+    cut.extend_from_slice(&[0x08, 0x00, 0x45, 0, 0, 0x3c, 0, 0]);
+    let mut r = Rec::default();
+    let mut buf = PacketBuf::from_slice(&cut);
+    assert!(p.process(&mut buf, 1, 0, &mut r).is_err());
+    assert!(r.0.is_empty(), "a malformed frame must not be forwarded");
+    // a frame of an ethertype the parser does not look into still matches
+    let mut other = vec![0u8; 12];
+    other.extend_from_slice(&[0x88, 0xb5, 1, 2, 3]);
+    assert_eq!(run(&mut p, &other, 1, 0).ports(), vec![2]);
 }
 
 #[test]
@@ -585,7 +604,7 @@ fn reserved_ports() {
         vec![
             out(port_no::IN_PORT),
             out(2),
-            Action::SetQueue(7),
+            Action::SetQueue(0),
             out(port_no::FLOOD),
         ],
     );
@@ -606,7 +625,7 @@ fn reserved_ports() {
     // IN_PORT sends back; plain output to the ingress port does not.
     let r = run(&mut p, &f, 2, 0);
     assert_eq!(r.ports(), vec![2, 1, 3]);
-    assert!(matches!(r.0[2], Ev::Port(3, _, Some(7))));
+    assert!(matches!(r.0[2], Ev::Port(3, _, Some(0))));
     let r = run(&mut p, &f, 3, 0);
     assert_eq!(
         r.0[0],
@@ -930,9 +949,9 @@ fn meter_drop_band_pktps_with_burst() {
     let passed: usize = (0..8).map(|_| run(&mut p, &f, 1, SEC / 2).0.len()).sum();
     assert_eq!(passed, 5);
     let m = p.meters.get(1).unwrap();
-    assert_eq!(m.packet_in_count, 16);
-    assert_eq!(m.bands[0].packet_count, 6);
-    assert_eq!(m.bands[0].byte_count, 6 * f.len() as u64);
+    assert_eq!(m.packet_in_count(), 16);
+    assert_eq!(m.bands[0].packet_count(), 6);
+    assert_eq!(m.bands[0].byte_count(), 6 * f.len() as u64);
     // Deleting the meter removes the flow that uses it.
     let gone = p
         .meter_mod(
@@ -1098,6 +1117,110 @@ mod lookup_props {
             })
     }
 
+    /// Rules that (mostly) share one shape, so the table uses the hash
+    /// classifier: the shape is picked per case; values come from tiny
+    /// ranges so equal matches at different priorities occur; `odd` rules
+    /// (another shape) push the table back to the scan.
+    fn same_shape_rules() -> impl Strategy<Value = Vec<(u16, Vec<OxmField>)>> {
+        (0u8..3).prop_flat_map(|shape| {
+            let rule = (0u16..4, 1u32..4, 0u8..4, 0u32..4, 0u8..12).prop_map(
+                move |(prio, port, d, a, kind)| {
+                    let mut f = Vec::new();
+                    match kind {
+                        // Match everything (table-miss or lower/higher).
+                        0 => {}
+                        // Another shape.
+                        1 => f.push(OxmField::InPort(port)),
+                        _ => match shape {
+                            0 => f.push(OxmField::EthDst([d, 0, 0, 0, 0, d], None)),
+                            1 => {
+                                f.push(OxmField::InPort(port));
+                                f.push(OxmField::EthDst([d, 0, 0, 0, 0, d], None));
+                            }
+                            _ => {
+                                f.push(OxmField::EthType(0x0800));
+                                f.push(OxmField::Ipv4Dst(
+                                    Ipv4Addr::from(0x0a00_0000 | a << 22),
+                                    Some(Ipv4Addr::from(0xffc0_0000u32)),
+                                ));
+                            }
+                        },
+                    }
+                    (prio, f)
+                },
+            );
+            proptest::collection::vec(rule, 0..32)
+        })
+    }
+
+    /// The rules installed in order (identical match + priority replaced),
+    /// as (priority, match, cookie).
+    fn install(p: &mut Pipeline, rules: &[(u16, Vec<OxmField>)]) -> Vec<(u16, Match, u64)> {
+        let mut installed: Vec<(u16, Match, u64)> = Vec::new();
+        for (i, (prio, m)) in rules.iter().enumerate() {
+            let mut f = fm(cmd::ADD, 0, *prio, m.clone(), vec![]);
+            f.cookie = i as u64;
+            p.flow_mod(&f, 0).unwrap();
+            let c = CompiledMatch::compile(&Match::new(m.clone())).unwrap();
+            installed
+                .retain(|(q, mm, _)| !(*q == *prio && CompiledMatch::compile(mm).unwrap() == c));
+            installed.push((*prio, Match::new(m.clone()), i as u64));
+        }
+        installed
+    }
+
+    fn expected(installed: &[(u16, Match, u64)], k: &FlowKey) -> Option<u64> {
+        let mut best: Option<&(u16, Match, u64)> = None;
+        for r in installed {
+            if reference_matches(&r.1, k) && best.is_none_or(|b| r.0 > b.0) {
+                best = Some(r);
+            }
+        }
+        best.map(|b| b.2)
+    }
+
+    proptest! {
+        #[test]
+        fn hash_classifier_equals_reference(
+            rules in same_shape_rules(),
+            keys in proptest::collection::vec(any_key(), 1..16),
+            delete in proptest::option::of(0usize..32),
+        ) {
+            let mut p = Pipeline::new(1);
+            let mut installed = install(&mut p, &rules);
+            let one_shape = {
+                let shapes: std::collections::BTreeSet<Vec<(packet::Field, u128)>> = installed
+                    .iter()
+                    .map(|r| CompiledMatch::compile(&r.1).unwrap())
+                    .filter(|c| !c.is_empty())
+                    .map(|c| c.fields().iter().map(|f| (f.field, f.mask)).collect())
+                    .collect();
+                shapes.len() <= 1
+            };
+            let check = |p: &Pipeline, installed: &[(u16, Match, u64)]| -> Result<(), TestCaseError> {
+                let t = p.table(0).unwrap();
+                prop_assert_eq!(t.len(), installed.len());
+                for k in &keys {
+                    prop_assert_eq!(t.peek(k).map(|e| e.cookie), expected(installed, k));
+                }
+                Ok(())
+            };
+            // The hash is in use exactly when the form allows it.
+            let hash_ok = one_shape
+                && installed.iter().any(|r| !r.1.fields.is_empty())
+                && installed.len() >= crate::classifier::HASH_MIN_ENTRIES;
+            prop_assert_eq!(p.table(0).unwrap().classifier_kind() == "hash", hash_ok);
+            check(&p, &installed)?;
+            // A strict delete rebuilds the structure.
+            if let Some(i) = delete.filter(|i| *i < installed.len()) {
+                let (prio, m, _) = installed.remove(i);
+                let f = fm(cmd::DELETE_STRICT, 0, prio, m.fields.clone(), vec![]);
+                p.flow_mod(&f, 0).unwrap();
+                check(&p, &installed)?;
+            }
+        }
+    }
+
     proptest! {
         #[test]
         fn lookup_equals_reference(
@@ -1128,4 +1251,94 @@ mod lookup_props {
             }
         }
     }
+}
+
+#[test]
+fn meter_buckets_are_shared_by_replicas() {
+    let mut p = pipeline(2);
+    let mm = MeterMod {
+        command: mcmd::ADD,
+        flags: mflags::KBPS | mflags::BURST,
+        meter_id: 1,
+        // 1 Mbit/s, 8 kbit burst: ten 100-byte frames (800 bits each).
+        bands: vec![MeterBand::Drop {
+            rate: 1000,
+            burst_size: 8,
+        }],
+    };
+    p.meter_mod(&mm, 0).unwrap();
+    p.flow_mod(
+        &fm(
+            cmd::ADD,
+            0,
+            1,
+            vec![],
+            vec![Instruction::Meter(1), apply(vec![out(2)])],
+        ),
+        0,
+    )
+    .unwrap();
+    // Two worker replicas from the same pipeline, metering concurrently.
+    let replicas: Vec<Pipeline> = (0..2).map(|_| p.clone()).collect();
+    assert!(replicas[0].meters.shares_with(&p.meters));
+    // A 100-byte frame (Ethernet padding after the UDP datagram).
+    let mut f = udp_frame([1, 2, 3, 4], 1, 64);
+    f.resize(100, 0);
+    let passed: usize = replicas
+        .into_iter()
+        .map(|mut r| {
+            let f = f.clone();
+            std::thread::spawn(move || {
+                (0..10)
+                    .map(|_| run(&mut r, &f, 1, 0).0.len())
+                    .sum::<usize>()
+            })
+        })
+        .collect::<Vec<_>>()
+        .into_iter()
+        .map(|h| h.join().unwrap())
+        .sum::<usize>();
+    // The burst is the switch's, not each replica's: 10 of 20 pass.
+    assert_eq!(passed, 10);
+    let m = p.meters.get(1).unwrap();
+    assert_eq!(m.packet_in_count(), 20);
+    assert_eq!(m.bands[0].packet_count(), 10);
+    // 1 ms later the rate has refilled exactly one more frame (1000 bits).
+    let mut r = p.clone();
+    let passed: usize = (0..3).map(|_| run(&mut r, &f, 1, 1_000_000).0.len()).sum();
+    assert_eq!(passed, 1);
+}
+
+#[test]
+fn set_queue_to_a_missing_queue_is_bad_queue() {
+    let mut p = pipeline(2);
+    let f = |q| {
+        fm(
+            cmd::ADD,
+            0,
+            1,
+            vec![],
+            vec![apply(vec![Action::SetQueue(q), out(2)])],
+        )
+    };
+    assert_eq!(
+        p.flow_mod(&f(1), 0).unwrap_err(),
+        ErrorCode::BadAction(ofp::error::BadActionCode::BadQueue)
+    );
+    p.flow_mod(&f(0), 0).unwrap();
+    // Set-field without its prerequisite in the match.
+    let bad = fm(
+        cmd::ADD,
+        0,
+        2,
+        vec![],
+        vec![apply(vec![
+            Action::SetField(OxmField::Ipv4Src([1, 2, 3, 4].into(), None)),
+            out(2),
+        ])],
+    );
+    assert_eq!(
+        p.flow_mod(&bad, 0).unwrap_err(),
+        ErrorCode::BadAction(ofp::error::BadActionCode::MatchInconsistent)
+    );
 }

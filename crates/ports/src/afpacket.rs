@@ -55,6 +55,10 @@
 //! `sendmmsg` of up to [`BATCH`] frames per call, one iovec each, with a
 //! destination `sockaddr_ll` whose protocol is 0 so the kernel takes the
 //! protocol from the frame. The `mmsghdr`/`iovec` arrays are allocated once.
+//! [`Port::tx_clone`] gives each worker its own handle on the same socket
+//! (own arrays, shared counters) so transmit needs no lock; a second socket
+//! per worker would also work but must be opened in the interface's network
+//! namespace, which the switch's threads are not necessarily in.
 //! TODO(issue 3): a TPACKET_V3 TX ring would save the per-frame copy in
 //! the kernel's `sendmsg` path.
 
@@ -63,11 +67,12 @@ use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::ptr;
 use std::sync::atomic::{fence, AtomicU32, Ordering};
+use std::sync::Arc;
 
 use packet::PacketBuf;
 
 use crate::sys::{self, cvt};
-use crate::{Port, PortStats, BATCH};
+use crate::{Port, PortStats, PortTx, TxCounters, BATCH};
 
 const ETH_P_ALL: u16 = 0x0003;
 const ETH_P_8021Q: u16 = 0x8100;
@@ -250,23 +255,53 @@ impl Drop for RxRing {
     }
 }
 
+/// The transmit side of an AF_PACKET socket: the (shared) socket, the
+/// destination and this handle's own `sendmmsg` arrays. The port has one
+/// and each [`AfPacketTx`] clone has its own, so threads transmit on the
+/// same socket concurrently without a lock: `sendmmsg` without a TX ring
+/// (`packet_snd`) takes no socket lock, and every handle uses only its own
+/// arrays.
+struct TxSide {
+    fd: Arc<OwnedFd>,
+    /// Destination of every transmitted frame (our interface, protocol 0).
+    dest: libc::sockaddr_ll,
+    /// Preallocated `sendmmsg` arrays; pointers are refreshed each call.
+    msgs: Vec<libc::mmsghdr>,
+    iovs: Vec<libc::iovec>,
+    counters: Arc<TxCounters>,
+}
+
+// SAFETY: the raw pointers in msgs/iovs are only set during `send_chunk`
+// (&mut self) and cleared before it returns; nothing else is shared.
+unsafe impl Send for TxSide {}
+
+/// A transmit clone of an [`AfPacket`] port ([`Port::tx_clone`]).
+pub struct AfPacketTx {
+    tx: TxSide,
+}
+
+impl PortTx for AfPacketTx {
+    fn tx_batch(&mut self, pkts: &[&[u8]]) -> io::Result<usize> {
+        Ok(self.tx.send(pkts))
+    }
+}
+
 /// A Linux interface opened with AF_PACKET; see the module comment.
 pub struct AfPacket {
     name: String,
     ifindex: i32,
     hw_addr: [u8; 6],
     ring: RxRing,
-    /// Destination of every transmitted frame (our interface, protocol 0).
-    dest: libc::sockaddr_ll,
-    /// Preallocated `sendmmsg` arrays; pointers are refreshed each call.
-    msgs: Vec<libc::mmsghdr>,
-    iovs: Vec<libc::iovec>,
+    tx: TxSide,
+    /// Receive counters (transmit ones are in `tx.counters`).
     stats: PortStats,
     /// Kernel ring drops accumulated from PACKET_STATISTICS (which resets
     /// on read, hence a Cell so `stats(&self)` can fold them in).
     kernel_drops: Cell<u64>,
-    // Declared last: the ring is unmapped before the socket is closed.
-    fd: OwnedFd,
+    // Declared last: the ring is unmapped before the socket is closed
+    // (transmit clones may keep the socket open longer; they never touch
+    // the ring).
+    fd: Arc<OwnedFd>,
 }
 
 // SAFETY: the raw pointers (ring mapping, mmsghdr/iovec arrays) are owned by
@@ -388,18 +423,14 @@ impl AfPacket {
 
         let mut dest = sll;
         dest.sll_protocol = 0;
-        // SAFETY: mmsghdr and iovec are plain old data; all-zero is valid.
-        let msgs = vec![unsafe { std::mem::zeroed::<libc::mmsghdr>() }; BATCH];
-        // SAFETY: as above.
-        let iovs = vec![unsafe { std::mem::zeroed::<libc::iovec>() }; BATCH];
+        let fd = Arc::new(fd);
+        let tx = TxSide::new(Arc::clone(&fd), dest, Arc::default());
         Ok(AfPacket {
             name: name.to_string(),
             ifindex,
             hw_addr,
             ring,
-            dest,
-            msgs,
-            iovs,
+            tx,
             stats: PortStats::default(),
             kernel_drops: Cell::new(0),
             fd,
@@ -433,6 +464,24 @@ impl AfPacket {
         }
         (err != 0).then(|| io::Error::from_raw_os_error(err))
     }
+}
+
+impl TxSide {
+    fn new(fd: Arc<OwnedFd>, dest: libc::sockaddr_ll, counters: Arc<TxCounters>) -> TxSide {
+        TxSide {
+            fd,
+            dest,
+            // SAFETY: mmsghdr and iovec are plain old data; all-zero is valid.
+            msgs: vec![unsafe { std::mem::zeroed::<libc::mmsghdr>() }; BATCH],
+            // SAFETY: as above.
+            iovs: vec![unsafe { std::mem::zeroed::<libc::iovec>() }; BATCH],
+            counters,
+        }
+    }
+
+    fn send(&mut self, pkts: &[&[u8]]) -> usize {
+        pkts.chunks(BATCH).map(|c| self.send_chunk(c)).sum()
+    }
 
     /// Sends one chunk of at most BATCH frames; returns frames accepted.
     fn send_chunk(&mut self, pkts: &[&[u8]]) -> usize {
@@ -455,6 +504,11 @@ impl AfPacket {
             h.msg_flags = 0;
         }
         let mut done = 0;
+        // After the interface went down and up again, the socket still
+        // holds the ENETDOWN error of the down event, and the next send
+        // reports it once (the frame is not sent). Retrying once tells that
+        // stale error apart from a device that is down now.
+        let mut retried = false;
         while done < n {
             // SAFETY: msgs[done..n] point at iovecs that point into `pkts`
             // and at `self.dest`, all alive for the duration of the call.
@@ -468,8 +522,7 @@ impl AfPacket {
             };
             if r > 0 {
                 for p in &pkts[done..done + r as usize] {
-                    self.stats.tx_packets += 1;
-                    self.stats.tx_bytes += p.len() as u64;
+                    self.counters.sent(p.len());
                 }
                 done += r as usize;
                 continue;
@@ -479,16 +532,17 @@ impl AfPacket {
                 Some(libc::EINTR) => continue,
                 Some(libc::EAGAIN) | Some(libc::ENOBUFS) => {
                     // Device queue full: drop the rest of the chunk.
-                    self.stats.tx_dropped += (n - done) as u64;
+                    self.counters.dropped((n - done) as u64);
                     break;
                 }
+                Some(libc::ENETDOWN) if !retried => retried = true,
                 Some(libc::ENETDOWN) | Some(libc::ENXIO) => {
-                    self.stats.tx_dropped += (n - done) as u64;
+                    self.counters.dropped((n - done) as u64);
                     break;
                 }
                 _ => {
                     // This frame was refused (e.g. EMSGSIZE): skip it.
-                    self.stats.tx_errors += 1;
+                    self.counters.error();
                     done += 1;
                 }
             }
@@ -548,11 +602,21 @@ impl Port for AfPacket {
     }
 
     fn tx_batch(&mut self, pkts: &[&[u8]]) -> io::Result<usize> {
-        let mut sent = 0;
-        for chunk in pkts.chunks(BATCH) {
-            sent += self.send_chunk(chunk);
-        }
-        Ok(sent)
+        Ok(self.tx.send(pkts))
+    }
+
+    fn take_error(&self) -> Option<io::Error> {
+        self.take_socket_error()
+    }
+
+    fn tx_clone(&self) -> io::Result<Box<dyn PortTx>> {
+        Ok(Box::new(AfPacketTx {
+            tx: TxSide::new(
+                Arc::clone(&self.fd),
+                self.tx.dest,
+                Arc::clone(&self.tx.counters),
+            ),
+        }))
     }
 
     fn fd(&self) -> Option<RawFd> {
@@ -590,6 +654,7 @@ impl Port for AfPacket {
         }
         let mut s = self.stats;
         s.rx_dropped += self.kernel_drops.get();
+        self.tx.counters.fill(&mut s);
         s
     }
 }

@@ -35,7 +35,11 @@
 //!   switch drops on a full egress queue. The return value is the number of
 //!   frames handed to the device.
 //! - Every port is non-blocking; [`Port::fd`] gives a file descriptor to
-//!   `poll`/`epoll` for readability so an idle worker can sleep.
+//!   `poll`/`epoll` for readability so an idle worker can sleep
+//!   ([`poll::Poller`]).
+//! - [`Port::tx_clone`] gives an independent transmit handle ([`PortTx`])
+//!   so each worker thread transmits on every port without a lock; the
+//!   handles of one port share its [`TxCounters`].
 //!
 //! Frames are whole Ethernet frames as on the wire, without FCS, including
 //! any 802.1Q/802.1ad tags (the AF_PACKET backend re-inserts tags that the
@@ -45,6 +49,7 @@ pub mod afpacket;
 pub mod mem;
 pub mod netlink;
 pub mod netns;
+pub mod poll;
 pub mod stats;
 pub mod sys;
 pub mod tap;
@@ -56,7 +61,8 @@ pub use afpacket::{AfPacket, AfPacketOpts};
 pub use mem::MemPort;
 pub use netlink::{LinkEvent, LinkMonitor};
 pub use packet::PacketBuf;
-pub use stats::PortStats;
+pub use poll::{Poller, Waker};
+pub use stats::{PortStats, TxCounters};
 pub use tap::TapPort;
 
 /// Default number of packets per batch.
@@ -90,8 +96,36 @@ pub trait Port: Send {
     /// The device MTU (payload bytes after the Ethernet header).
     fn mtu(&self) -> io::Result<u32>;
 
-    /// Counters since the port was opened.
+    /// Counters since the port was opened (transmit counters include
+    /// every [`PortTx`] clone).
     fn stats(&self) -> PortStats;
+
+    /// Reads and clears a pending asynchronous error of the backend's
+    /// descriptor (for AF_PACKET: the `ENETDOWN` a link-down leaves on the
+    /// socket, which makes the descriptor poll `POLLERR` until read). A
+    /// poller that sees an error event on [`Port::fd`] calls this, or it
+    /// would wake up forever.
+    fn take_error(&self) -> Option<io::Error> {
+        None
+    }
+
+    /// A transmit-only handle on the same device that another thread can
+    /// use concurrently with this port and with other clones, without
+    /// locking. Backends without one return `Unsupported` (the caller then
+    /// shares the port itself).
+    fn tx_clone(&self) -> io::Result<Box<dyn PortTx>> {
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            format!("{}: no transmit clone", self.name()),
+        ))
+    }
+}
+
+/// A transmit-only handle from [`Port::tx_clone`]; same contract as
+/// [`Port::tx_batch`] (never blocks, drops and counts what the device
+/// cannot take).
+pub trait PortTx: Send {
+    fn tx_batch(&mut self, pkts: &[&[u8]]) -> io::Result<usize>;
 }
 
 #[cfg(test)]

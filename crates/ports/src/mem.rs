@@ -25,7 +25,7 @@ use std::sync::{Arc, Mutex};
 use packet::PacketBuf;
 
 use crate::sys::cvt;
-use crate::{Port, PortStats};
+use crate::{Port, PortStats, PortTx, TxCounters};
 
 /// Default FIFO depth of each direction.
 pub const DEFAULT_CAPACITY: usize = 1024;
@@ -74,7 +74,47 @@ pub struct MemPort {
     link: Arc<AtomicBool>,
     rx: Arc<Fifo>,
     tx: Arc<Fifo>,
+    /// Receive counters (the `tx_*` fields come from `tx_counters`).
     stats: PortStats,
+    /// Shared with the [`MemTx`] clones of this end.
+    tx_counters: Arc<TxCounters>,
+}
+
+/// A transmit clone of a [`MemPort`] end ([`Port::tx_clone`]): pushes into
+/// the same FIFO (whose own mutex is the only lock, as in the port).
+pub struct MemTx {
+    link: Arc<AtomicBool>,
+    tx: Arc<Fifo>,
+    counters: Arc<TxCounters>,
+}
+
+impl PortTx for MemTx {
+    fn tx_batch(&mut self, pkts: &[&[u8]]) -> io::Result<usize> {
+        Ok(transmit(&self.link, &self.tx, &self.counters, pkts))
+    }
+}
+
+/// Pushes `pkts` into `fifo`, counting in `c`; see [`Port::tx_batch`].
+fn transmit(link: &AtomicBool, fifo: &Fifo, c: &TxCounters, pkts: &[&[u8]]) -> usize {
+    if !link.load(Ordering::SeqCst) {
+        c.dropped(pkts.len() as u64);
+        return 0;
+    }
+    let mut q = lock(fifo);
+    let mut sent = 0;
+    for p in pkts {
+        if q.len() >= fifo.capacity {
+            c.dropped(1);
+            continue;
+        }
+        q.push_back(p.to_vec());
+        c.sent(p.len());
+        sent += 1;
+    }
+    if sent > 0 {
+        fifo.signal();
+    }
+    sent
 }
 
 impl MemPort {
@@ -97,6 +137,7 @@ impl MemPort {
             rx: Arc::clone(rx),
             tx: Arc::clone(tx),
             stats: PortStats::default(),
+            tx_counters: Arc::default(),
         };
         Ok((end(a, 1, &ba, &ab), end(b, 2, &ab, &ba)))
     }
@@ -159,26 +200,15 @@ impl Port for MemPort {
     }
 
     fn tx_batch(&mut self, pkts: &[&[u8]]) -> io::Result<usize> {
-        if !self.link.load(Ordering::SeqCst) {
-            self.stats.tx_dropped += pkts.len() as u64;
-            return Ok(0);
-        }
-        let mut q = lock(&self.tx);
-        let mut sent = 0;
-        for p in pkts {
-            if q.len() >= self.tx.capacity {
-                self.stats.tx_dropped += 1;
-                continue;
-            }
-            q.push_back(p.to_vec());
-            self.stats.tx_packets += 1;
-            self.stats.tx_bytes += p.len() as u64;
-            sent += 1;
-        }
-        if sent > 0 {
-            self.tx.signal();
-        }
-        Ok(sent)
+        Ok(transmit(&self.link, &self.tx, &self.tx_counters, pkts))
+    }
+
+    fn tx_clone(&self) -> io::Result<Box<dyn PortTx>> {
+        Ok(Box::new(MemTx {
+            link: Arc::clone(&self.link),
+            tx: Arc::clone(&self.tx),
+            counters: Arc::clone(&self.tx_counters),
+        }))
     }
 
     fn fd(&self) -> Option<RawFd> {
@@ -198,7 +228,9 @@ impl Port for MemPort {
     }
 
     fn stats(&self) -> PortStats {
-        self.stats
+        let mut s = self.stats;
+        self.tx_counters.fill(&mut s);
+        s
     }
 }
 
@@ -280,6 +312,22 @@ mod tests {
         assert!(b.link_up());
         assert_eq!(a.tx_batch(&[&f]).unwrap(), 1);
         assert_eq!(b.rx_batch(&mut bufs).unwrap(), 1);
+    }
+
+    #[test]
+    fn tx_clones_share_the_cable_and_the_counters() {
+        let (a, mut b) = MemPort::pair().unwrap();
+        let mut c1 = a.tx_clone().unwrap();
+        let mut c2 = a.tx_clone().unwrap();
+        let t = std::thread::spawn(move || c1.tx_batch(&[&frame(1)]).unwrap());
+        assert_eq!(c2.tx_batch(&[&frame(2)]).unwrap(), 1);
+        assert_eq!(t.join().unwrap(), 1);
+        let mut bufs = vec![PacketBuf::new(); 4];
+        assert_eq!(b.rx_batch(&mut bufs).unwrap(), 2);
+        assert_eq!(a.stats().tx_packets, 2);
+        a.set_link(false);
+        assert_eq!(c2.tx_batch(&[&frame(3)]).unwrap(), 0);
+        assert_eq!(a.stats().tx_dropped, 1);
     }
 
     #[test]

@@ -16,3 +16,40 @@ pub struct PortStats {
     /// Frames the kernel refused (e.g. larger than the MTU).
     pub tx_errors: u64,
 }
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Transmit counters of one port shared by every transmit handle of that
+/// port (the port itself and its [`crate::PortTx`] clones, one per worker
+/// thread): each handle adds with relaxed atomics, the port's `stats()`
+/// reads the sums.
+#[derive(Debug, Default)]
+pub struct TxCounters {
+    pub packets: AtomicU64,
+    pub bytes: AtomicU64,
+    pub dropped: AtomicU64,
+    pub errors: AtomicU64,
+}
+
+impl TxCounters {
+    pub fn sent(&self, bytes: usize) {
+        self.packets.fetch_add(1, Ordering::Relaxed);
+        self.bytes.fetch_add(bytes as u64, Ordering::Relaxed);
+    }
+
+    pub fn dropped(&self, n: u64) {
+        self.dropped.fetch_add(n, Ordering::Relaxed);
+    }
+
+    pub fn error(&self) {
+        self.errors.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Copies the sums into the `tx_*` fields of `s`.
+    pub fn fill(&self, s: &mut PortStats) {
+        s.tx_packets = self.packets.load(Ordering::Relaxed);
+        s.tx_bytes = self.bytes.load(Ordering::Relaxed);
+        s.tx_dropped = self.dropped.load(Ordering::Relaxed);
+        s.tx_errors = self.errors.load(Ordering::Relaxed);
+    }
+}

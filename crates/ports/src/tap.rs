@@ -9,24 +9,61 @@
 //! `EAGAIN` or the batch is full. Frames are read straight into the
 //! caller's `PacketBuf` (no intermediate copy).
 //! The link is up while the interface is up: a tap has carrier as long as
-//! our descriptor is attached.
+//! our descriptor is attached. Transmit clones ([`Port::tx_clone`]) write
+//! to the same descriptor (each `write` is one whole frame, so threads
+//! need no lock) and share the port's [`TxCounters`].
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::sync::Arc;
 
 use packet::PacketBuf;
 
 use crate::sys::{self, cvt};
-use crate::{Port, PortStats};
+use crate::{Port, PortStats, PortTx, TxCounters};
 
 /// A tap interface; see the module comment.
 pub struct TapPort {
     name: String,
-    fd: OwnedFd,
+    fd: Arc<OwnedFd>,
     /// A datagram socket for interface ioctls (flags, MTU, address).
     ctl: OwnedFd,
     hw_addr: [u8; 6],
+    /// Receive counters (transmit ones are in `tx_counters`).
     stats: PortStats,
+    tx_counters: Arc<TxCounters>,
+}
+
+/// A transmit clone of a [`TapPort`].
+pub struct TapTx {
+    fd: Arc<OwnedFd>,
+    counters: Arc<TxCounters>,
+}
+
+impl PortTx for TapTx {
+    fn tx_batch(&mut self, pkts: &[&[u8]]) -> io::Result<usize> {
+        Ok(write_frames(&self.fd, &self.counters, pkts))
+    }
+}
+
+/// Writes each frame to the tap descriptor; see [`Port::tx_batch`].
+fn write_frames(fd: &OwnedFd, c: &TxCounters, pkts: &[&[u8]]) -> usize {
+    let mut sent = 0;
+    for p in pkts {
+        // SAFETY: writes from a live slice of the given length.
+        let r = unsafe { libc::write(fd.as_raw_fd(), p.as_ptr().cast(), p.len()) };
+        if r < 0 {
+            let e = io::Error::last_os_error();
+            match e.raw_os_error() {
+                Some(libc::EAGAIN) | Some(libc::ENOBUFS) | Some(libc::EIO) => c.dropped(1),
+                _ => c.error(),
+            }
+            continue;
+        }
+        c.sent(p.len());
+        sent += 1;
+    }
+    sent
 }
 
 impl TapPort {
@@ -54,10 +91,11 @@ impl TapPort {
         let hw_addr = sys::hw_addr(ctl.as_raw_fd(), name)?;
         Ok(TapPort {
             name: name.to_string(),
-            fd,
+            fd: Arc::new(fd),
             ctl,
             hw_addr,
             stats: PortStats::default(),
+            tx_counters: Arc::default(),
         })
     }
 }
@@ -104,25 +142,14 @@ impl Port for TapPort {
     }
 
     fn tx_batch(&mut self, pkts: &[&[u8]]) -> io::Result<usize> {
-        let mut sent = 0;
-        for p in pkts {
-            // SAFETY: writes from a live slice of the given length.
-            let r = unsafe { libc::write(self.fd.as_raw_fd(), p.as_ptr().cast(), p.len()) };
-            if r < 0 {
-                let e = io::Error::last_os_error();
-                match e.raw_os_error() {
-                    Some(libc::EAGAIN) | Some(libc::ENOBUFS) | Some(libc::EIO) => {
-                        self.stats.tx_dropped += 1
-                    }
-                    _ => self.stats.tx_errors += 1,
-                }
-                continue;
-            }
-            self.stats.tx_packets += 1;
-            self.stats.tx_bytes += p.len() as u64;
-            sent += 1;
-        }
-        Ok(sent)
+        Ok(write_frames(&self.fd, &self.tx_counters, pkts))
+    }
+
+    fn tx_clone(&self) -> io::Result<Box<dyn PortTx>> {
+        Ok(Box::new(TapTx {
+            fd: Arc::clone(&self.fd),
+            counters: Arc::clone(&self.tx_counters),
+        }))
     }
 
     fn fd(&self) -> Option<RawFd> {
@@ -142,6 +169,8 @@ impl Port for TapPort {
     }
 
     fn stats(&self) -> PortStats {
-        self.stats
+        let mut s = self.stats;
+        self.tx_counters.fill(&mut s);
+        s
     }
 }

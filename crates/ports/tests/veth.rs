@@ -326,4 +326,88 @@ fn tap_port_exchanges_frames_with_the_kernel() {
     let refs: Vec<&[u8]> = from_kernel.iter().map(|f| f.as_slice()).collect();
     assert_eq!(k.tx_batch(&refs).unwrap(), 40);
     assert_eq!(recv_n(&mut tap, 40), from_kernel);
+
+    // A transmit clone from another thread, counted on the port.
+    let mut tx = tap.tx_clone().unwrap();
+    let f = frame(3, 0, 80);
+    let f2 = f.clone();
+    std::thread::spawn(move || assert_eq!(tx.tx_batch(&[&f2]).unwrap(), 1))
+        .join()
+        .unwrap();
+    assert_eq!(recv_n(&mut k, 1), vec![f]);
+    assert_eq!(tap.stats().tx_packets, 41);
+}
+
+#[test]
+fn tx_clones_send_from_other_threads_and_count_on_the_port() {
+    let ns = Netns::new();
+    ns.veth("va", "vb");
+    let a = ns.open("va", AfPacketOpts::default());
+    let mut b = ns.open("vb", AfPacketOpts::default());
+    // Two clones used from two threads at once (no lock), then dropped
+    // before the port: the port's socket must outlive them either way.
+    let sent: Vec<Vec<u8>> = (0..2u8)
+        .map(|t| {
+            let mut tx = a.tx_clone().unwrap();
+            std::thread::spawn(move || {
+                let frames: Vec<Vec<u8>> = (0..50).map(|i| frame(10 + t, i, 100)).collect();
+                let refs: Vec<&[u8]> = frames.iter().map(|f| f.as_slice()).collect();
+                assert_eq!(tx.tx_batch(&refs).unwrap(), 50);
+                frames
+            })
+        })
+        .collect::<Vec<_>>()
+        .into_iter()
+        .flat_map(|h| h.join().unwrap())
+        .collect();
+    let mut got = recv_n(&mut b, 100);
+    assert_eq!(got.len(), 100);
+    // Each thread's frames arrive in its order; the interleaving is free.
+    for src in [10u8, 11] {
+        let mine: Vec<&Vec<u8>> = got.iter().filter(|f| f[11] == src).collect();
+        let want: Vec<&Vec<u8>> = sent.iter().filter(|f| f[11] == src).collect();
+        assert_eq!(mine, want);
+    }
+    got.clear();
+    assert_eq!(a.stats().tx_packets, 100);
+    assert_eq!(a.stats().tx_bytes, 100 * 100);
+}
+
+#[test]
+fn first_frame_after_link_down_up_is_sent() {
+    let ns = Netns::new();
+    ns.veth("va", "vb");
+    let mut a = ns.open("va", AfPacketOpts::default());
+    let mut b = ns.open("vb", AfPacketOpts::default());
+    ns.ip(&["link", "set", "va", "down"]);
+    // While down: dropped and counted.
+    assert_eq!(a.tx_batch(&[&frame(1, 0, 60)]).unwrap(), 0);
+    ns.ip(&["link", "set", "va", "up"]);
+    let start = Instant::now();
+    while !a.link_up() && start.elapsed() < WAIT {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let f = frame(1, 1, 60);
+    assert_eq!(a.tx_batch(&[&f]).unwrap(), 1, "stats {:?}", a.stats());
+    assert_eq!(recv_n(&mut b, 1), vec![f]);
+}
+
+#[test]
+fn link_down_error_wakes_a_poller_once_take_error_clears_it() {
+    use ports::poll::Poller;
+    let ns = Netns::new();
+    ns.veth("va", "vb");
+    let a = ns.open("va", AfPacketOpts::default());
+    let mut p = Poller::new().unwrap();
+    p.add(a.fd().unwrap(), 1).unwrap();
+    assert!(p.wait(Some(Duration::ZERO)).unwrap().is_empty());
+    ns.ip(&["link", "set", "va", "down"]);
+    // The kernel leaves ENETDOWN on the socket: the poller wakes with an
+    // error event (bounded wait: a hang guard only).
+    let ev = p.wait(Some(WAIT)).unwrap();
+    assert!(ev.iter().any(|e| e.token == 1 && e.error), "{ev:?}");
+    let err = a.take_error().expect("pending socket error");
+    assert_eq!(err.raw_os_error(), Some(libc::ENETDOWN));
+    // Read: the descriptor no longer polls ready, so a worker can block.
+    assert!(p.wait(Some(Duration::ZERO)).unwrap().is_empty());
 }

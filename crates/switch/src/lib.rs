@@ -7,4 +7,5 @@
 
 pub mod channel;
 pub mod config;
+pub mod daemon;
 pub mod datapath;

@@ -64,6 +64,13 @@ pub fn connect(
     n_aux: u8,
     backoff: Backoff,
 ) -> Result<Connector, String> {
+    // The endpoint's own transport decides: a `[tls]` section in the config
+    // must not turn plain `tcp:`/`ptcp:` endpoints into TLS ones.
+    let tls = if ep.transport == Transport::Tls {
+        tls
+    } else {
+        None
+    };
     if ep.transport == Transport::Tls && tls.is_none() {
         return Err(format!("{ep}: TLS endpoint without TLS certificate files"));
     }

@@ -36,6 +36,13 @@ pub async fn listen(
     ctx: Context,
     is_controller: bool,
 ) -> io::Result<Listener> {
+    // The endpoint's own transport decides: a `[tls]` section in the config
+    // must not turn plain `tcp:`/`ptcp:` endpoints into TLS ones.
+    let tls = if ep.transport == Transport::Tls {
+        tls
+    } else {
+        None
+    };
     if ep.transport == Transport::Tls && tls.is_none() {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,

@@ -26,32 +26,49 @@
 //!   stamps (max) for idle timeouts. Expiry is decided here and broadcast as
 //!   [`ops::Op::RemoveFlows`]. Port counters come from the ports themselves.
 //! - **Ports** ([`SwitchPort`]): a fixed set given at start, each behind a
-//!   `Mutex` because any worker may transmit on any port and the control
-//!   thread transmits packet-outs; a port's receive side belongs to exactly
-//!   one worker (ports are dealt round robin). The lock is taken once per
-//!   batch, uncontended in the common case.
+//!   `Mutex` for its receive side (which belongs to exactly one worker;
+//!   ports are dealt round robin) and for the control thread's occasional
+//!   reads (stats, link). Transmission does not take it: every worker and
+//!   the control thread own a [`worker::TxPorts`] with one lock-free
+//!   transmit clone per port ([`ports::Port::tx_clone`]).
+//! - **Wake-ups**: each worker blocks in epoll when idle
+//!   ([`worker::PollMode`]); the control side holds its [`ports::Waker`]
+//!   and wakes it after every operation.
 //! - **Packet-ins**: workers send the whole frame on one bounded channel to
 //!   the control side (drop and count when full); the control side applies
-//!   `max_len` / miss_send_len and the [`buffers::BufferPool`].
+//!   `max_len` and the [`buffers::BufferPool`].
+//! - **Switch config** (OFPT_SET_CONFIG): `miss_send_len` is, per OpenFlow
+//!   1.3.5 §7.3.2, the length of packet-ins the pipeline sends "when not
+//!   using an output action to the OFPP_CONTROLLER logical port": here the
+//!   INVALID_TTL packet-ins (0 sends no bytes, OFPCML_NO_BUFFER the whole
+//!   frame unbuffered). A table-miss *entry* sends its packet-ins (reason
+//!   NO_MATCH) with its output action, so that action's `max_len` applies,
+//!   as in Open vSwitch (which uses miss_send_len only for the implicit
+//!   OpenFlow 1.0-1.2 miss behaviour, not for table-miss flows); this keeps
+//!   a controller that asks for OFPCML_NO_BUFFER in its table-miss entry
+//!   (os-ken's learning switch does, after setting miss_send_len 128)
+//!   receiving whole frames. Fragment handling: FRAG_NORMAL and FRAG_DROP
+//!   (`pipeline::Config::frag_drop`, applied in the workers' replicas);
+//!   FRAG_REASM is refused with SWITCH_CONFIG_FAILED/BAD_FLAGS.
+//! - **Meters** are not replicated: the authoritative pipeline's meter
+//!   table is handed to every worker ([`ops::Op::Meters`]) and its token
+//!   buckets and counters are shared atomics, so a meter's rate limits the
+//!   switch as a whole and meter stats are read directly.
 //! - **Standalone** ([`ops::Mode::Standalone`]): workers bypass the pipeline
 //!   and run the shared [`learning::MacTable`] (also used for OFPP_NORMAL).
 //!   Fail-secure is simply [`ops::Mode::Pipeline`] without a controller:
 //!   flows stay, misses are dropped by the channel.
 //!
 //! TODO(issue 3), not done:
-//! - idle workers sleep with `park_timeout` (<= 1 ms) instead of poll(2) on
-//!   the port fds (needs a safe poll helper in `ports`);
-//! - meters run per replica (a meter's rate applies per worker) and meter
-//!   stats report only the authoritative copy's counts;
-//! - TABLE_FEATURES, GROUP_FEATURES, METER_FEATURES and METER stats
-//!   requests answer BAD_REQUEST/BAD_MULTIPART (not described yet);
-//! - miss_send_len is stored (get/set config) but packet-ins use the
-//!   output action's max_len only; frag flags are stored, not applied;
 //! - port add/delete at run time (the port set is fixed at start);
-//! - the channel does not yet drain [`Datapath::take_events`] nor call
-//!   [`Datapath::tick`] / [`Datapath::set_mode`] (its side of issue 3).
+//! - queues: every port has only the default queue 0 (set_queue to any
+//!   other id is BAD_ACTION/BAD_QUEUE; queue stats/config list none).
+//!
+//! The daemon (`crate::daemon`) drains [`Datapath::take_events`] and calls
+//! [`Datapath::tick`] / [`Datapath::set_mode`].
 
 pub mod buffers;
+pub mod features;
 pub mod learning;
 pub mod ops;
 mod requests;
@@ -69,7 +86,9 @@ use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
-use worker::{Worker, WorkerPacketIn};
+use worker::{TxPorts, Worker, WorkerPacketIn};
+
+pub use worker::PollMode;
 
 pub use buffers::BufferPool;
 pub use learning::MacTable;
@@ -107,6 +126,9 @@ pub struct SwitchPort {
     pub io: Mutex<Box<dyn Port>>,
     /// When the port was added (port stats duration).
     pub added_at: Nanos,
+    /// Frames received here that the parser found malformed (truncated or
+    /// lying headers) and the pipeline dropped; reported in rx_errors.
+    pub rx_malformed: std::sync::atomic::AtomicU64,
 }
 
 impl std::fmt::Debug for SwitchPort {
@@ -130,6 +152,8 @@ pub struct DpConfig {
     /// Worker threads (at least 1).
     pub n_workers: usize,
     pub desc: ofp::multipart::Desc,
+    /// How idle workers wait (adaptive by default).
+    pub poll: PollMode,
 }
 
 impl Default for DpConfig {
@@ -137,6 +161,7 @@ impl Default for DpConfig {
         DpConfig {
             datapath_id: 1,
             n_workers: 1,
+            poll: PollMode::default(),
             desc: ofp::multipart::Desc {
                 mfr_desc: "oxflow".into(),
                 hw_desc: "user-space software switch".into(),
@@ -160,7 +185,18 @@ pub enum DpEvent {
 struct WorkerHandle {
     ops: SyncSender<Sequenced>,
     counters: Arc<WorkerCounters>,
+    /// `None` if the worker has no poller (it then sleeps in park_timeout).
+    waker: Option<Arc<ports::Waker>>,
     join: JoinHandle<()>,
+}
+
+impl WorkerHandle {
+    fn wake(&self) {
+        if let Some(w) = &self.waker {
+            w.wake();
+        }
+        self.join.thread().unpark();
+    }
 }
 
 /// The control side of the datapath (module comment).
@@ -184,6 +220,8 @@ pub struct Datapath {
     pub switch_config: ofp::message::SwitchConfig,
     /// Events produced on the control side, waiting for [`Datapath::take_events`].
     pending: Vec<DpEvent>,
+    /// The control thread's transmit handles (packet-out).
+    tx: TxPorts,
 }
 
 impl Datapath {
@@ -205,6 +243,7 @@ impl Datapath {
                 hw_addr: io.hw_addr(),
                 io: Mutex::new(io),
                 added_at: now,
+                rx_malformed: Default::default(),
             };
             map.insert(no, Arc::new(sp));
         }
@@ -218,6 +257,8 @@ impl Datapath {
             .map(|w| {
                 let (tx, rx) = mpsc::sync_channel(OP_QUEUE);
                 let counters = Arc::new(WorkerCounters::default());
+                let poller = ports::Poller::new().ok();
+                let waker = poller.as_ref().map(|p| p.waker());
                 let worker = Worker {
                     pipeline: pipeline.clone(),
                     rx_ports: numbers.iter().copied().skip(w).step_by(n).collect(),
@@ -229,6 +270,9 @@ impl Datapath {
                     clock: clock.clone(),
                     mode: Mode::Pipeline,
                     learning: learning.clone(),
+                    tx: TxPorts::new(&ports),
+                    poll_mode: config.poll,
+                    poller,
                 };
                 let join = std::thread::Builder::new()
                     .name(format!("oxflow-worker-{w}"))
@@ -237,10 +281,12 @@ impl Datapath {
                 WorkerHandle {
                     ops: tx,
                     counters,
+                    waker,
                     join,
                 }
             })
             .collect();
+        let tx = TxPorts::new(&ports);
         Datapath {
             pipeline,
             ports,
@@ -260,6 +306,7 @@ impl Datapath {
                 miss_send_len: 128,
             },
             pending: Vec::new(),
+            tx,
         }
     }
 
@@ -282,7 +329,7 @@ impl Datapath {
                 seq: self.seq,
                 op: op.clone(),
             });
-            w.join.thread().unpark();
+            w.wake();
         }
     }
 
@@ -292,7 +339,11 @@ impl Datapath {
         for w in &self.workers {
             let mut spins = 0u32;
             while w.counters.acked.load(Ordering::Acquire) < target && !w.join.is_finished() {
-                w.join.thread().unpark();
+                // `broadcast` woke it already; repeat now and then only as
+                // a guard (each extra wake-up costs the worker a round).
+                if spins % 256 == 255 {
+                    w.wake();
+                }
                 spins += 1;
                 if spins < 64 {
                     std::thread::yield_now();
@@ -531,10 +582,15 @@ impl Datapath {
                         worker::normal(&self.pipeline.ports, p, &frame, now, &mut out);
                     }
                 }
-                None => worker::process_one(&mut self.pipeline, &mut buf, in_port, now, &mut out),
+                None => {
+                    // A packet-out of a malformed frame is dropped like a
+                    // received one; there is no ingress port to count it on.
+                    let _ =
+                        worker::process_one(&mut self.pipeline, &mut buf, in_port, now, &mut out);
+                }
             }
         }
-        worker::flush(&self.ports, &mut queues);
+        self.tx.flush(&mut queues);
     }
 
     /// `ofp_port` description of one port.
@@ -565,7 +621,7 @@ impl Datapath {
     pub fn shutdown(&mut self) {
         self.stop.store(true, Ordering::Release);
         for w in self.workers.drain(..) {
-            w.join.thread().unpark();
+            w.wake();
             let _ = w.join.join();
         }
     }
@@ -575,7 +631,7 @@ impl Drop for Datapath {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Release);
         for w in &self.workers {
-            w.join.thread().unpark();
+            w.wake();
         }
     }
 }

@@ -39,6 +39,11 @@ pub enum Op {
     FlowMod(Arc<ofp::message::FlowMod>, Nanos),
     GroupMod(Arc<ofp::group::GroupMod>, Nanos),
     MeterMod(Arc<ofp::meter::MeterMod>, Nanos),
+    /// A meter-mod already applied to the authoritative table, with that
+    /// table: the replica removes the flows of deleted meters and adopts
+    /// the table, so all replicas share the meters' buckets and counters
+    /// (`pipeline::meter` module comment).
+    Meters(Arc<ofp::meter::MeterMod>, Nanos, pipeline::MeterTable),
     /// New config/state of a port (port-mod, link change).
     Port(u32, PortInfo),
     /// Entries the control side expired (idle/hard timeouts).
@@ -81,6 +86,11 @@ pub struct WorkerCounters {
     pub packet_ins: AtomicU64,
     /// Packet-ins dropped because the control side queue was full.
     pub packet_in_drops: AtomicU64,
+    /// Rounds of the worker loop (tests check that an idle worker stops
+    /// looping).
+    pub loops: AtomicU64,
+    /// Times the worker blocked waiting for work.
+    pub sleeps: AtomicU64,
 }
 
 impl WorkerCounters {

@@ -31,14 +31,10 @@ impl Datapath {
         match msg.body {
             Message::FeaturesRequest => one(Message::FeaturesReply(self.features())),
             Message::GetConfigRequest => one(Message::GetConfigReply(self.switch_config)),
-            Message::SetConfig(c) => {
-                self.switch_config = c;
-                let mut pc = self.pipeline.config;
-                pc.invalid_ttl_max_len = c.miss_send_len;
-                self.pipeline.config = pc;
-                self.broadcast(Op::Config(pc));
-                Vec::new()
-            }
+            Message::SetConfig(c) => match self.set_config(c) {
+                Ok(()) => Vec::new(),
+                Err(c) => err(c),
+            },
             Message::BarrierRequest => {
                 self.barrier();
                 one(Message::BarrierReply)
@@ -68,7 +64,8 @@ impl Datapath {
                 }
                 match self.pipeline.meter_mod(&mm, now) {
                     Ok(removed) => {
-                        self.broadcast(Op::MeterMod(Arc::new(mm), now));
+                        let table = self.pipeline.meters.clone();
+                        self.broadcast(Op::Meters(Arc::new(mm), now, table));
                         self.flow_removed(&removed, now);
                         Vec::new()
                     }
@@ -119,6 +116,27 @@ impl Datapath {
             },
             _ => Vec::new(),
         }
+    }
+
+    /// OFPT_SET_CONFIG (module comment of `datapath`: "Switch config").
+    /// OFPC_FRAG_REASM is refused with SWITCH_CONFIG_FAILED/BAD_FLAGS and
+    /// the whole message ignored: the switch does not reassemble (and
+    /// does not advertise OFPC_IP_REASM).
+    fn set_config(&mut self, c: ofp::message::SwitchConfig) -> Result<(), ErrorCode> {
+        use ofp::message::config_flags as cf;
+        let frag = c.flags & cf::FRAG_MASK;
+        if frag != cf::FRAG_NORMAL && frag != cf::FRAG_DROP {
+            return Err(ErrorCode::SwitchConfigFailed(
+                ofp::error::SwitchConfigFailedCode::BadFlags,
+            ));
+        }
+        self.switch_config = c;
+        let mut pc = self.pipeline.config;
+        pc.invalid_ttl_max_len = c.miss_send_len;
+        pc.frag_drop = frag == cf::FRAG_DROP;
+        self.pipeline.config = pc;
+        self.broadcast(Op::Config(pc));
+        Ok(())
     }
 
     /// OFPT_FEATURES_REPLY body.
@@ -279,7 +297,8 @@ impl Datapath {
                                 tx_bytes: s.tx_bytes,
                                 rx_dropped: s.rx_dropped,
                                 tx_dropped: s.tx_dropped,
-                                rx_errors: s.rx_errors,
+                                rx_errors: s.rx_errors
+                                    + p.rx_malformed.load(std::sync::atomic::Ordering::Relaxed),
                                 tx_errors: s.tx_errors,
                                 duration_sec: (d / 1_000_000_000) as u32,
                                 duration_nsec: (d % 1_000_000_000) as u32,
@@ -352,16 +371,66 @@ impl Datapath {
                     })
                     .collect(),
             ),
-            // TODO(issue 3): group/meter features, meter stats and
-            // table features are not described yet.
-            Q::GroupFeatures
-            | Q::Meter { .. }
-            | Q::MeterFeatures
-            | Q::TableFeatures(_)
-            | Q::Experimenter(_) => {
-                return Err(ErrorCode::BadRequest(BadRequestCode::BadMultipart))
+            Q::Meter { meter_id } => R::Meter(
+                self.pipeline
+                    .meters
+                    .iter()
+                    .filter(|m| meter_id == ofp::meter::meter_id::ALL || m.id == meter_id)
+                    .map(|m| {
+                        let d = now.saturating_sub(m.created_at);
+                        mp::MeterStats {
+                            meter_id: m.id,
+                            flow_count: self.meter_refs(m.id),
+                            packet_in_count: m.packet_in_count(),
+                            byte_in_count: m.byte_in_count(),
+                            duration_sec: (d / 1_000_000_000) as u32,
+                            duration_nsec: (d % 1_000_000_000) as u32,
+                            band_stats: m
+                                .bands
+                                .iter()
+                                .map(|b| mp::MeterBandStats {
+                                    packet_band_count: b.packet_count(),
+                                    byte_band_count: b.byte_count(),
+                                })
+                                .collect(),
+                        }
+                    })
+                    .collect(),
+            ),
+            Q::MeterFeatures => R::MeterFeatures(super::features::meter_features()),
+            Q::GroupFeatures => R::GroupFeatures(super::features::group_features()),
+            Q::TableFeatures(set) => {
+                // The tables are fixed: a request that tries to change
+                // them is refused (spec: EPERM when the switch does not
+                // allow it).
+                if !set.is_empty() {
+                    return Err(ErrorCode::TableFeaturesFailed(
+                        ofp::error::TableFeaturesFailedCode::Eperm,
+                    ));
+                }
+                let n = self.pipeline.n_tables();
+                R::TableFeatures(
+                    (0..n.min(255))
+                        .map(|id| super::features::table_features(id as u8, n))
+                        .collect(),
+                )
             }
+            Q::Experimenter(_) => return Err(ErrorCode::BadRequest(BadRequestCode::BadMultipart)),
         })
+    }
+
+    /// Flow entries that use meter `id`.
+    fn meter_refs(&self, id: u32) -> u32 {
+        self.pipeline
+            .tables()
+            .iter()
+            .flat_map(|t| t.entries())
+            .filter(|e| {
+                e.instructions
+                    .iter()
+                    .any(|i| matches!(i, ofp::instruction::Instruction::Meter(m) if *m == id))
+            })
+            .count() as u32
     }
 
     /// Flow entries and groups that forward to group `id`.

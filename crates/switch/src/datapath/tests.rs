@@ -29,6 +29,16 @@ struct Rig {
 }
 
 fn rig(n_ports: u32, n_workers: usize) -> Rig {
+    rig_with(
+        n_ports,
+        DpConfig {
+            n_workers,
+            ..DpConfig::default()
+        },
+    )
+}
+
+fn rig_with(n_ports: u32, cfg: DpConfig) -> Rig {
     let clock = Arc::new(AtomicU64::new(SEC));
     let mut hosts = Vec::new();
     let mut ports: Vec<(u32, Box<dyn Port>)> = Vec::new();
@@ -37,10 +47,6 @@ fn rig(n_ports: u32, n_workers: usize) -> Rig {
         ports.push((no, Box::new(sw)));
         hosts.push(host);
     }
-    let cfg = DpConfig {
-        n_workers,
-        ..DpConfig::default()
-    };
     let dp = Datapath::start(cfg, ports, Clock::Fake(clock.clone()));
     Rig { dp, hosts, clock }
 }
@@ -505,4 +511,505 @@ fn link_down_sends_port_status_and_fast_failover_switches() {
     r.barrier();
     r.send(1, &f);
     assert_eq!(r.recv(3), f);
+}
+
+/// Waits (bounded, a hang guard only) until every worker blocked and the
+/// loop counters stopped moving over a 20 ms window; a worker that spins
+/// or sleep-polls never gets there.
+fn wait_all_blocked(r: &Rig) {
+    for _ in 0..250 {
+        let before = loops(r);
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        if loops(r) == before
+            && r.dp
+                .workers
+                .iter()
+                .all(|w| w.counters.sleeps.load(Ordering::SeqCst) > 0)
+        {
+            return;
+        }
+    }
+    panic!("workers never blocked");
+}
+
+fn loops(r: &Rig) -> u64 {
+    r.dp.workers
+        .iter()
+        .map(|w| w.counters.loops.load(Ordering::SeqCst))
+        .sum()
+}
+
+#[test]
+fn idle_workers_block_and_wake_for_frames_and_ops() {
+    let mut r = rig(2, 2);
+    r.ok(Message::FlowMod(fm(
+        cmd::ADD,
+        10,
+        vec![OxmField::InPort(1)],
+        vec![out(2)],
+    )));
+    r.barrier();
+    wait_all_blocked(&r);
+    // Blocked in epoll: the loop counters do not move while nothing
+    // happens (a spinning or sleep-polling worker would loop hundreds of
+    // times in this window; a blocked one at most once, at the 1 s guard).
+    let before = loops(&r);
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    let after = loops(&r);
+    assert!(
+        after - before <= 2,
+        "idle workers kept looping: {before} -> {after}"
+    );
+    // A frame wakes the worker owning port 1 through the port's fd.
+    let f = frame(1, BCAST, 60);
+    r.send(1, &f);
+    assert_eq!(r.recv(2), f);
+    // An operation wakes blocked workers: the barrier returns.
+    wait_all_blocked(&r);
+    r.ok(Message::FlowMod(fm(
+        cmd::ADD,
+        10,
+        vec![OxmField::InPort(1)],
+        vec![out(port_no::IN_PORT)],
+    )));
+    r.barrier();
+    r.send(1, &f);
+    assert_eq!(r.recv(1), f);
+}
+
+#[test]
+fn busy_poll_mode_forwards() {
+    let mut r = rig_with(
+        2,
+        DpConfig {
+            n_workers: 1,
+            poll: PollMode::Busy,
+            ..DpConfig::default()
+        },
+    );
+    r.ok(Message::FlowMod(fm(
+        cmd::ADD,
+        10,
+        vec![OxmField::InPort(1)],
+        vec![out(2)],
+    )));
+    r.barrier();
+    let f = frame(1, BCAST, 60);
+    r.send(1, &f);
+    assert_eq!(r.recv(2), f);
+    assert_eq!(r.dp.workers[0].counters.sleeps.load(Ordering::SeqCst), 0);
+}
+
+#[test]
+fn transmit_is_lock_free_and_counted_on_the_port() {
+    let mut r = rig(3, 2);
+    // Every MemPort gives transmit clones: no port is reached by its lock.
+    assert_eq!(r.dp.tx.lock_free(), 3);
+    r.ok(Message::FlowMod(fm(
+        cmd::ADD,
+        10,
+        vec![],
+        vec![out(port_no::ALL)],
+    )));
+    r.barrier();
+    // Ports 1 and 3 belong to worker 0, port 2 to worker 1: both workers
+    // transmit on every port through their own clones.
+    for p in 1..=3 {
+        r.send(p, &frame(p as u8, BCAST, 60));
+    }
+    for p in 1..=3 {
+        for _ in 0..2 {
+            r.recv(p);
+        }
+    }
+    // Port stats count the transmissions of every clone.
+    let msgs = r.req(Message::MultipartRequest(Multipart::new(Q::PortStats {
+        port_no: port_no::ANY,
+    })));
+    let stats: Vec<_> = msgs
+        .into_iter()
+        .flat_map(|m| match m.body {
+            Message::MultipartReply(Multipart {
+                body: R::PortStats(v),
+                ..
+            }) => v,
+            b => panic!("unexpected {b:?}"),
+        })
+        .collect();
+    assert_eq!(stats.len(), 3);
+    for s in stats {
+        assert_eq!((s.rx_packets, s.tx_packets), (1, 2), "port {}", s.port_no);
+    }
+}
+
+impl Rig {
+    /// One multipart request, reply bodies of all parts.
+    fn multipart(&mut self, q: Q) -> Vec<R> {
+        self.req(Message::MultipartRequest(Multipart::new(q)))
+            .into_iter()
+            .map(|m| match m.body {
+                Message::MultipartReply(Multipart { body, .. }) => body,
+                b => panic!("unexpected {b:?}"),
+            })
+            .collect()
+    }
+
+    fn meter_stats(&mut self) -> Vec<ofp::multipart::MeterStats> {
+        self.multipart(Q::Meter {
+            meter_id: ofp::meter::meter_id::ALL,
+        })
+        .into_iter()
+        .flat_map(|b| match b {
+            R::Meter(v) => v,
+            b => panic!("unexpected {b:?}"),
+        })
+        .collect()
+    }
+}
+
+#[test]
+fn a_meter_limits_the_switch_not_each_worker() {
+    use ofp::meter::{command as mcmd, flags as mflags, MeterBand, MeterMod};
+    // Ports 1 and 3 are received by worker 0, port 2 by worker 1.
+    let mut r = rig(3, 2);
+    r.ok(Message::MeterMod(MeterMod {
+        command: mcmd::ADD,
+        flags: mflags::PKTPS | mflags::BURST | mflags::STATS,
+        meter_id: 1,
+        bands: vec![MeterBand::Drop {
+            rate: 1,
+            burst_size: 4,
+        }],
+    }));
+    let mut f = fm(cmd::ADD, 10, vec![], vec![out(3)]);
+    f.instructions.insert(0, Instruction::Meter(1));
+    r.ok(Message::FlowMod(f));
+    r.barrier();
+    // The fake clock stands still: no refill, so the burst of 4 is all
+    // that may pass, whichever worker meters the packets.
+    for i in 0..6 {
+        r.send(1, &frame(1, [2, 0, 0, 0, 0, i], 60));
+        r.send(2, &frame(2, [2, 0, 0, 0, 0, i], 60));
+    }
+    for _ in 0..20_000 {
+        if r.meter_stats().first().map(|m| m.packet_in_count) == Some(12) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_micros(100));
+    }
+    r.barrier();
+    let m = &r.meter_stats()[0];
+    assert_eq!((m.meter_id, m.flow_count), (1, 1));
+    assert_eq!((m.packet_in_count, m.byte_in_count), (12, 12 * 60));
+    assert_eq!(m.band_stats[0].packet_band_count, 8);
+    assert_eq!(r.pending(3), 4);
+    // A modify keeps the counters and refills: 4 more pass.
+    r.ok(Message::MeterMod(MeterMod {
+        command: mcmd::MODIFY,
+        flags: mflags::PKTPS | mflags::BURST | mflags::STATS,
+        meter_id: 1,
+        bands: vec![MeterBand::Drop {
+            rate: 1,
+            burst_size: 4,
+        }],
+    }));
+    r.barrier();
+    for i in 0..3 {
+        r.send(1, &frame(1, [2, 0, 0, 0, 0, i], 60));
+        r.send(2, &frame(2, [2, 0, 0, 0, 0, i], 60));
+    }
+    for _ in 0..20_000 {
+        if r.meter_stats()[0].packet_in_count == 18 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_micros(100));
+    }
+    r.barrier();
+    assert_eq!(r.pending(3), 8);
+    assert_eq!(r.meter_stats()[0].band_stats[0].packet_band_count, 2);
+}
+
+#[test]
+fn feature_multiparts_describe_the_switch() {
+    use ofp::table_features::{OxmId, TableFeatureProp as P};
+    let mut r = rig(1, 1);
+    match r.multipart(Q::MeterFeatures).as_slice() {
+        [R::MeterFeatures(f)] => {
+            assert_eq!(f.band_types, 0b110);
+            assert_eq!(f.max_meter, ofp::meter::meter_id::MAX);
+        }
+        b => panic!("unexpected {b:?}"),
+    }
+    match r.multipart(Q::GroupFeatures).as_slice() {
+        [R::GroupFeatures(f)] => {
+            assert_eq!(f.types, 0b1111);
+            assert_ne!(f.actions[0] & (1 << ofp::action::action_type::SET_FIELD), 0);
+        }
+        b => panic!("unexpected {b:?}"),
+    }
+    let tables: Vec<_> = r
+        .multipart(Q::TableFeatures(vec![]))
+        .into_iter()
+        .flat_map(|b| match b {
+            R::TableFeatures(v) => v,
+            b => panic!("unexpected {b:?}"),
+        })
+        .collect();
+    assert_eq!(tables.len(), 255);
+    // Split into messages that fit, and that decode back to the same.
+    for m in r.req(Message::MultipartRequest(Multipart::new(Q::TableFeatures(
+        vec![],
+    )))) {
+        let raw = m.encode();
+        assert!(raw.len() <= 65535);
+        assert_eq!(OfpMessage::decode(&raw).unwrap(), m);
+    }
+    let ids: Vec<u8> = tables.iter().map(|t| t.table_id).collect();
+    assert_eq!(ids, (0..=254).collect::<Vec<u8>>());
+    let t0 = &tables[0];
+    assert_eq!(t0.metadata_match, u64::MAX);
+    let next = t0.properties.iter().find_map(|p| match p {
+        P::NextTables {
+            miss: false,
+            tables,
+        } => Some(tables.clone()),
+        _ => None,
+    });
+    assert_eq!(next, Some((1..=254).collect()));
+    let header = |p: &P| match p {
+        P::Match(v) => Some(v.clone()),
+        _ => None,
+    };
+    let m = t0.properties.iter().find_map(header).unwrap();
+    // eth_dst is maskable (6+6 bytes), in_port is not (4 bytes).
+    assert!(m.contains(&OxmId::Standard(ofp::oxm::oxm_header(
+        0x8000,
+        ofp::oxm::field::ETH_DST,
+        true,
+        12
+    ))));
+    assert!(m.contains(&OxmId::Standard(ofp::oxm::oxm_header(
+        0x8000,
+        ofp::oxm::field::IN_PORT,
+        false,
+        4
+    ))));
+    // The last table has no goto_table and no next tables.
+    let last = &tables[254];
+    assert!(last.properties.iter().any(|p| matches!(
+        p,
+        P::NextTables { tables, .. } if tables.is_empty()
+    )));
+    // Setting table features is refused.
+    let code = r.error(Message::MultipartRequest(Multipart::new(Q::TableFeatures(
+        vec![t0.clone()],
+    ))));
+    assert_eq!(
+        code,
+        ErrorCode::TableFeaturesFailed(ofp::error::TableFeaturesFailedCode::Eperm)
+    );
+}
+
+/// An Ethernet + IPv4 + UDP frame of 100 bytes with the given TTL and IP
+/// flags/fragment-offset word (0x2000: more fragments).
+fn ipv4_frame(ttl: u8, frag: u16) -> Vec<u8> {
+    let mut f = vec![0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 1, 0x08, 0x00];
+    let total = 86u16;
+    f.extend_from_slice(&[0x45, 0]);
+    f.extend_from_slice(&total.to_be_bytes());
+    f.extend_from_slice(&[0, 1]);
+    f.extend_from_slice(&frag.to_be_bytes());
+    f.extend_from_slice(&[ttl, 17, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2]);
+    let ck = packet::checksum::checksum(0, &f[14..34]);
+    f[24..26].copy_from_slice(&ck.to_be_bytes());
+    f.extend_from_slice(&[0x03, 0xe8, 0x00, 0x35, 0, 66, 0, 0]);
+    f.resize(100, 0x5a);
+    f
+}
+
+fn set_config(flags: u16, miss_send_len: u16) -> Message {
+    Message::SetConfig(ofp::message::SwitchConfig {
+        flags,
+        miss_send_len,
+    })
+}
+
+#[test]
+fn frag_drop_drops_fragments_and_reasm_is_refused() {
+    use ofp::message::config_flags as cf;
+    let mut r = rig(2, 1);
+    r.ok(Message::FlowMod(fm(cmd::ADD, 1, vec![], vec![out(2)])));
+    r.ok(set_config(cf::FRAG_DROP, 128));
+    r.barrier();
+    let first_frag = ipv4_frame(64, 0x2000);
+    let later_frag = ipv4_frame(64, 0x0010);
+    let whole = ipv4_frame(64, 0);
+    r.send(1, &first_frag);
+    r.send(1, &later_frag);
+    r.send(1, &whole);
+    // Frames of one port are handled in order: once `whole` is out, the
+    // fragments were handled (dropped) too.
+    assert_eq!(r.recv(2), whole);
+    assert_eq!(r.pending(2), 0);
+    // Reassembly is not supported: refused, configuration unchanged.
+    assert_eq!(
+        r.error(set_config(cf::FRAG_REASM, 128)),
+        ErrorCode::SwitchConfigFailed(ofp::error::SwitchConfigFailedCode::BadFlags)
+    );
+    match r.req(Message::GetConfigRequest).as_slice() {
+        [OfpMessage {
+            body: Message::GetConfigReply(c),
+            ..
+        }] => assert_eq!(c.flags, cf::FRAG_DROP),
+        x => panic!("unexpected {x:?}"),
+    }
+    // FRAG_NORMAL: fragments are forwarded like other packets.
+    r.ok(set_config(cf::FRAG_NORMAL, 128));
+    r.barrier();
+    r.send(1, &first_frag);
+    r.send(1, &later_frag);
+    assert_eq!(r.recv(2), first_frag);
+    assert_eq!(r.recv(2), later_frag);
+}
+
+#[test]
+fn miss_send_len_is_for_invalid_ttl_not_table_miss_entries() {
+    use ofp::message::{cml, packet_in_reason as why};
+    let mut r = rig(2, 1);
+    // As os-ken does: miss_send_len 128, table-miss entry with NO_BUFFER.
+    r.ok(set_config(0, 128));
+    r.ok(Message::FlowMod(fm(
+        cmd::ADD,
+        0,
+        vec![],
+        vec![Action::Output {
+            port: port_no::CONTROLLER,
+            max_len: cml::NO_BUFFER,
+        }],
+    )));
+    let mut big = frame(1, [0, 0, 0, 0, 0, 2], 300);
+    big[12..14].copy_from_slice(&[0x88, 0xb5]);
+    r.barrier();
+    r.send(1, &big);
+    let DpEvent::PacketIn(pi) = r.wait_event(|e| matches!(e, DpEvent::PacketIn(_))) else {
+        unreachable!()
+    };
+    assert_eq!(pi.reason, why::NO_MATCH);
+    assert_eq!(pi.buffer_id, ofp::message::NO_BUFFER);
+    assert_eq!(pi.data, big);
+    // INVALID_TTL packet-ins use miss_send_len: 0 sends no bytes (the
+    // frame is buffered)...
+    r.ok(Message::FlowMod(fm(
+        cmd::ADD,
+        5,
+        vec![OxmField::EthType(0x0800)],
+        vec![Action::DecNwTtl, out(2)],
+    )));
+    r.ok(set_config(0, 0));
+    r.barrier();
+    let ttl1 = ipv4_frame(1, 0);
+    r.send(1, &ttl1);
+    let DpEvent::PacketIn(pi) = r.wait_event(|e| matches!(e, DpEvent::PacketIn(_))) else {
+        unreachable!()
+    };
+    assert_eq!(pi.reason, why::INVALID_TTL);
+    assert!(pi.data.is_empty());
+    assert_ne!(pi.buffer_id, ofp::message::NO_BUFFER);
+    assert_eq!(pi.total_len, 100);
+    // ... and NO_BUFFER the whole frame, unbuffered.
+    r.ok(set_config(0, cml::NO_BUFFER));
+    r.barrier();
+    r.send(1, &ttl1);
+    let DpEvent::PacketIn(pi) = r.wait_event(|e| matches!(e, DpEvent::PacketIn(_))) else {
+        unreachable!()
+    };
+    assert_eq!(pi.reason, why::INVALID_TTL);
+    assert_eq!(pi.data, ttl1);
+    assert_eq!(pi.buffer_id, ofp::message::NO_BUFFER);
+}
+
+/// A network namespace for one test, deleted on drop (with its veths).
+struct Netns(String);
+
+impl Netns {
+    fn new(tag: &str) -> Netns {
+        let name = format!("oxdp-{}-{tag}", std::process::id());
+        let ip = |args: &[&str]| {
+            let ok = std::process::Command::new("ip")
+                .args(args)
+                .status()
+                .is_ok_and(|s| s.success());
+            assert!(ok, "ip {args:?}");
+        };
+        let _ = std::process::Command::new("ip")
+            .args(["netns", "del", &name])
+            .output();
+        ip(&["netns", "add", &name]);
+        let ns = Netns(name);
+        ip(&[
+            "-n", &ns.0, "link", "add", "s1", "type", "veth", "peer", "name", "h1",
+        ]);
+        ip(&[
+            "-n", &ns.0, "link", "add", "s2", "type", "veth", "peer", "name", "h2",
+        ]);
+        for i in ["s1", "h1", "s2", "h2"] {
+            ip(&["-n", &ns.0, "link", "set", i, "up"]);
+        }
+        ns
+    }
+
+    fn ip(&self, args: &[&str]) {
+        let mut v = vec!["-n", &self.0];
+        v.extend_from_slice(args);
+        let ok = std::process::Command::new("ip")
+            .args(&v)
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(ok, "ip {v:?}");
+    }
+
+    fn open(&self, ifname: &str) -> ports::AfPacket {
+        let n = ifname.to_string();
+        ports::netns::in_netns(&self.0, move || {
+            ports::AfPacket::open(&n, &ports::AfPacketOpts::default())
+        })
+        .expect("enter netns")
+        .expect("open AfPacket")
+    }
+}
+
+impl Drop for Netns {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("ip")
+            .args(["netns", "del", &self.0])
+            .output();
+    }
+}
+
+#[test]
+fn af_packet_workers_block_again_after_a_link_flap() {
+    let ns = Netns::new("flap");
+    let ports: Vec<(u32, Box<dyn Port>)> =
+        vec![(1, Box::new(ns.open("s1"))), (2, Box::new(ns.open("s2")))];
+    let clock = Arc::new(AtomicU64::new(SEC));
+    let cfg = DpConfig {
+        n_workers: 2,
+        ..DpConfig::default()
+    };
+    let dp = Datapath::start(cfg, ports, Clock::Fake(clock.clone()));
+    let mut r = Rig {
+        dp,
+        hosts: Vec::new(),
+        clock,
+    };
+    // Every port's transmit goes through a lock-free AF_PACKET clone.
+    assert_eq!(r.dp.tx.lock_free(), 2);
+    wait_all_blocked(&r);
+    // The link-down leaves ENETDOWN on the socket, which polls POLLERR
+    // until read: a worker that did not read it would never block again.
+    ns.ip(&["link", "set", "s1", "down"]);
+    ns.ip(&["link", "set", "s1", "up"]);
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    wait_all_blocked(&r);
+    r.barrier();
 }

@@ -4,27 +4,67 @@
 //! number for the barrier); receive a batch from each owned port; run each
 //! packet through the replica (or the learning switch in standalone mode),
 //! collecting outputs in per-port transmit queues; transmit each queue as
-//! one batch. When a whole round received nothing the worker backs off:
-//! a few yields, then `park_timeout` with a growing timeout (up to
-//! [`MAX_IDLE_SLEEP`]); the control side unparks it after sending an
-//! operation so operations and barriers never wait for the timeout.
+//! one batch.
+//!
+//! # Idle behaviour ([`PollMode`])
+//!
+//! In the default [`PollMode::Adaptive`] mode, after `spin_rounds` rounds
+//! in a row that received nothing (busy polling with `yield_now`, which
+//! keeps the latency of a burst's next packet low), the worker blocks in
+//! [`ports::Poller::wait`] on its receive ports' descriptors plus its
+//! [`ports::Waker`]. The control side wakes it after sending an operation
+//! (and on shutdown), so operations and barriers never wait for a timeout,
+//! and a frame wakes it through its port's descriptor: an idle switch uses
+//! no CPU and the first packet after an idle period is not delayed by a
+//! sleep quantum. The wait has a long safety timeout ([`IDLE_WAIT`]) only
+//! as a guard against a backend whose descriptor misbehaves.
+//! [`PollMode::Busy`] never blocks (lowest latency, one core per worker).
+//! If the poller cannot be created (descriptor limits) the worker falls
+//! back to `park_timeout` sleeps of at most [`MAX_IDLE_SLEEP`].
+//!
+//! # Transmit
+//!
+//! Each worker owns a [`TxPorts`]: one transmit handle per port from
+//! [`ports::Port::tx_clone`], used without any lock (every backend of the
+//! `ports` crate has clones; one without would be reached through the
+//! port's mutex).
+//!
+//! A port descriptor that polls an error (an AF_PACKET socket after its
+//! link went down) has the error read ([`ports::Port::take_error`]) so the
+//! worker can block again.
 
 use super::ops::{Deltas, Mode, Op, Sequenced, TableDeltas, WorkerCounters};
 use super::{Clock, LearningTable, SwitchPorts};
 use packet::PacketBuf;
 use pipeline::{Nanos, Output, PacketInEvent, Pipeline, Unsupported};
+use ports::{Poller, PortTx};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Longest sleep of an idle worker (bounds the latency of the first packet
-/// after an idle period).
-// TODO(issue 3): block in poll(2) on the ports' fds plus a wake-up fd
-// instead; that needs a safe poll helper in the `ports` crate (the only
-// crate allowed `unsafe`).
+/// Longest sleep of an idle worker in the fallback without a poller.
 pub const MAX_IDLE_SLEEP: Duration = Duration::from_millis(1);
+
+/// Safety timeout of a blocked idle worker (module comment); wake-ups
+/// normally come from port descriptors and the waker long before.
+pub const IDLE_WAIT: Duration = Duration::from_secs(1);
+
+/// How an idle worker waits for work (module comment).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PollMode {
+    /// Busy-poll `spin_rounds` empty rounds, then block in epoll.
+    Adaptive { spin_rounds: u32 },
+    /// Never block (spin with `yield_now`).
+    Busy,
+}
+
+impl Default for PollMode {
+    fn default() -> Self {
+        PollMode::Adaptive { spin_rounds: 64 }
+    }
+}
 
 /// A packet-in from a worker, with the whole frame; the control side
 /// truncates and buffers.
@@ -50,6 +90,59 @@ pub(crate) struct Worker {
     pub clock: Clock,
     pub mode: Mode,
     pub learning: LearningTable,
+    pub tx: TxPorts,
+    pub poll_mode: PollMode,
+    /// `None` if it could not be created (module comment: fallback).
+    pub poller: Option<Poller>,
+}
+
+/// Transmit handles of one thread: a lock-free clone per port where the
+/// backend has one ([`ports::Port::tx_clone`]); other ports are reached
+/// through their shared mutex.
+pub(crate) struct TxPorts {
+    ports: SwitchPorts,
+    own: BTreeMap<u32, Box<dyn PortTx>>,
+}
+
+impl TxPorts {
+    pub fn new(ports: &SwitchPorts) -> TxPorts {
+        let own = ports
+            .iter()
+            .filter_map(|(no, p)| {
+                let io = p.io.lock().ok()?;
+                io.tx_clone().ok().map(|tx| (*no, tx))
+            })
+            .collect();
+        TxPorts {
+            ports: ports.clone(),
+            own,
+        }
+    }
+
+    /// Sends every queued frame, one `tx_batch` per port (drops are
+    /// counted by the port).
+    pub fn flush(&mut self, queues: &mut BTreeMap<u32, Vec<Vec<u8>>>) {
+        for (no, frames) in queues.iter_mut() {
+            if frames.is_empty() {
+                continue;
+            }
+            let slices: Vec<&[u8]> = frames.iter().map(Vec::as_slice).collect();
+            if let Some(tx) = self.own.get_mut(no) {
+                let _ = tx.tx_batch(&slices);
+            } else if let Some(p) = self.ports.get(no) {
+                if let Ok(mut io) = p.io.lock() {
+                    let _ = io.tx_batch(&slices);
+                }
+            }
+            frames.clear();
+        }
+    }
+
+    /// Ports transmitted to without a lock.
+    #[cfg(test)]
+    pub fn lock_free(&self) -> usize {
+        self.own.len()
+    }
 }
 
 /// Output of one batch: frames queued per port, packet-ins sent on.
@@ -109,23 +202,6 @@ pub(crate) fn normal(
     }
 }
 
-/// Sends every queued frame, one `tx_batch` per port.
-pub(crate) fn flush(ports: &SwitchPorts, queues: &mut BTreeMap<u32, Vec<Vec<u8>>>) {
-    for (no, frames) in queues.iter_mut() {
-        if frames.is_empty() {
-            continue;
-        }
-        if let Some(p) = ports.get(no) {
-            let slices: Vec<&[u8]> = frames.iter().map(Vec::as_slice).collect();
-            if let Ok(mut io) = p.io.lock() {
-                // Drops are counted by the port itself.
-                let _ = io.tx_batch(&slices);
-            }
-        }
-        frames.clear();
-    }
-}
-
 impl Worker {
     fn apply(&mut self, s: Sequenced) {
         let p = &mut self.pipeline;
@@ -135,6 +211,10 @@ impl Worker {
             Op::FlowMod(fm, now) => drop(p.flow_mod(&fm, now)),
             Op::GroupMod(gm, now) => drop(p.group_mod(&gm, now)),
             Op::MeterMod(mm, now) => drop(p.meter_mod(&mm, now)),
+            Op::Meters(mm, now, table) => {
+                drop(p.meter_mod(&mm, now));
+                p.meters = table;
+            }
             Op::Port(no, info) => p.ports.insert(no, info),
             Op::RemoveFlows(ids) => {
                 for id in ids.iter() {
@@ -187,11 +267,69 @@ impl Worker {
         d
     }
 
+    /// Registers the receive ports' descriptors (token: port number).
+    fn register(&mut self) {
+        let Some(poller) = &self.poller else { return };
+        for no in &self.rx_ports {
+            let fd = self
+                .ports
+                .get(no)
+                .and_then(|p| p.io.lock().ok().and_then(|io| io.fd()));
+            match fd {
+                Some(fd) if poller.add(fd, u64::from(*no)).is_ok() => {}
+                // A port we cannot wait on: never block (busy polling
+                // still serves it).
+                _ => self.poll_mode = PollMode::Busy,
+            }
+        }
+    }
+
+    /// Waits for work after an empty round (module comment); true if it
+    /// blocked (or slept).
+    fn idle(&mut self, idle_rounds: u32) -> bool {
+        match (self.poll_mode, &mut self.poller) {
+            (PollMode::Busy, _) => {
+                std::thread::yield_now();
+                false
+            }
+            (PollMode::Adaptive { spin_rounds }, _) if idle_rounds < spin_rounds => {
+                std::thread::yield_now();
+                false
+            }
+            (PollMode::Adaptive { .. }, Some(p)) => {
+                self.counters.sleeps.fetch_add(1, Ordering::Relaxed);
+                match p.wait(Some(IDLE_WAIT)) {
+                    Ok(events) => {
+                        // A pending socket error (link went down) keeps the
+                        // descriptor ready until it is read: read it.
+                        for e in events.iter().filter(|e| e.error) {
+                            let no = u32::try_from(e.token).ok();
+                            if let Some(port) = no.and_then(|no| self.ports.get(&no)) {
+                                if let Ok(io) = port.io.lock() {
+                                    let _ = io.take_error();
+                                }
+                            }
+                        }
+                    }
+                    Err(_) => std::thread::park_timeout(MAX_IDLE_SLEEP),
+                }
+                true
+            }
+            (PollMode::Adaptive { .. }, None) => {
+                self.counters.sleeps.fetch_add(1, Ordering::Relaxed);
+                std::thread::park_timeout(MAX_IDLE_SLEEP);
+                true
+            }
+        }
+    }
+
     pub fn run(mut self) {
+        self.register();
         let mut bufs = vec![PacketBuf::new(); ports::BATCH];
         let mut queues: BTreeMap<u32, Vec<Vec<u8>>> = BTreeMap::new();
         let mut idle_rounds: u32 = 0;
         while !self.stop.load(Ordering::Acquire) {
+            self.counters.loops.fetch_add(1, Ordering::Relaxed);
             while let Ok(s) = self.ops.try_recv() {
                 self.apply(s);
             }
@@ -219,7 +357,11 @@ impl Worker {
                     };
                     match self.mode {
                         Mode::Pipeline => {
-                            process_one(&mut self.pipeline, buf, no, now, &mut out);
+                            if process_one(&mut self.pipeline, buf, no, now, &mut out).is_err() {
+                                if let Some(p) = self.ports.get(&no) {
+                                    p.rx_malformed.fetch_add(1, Ordering::Relaxed);
+                                }
+                            }
                         }
                         Mode::Standalone => {
                             normal(&self.pipeline.ports, no, buf.data(), now, &mut out);
@@ -227,17 +369,13 @@ impl Worker {
                     }
                 }
             }
-            flush(&self.ports, &mut queues);
+            self.tx.flush(&mut queues);
             if got > 0 {
                 idle_rounds = 0;
             } else {
                 idle_rounds = idle_rounds.saturating_add(1);
-                if idle_rounds < 16 {
-                    std::thread::yield_now();
-                } else {
-                    let us =
-                        (u64::from(idle_rounds - 15) * 10).min(MAX_IDLE_SLEEP.as_micros() as u64);
-                    std::thread::park_timeout(Duration::from_micros(us));
+                if self.idle(idle_rounds) {
+                    idle_rounds = 0;
                 }
             }
         }
@@ -245,25 +383,27 @@ impl Worker {
 }
 
 /// Runs one packet through the pipeline; NORMAL output (which needs the
-/// port table the pipeline owns) is resolved after processing.
+/// port table the pipeline owns) is resolved after processing. A malformed
+/// frame is dropped by the pipeline and reported here as `Err`.
 pub(crate) fn process_one(
     p: &mut Pipeline,
     buf: &mut PacketBuf,
     in_port: u32,
     now: Nanos,
     o: &mut BatchOut<'_>,
-) {
+) -> Result<(), packet::ParseError> {
     let mut deferred: Vec<(u32, Vec<u8>)> = Vec::new();
     {
         let mut rec = Deferred {
             inner: o,
             normal: &mut deferred,
         };
-        p.process(buf, in_port, now, &mut rec);
+        p.process(buf, in_port, now, &mut rec)?;
     }
     for (in_port, data) in deferred {
         normal(&p.ports, in_port, &data, now, o);
     }
+    Ok(())
 }
 
 /// Wraps a [`BatchOut`] and defers NORMAL outputs.

@@ -1,0 +1,314 @@
+//! `oxflow run`: the daemon that ties ports, datapath and controller channel
+//! together.
+//!
+//! # Who owns what
+//!
+//! - The **ports** are opened here (one [`AfPacket`] per configured
+//!   interface, OpenFlow numbers 1, 2, ... in configuration order) and handed
+//!   to [`Datapath::start`], which spawns the worker threads.
+//! - The **datapath** (the authoritative pipeline) has two users on the
+//!   control side: the channel's [`serve_datapath`] task (requests from
+//!   controllers) and the **pump** below (events, timers, fail mode). Both
+//!   reach it through [`SharedDatapath`], an `Arc<Mutex<Datapath>>`: each
+//!   request or pump round holds the lock for one short, bounded piece of
+//!   work, so the two never interleave inside an operation (a barrier or a
+//!   counter collection sees a consistent sequence of operations).
+//! - The **pump** is a plain thread (its work is blocking: collecting
+//!   counters waits for the workers). Every [`PUMP_INTERVAL`] it drains
+//!   [`Datapath::take_events`] into [`Hub::send_async`] (which applies roles
+//!   and async filters and never waits) and applies the fail mode; every
+//!   [`TICK_INTERVAL`] it runs [`Datapath::tick`] (link changes -> port-status
+//!   and fast-failover, idle/hard timeouts -> flow-removed).
+//!
+//! # Fail mode (spec §6.4)
+//!
+//! - `standalone`: while no controller connection is up (passive management
+//!   connections such as `oxflow ctl` do not count) the workers run the L2
+//!   learning switch ([`Mode::Standalone`]); as soon as a controller connects
+//!   they run the OpenFlow pipeline again. Flows are kept either way.
+//! - `secure`: always the pipeline; without a controller, table misses that
+//!   would go to the controller are dropped (the hub has nobody to send them
+//!   to) and the flows stay.
+//!
+//! TODO(issue 3): the LOCAL port (a tap device) is not created yet.
+
+use std::future::Future;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use ofp::message::Message;
+use ofp::OfpMessage;
+use ports::{AfPacket, AfPacketOpts, Port};
+use tokio::sync::mpsc;
+use tracing::{info, warn};
+
+use crate::channel::connection::ConnOptions;
+use crate::channel::datapath::{self as chan_dp, serve_datapath, DP_QUEUE};
+use crate::channel::hub::{ConnId, ConnInfo, ControllerStatus, Hub};
+use crate::channel::{manager, Context};
+use crate::config::{Config, FailMode};
+use crate::datapath::ops::Mode;
+use crate::datapath::{Clock, Datapath, DpConfig, DpEvent};
+
+/// How often the pump forwards packet-ins and checks the controller status.
+pub const PUMP_INTERVAL: Duration = Duration::from_millis(2);
+/// How often the pump checks links and flow timeouts.
+pub const TICK_INTERVAL: Duration = Duration::from_millis(100);
+
+/// Why the daemon could not start (the message names the port, endpoint or
+/// file at fault).
+#[derive(Debug, thiserror::Error)]
+pub enum DaemonError {
+    #[error("port {no} ({interface}): {reason}")]
+    Port {
+        no: u32,
+        interface: String,
+        reason: String,
+    },
+    #[error("{0}")]
+    Channel(#[from] manager::StartError),
+    #[error("control thread: {0}")]
+    Runtime(#[from] std::io::Error),
+}
+
+/// The datapath shared by the channel's request task and the pump (module
+/// comment).
+#[derive(Clone)]
+pub struct SharedDatapath(pub Arc<Mutex<Datapath>>);
+
+impl SharedDatapath {
+    pub fn new(dp: Datapath) -> Self {
+        SharedDatapath(Arc::new(Mutex::new(dp)))
+    }
+
+    /// Locks the datapath. A panic while it was held (a bug) leaves the
+    /// pipeline as the last completed operation left it, so keep serving.
+    pub fn lock(&self) -> MutexGuard<'_, Datapath> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl chan_dp::Datapath for SharedDatapath {
+    fn handle(&mut self, conn: &ConnInfo, msg: OfpMessage, raw: &[u8]) -> Vec<OfpMessage> {
+        chan_dp::Datapath::handle(&mut *self.lock(), conn, msg, raw)
+    }
+
+    fn connection_closed(&mut self, conn: ConnId) {
+        chan_dp::Datapath::connection_closed(&mut *self.lock(), conn)
+    }
+}
+
+/// Runs the daemon in the foreground until SIGTERM or SIGINT, on a tokio
+/// runtime (the control thread).
+pub fn run(config: Config) -> Result<(), DaemonError> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("oxflow-control")
+        .enable_all()
+        .build()?;
+    rt.block_on(async {
+        let stop = shutdown_signal()?;
+        serve(config, stop).await
+    })
+}
+
+/// Resolves on the first SIGTERM or SIGINT (the handlers are installed when
+/// this is called, before the future is polled).
+fn shutdown_signal() -> std::io::Result<impl Future<Output = ()>> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut term = signal(SignalKind::terminate())?;
+    let mut int = signal(SignalKind::interrupt())?;
+    Ok(async move {
+        let name = tokio::select! {
+            _ = term.recv() => "SIGTERM",
+            _ = int.recv() => "SIGINT",
+        };
+        info!("{name} received, stopping");
+    })
+}
+
+/// Opened ports: `(OpenFlow port number, backend)`, as [`Datapath::start`]
+/// takes them.
+type OpenPorts = Vec<(u32, Box<dyn Port>)>;
+
+/// Opens the configured ports.
+fn open_ports(config: &Config) -> Result<OpenPorts, DaemonError> {
+    let mut out: OpenPorts = Vec::new();
+    for (i, pc) in config.ports.iter().enumerate() {
+        let no = u32::try_from(i + 1).unwrap_or(u32::MAX);
+        let err = |reason: String| DaemonError::Port {
+            no,
+            interface: pc.interface.clone(),
+            reason,
+        };
+        if !Path::new("/sys/class/net").join(&pc.interface).exists() {
+            return Err(err("no such network interface".into()));
+        }
+        let port = AfPacket::open(&pc.interface, &AfPacketOpts::default())
+            .map_err(|e| err(e.to_string()))?;
+        info!(
+            "port {no}: {} (interface {}, link {})",
+            pc.name(),
+            pc.interface,
+            if port.link_up() { "up" } else { "down" }
+        );
+        out.push((no, Box::new(port)));
+    }
+    Ok(out)
+}
+
+/// Runs the daemon until `stop` resolves; see the module comment.
+pub async fn serve(config: Config, stop: impl Future<Output = ()>) -> Result<(), DaemonError> {
+    let ports = open_ports(&config)?;
+    let n_ports = ports.len();
+    let dp_config = DpConfig {
+        datapath_id: config.datapath_id,
+        n_workers: config.workers.max(1),
+        ..DpConfig::default()
+    };
+    let mut dp = Datapath::start(dp_config, ports, Clock::real());
+    let hub = Hub::new(dp.features());
+    // The mode before any controller could connect (the pump keeps it up
+    // to date from then on).
+    let mode = wanted_mode(config.fail_mode, hub.controller_status());
+    dp.set_mode(mode);
+    log_mode(mode, config.fail_mode);
+    let shared = SharedDatapath::new(dp);
+    let (dp_tx, dp_rx) = mpsc::channel(DP_QUEUE);
+    let server = tokio::spawn(serve_datapath(shared.clone(), dp_rx));
+    let pump = Pump::start(shared.clone(), hub.clone(), config.fail_mode);
+    let ctx = Context {
+        hub: hub.clone(),
+        dp: dp_tx,
+        opts: ConnOptions::from_config(&config),
+    };
+    let channels = match manager::start(&config, ctx).await {
+        Ok(c) => c,
+        Err(e) => {
+            pump.stop();
+            server.abort();
+            shared.lock().shutdown();
+            return Err(e.into());
+        }
+    };
+    let listeners: Vec<String> = channels
+        .listeners
+        .iter()
+        .map(|l| l.local_addr.to_string())
+        .collect();
+    let controllers: Vec<String> = config.controllers.iter().map(|e| e.to_string()).collect();
+    info!(
+        "oxflow ready: datapath {:016x}, {n_ports} ports, {} workers, controllers [{}], \
+         listening on [{}], fail mode {}",
+        config.datapath_id,
+        config.workers.max(1),
+        controllers.join(", "),
+        listeners.join(", "),
+        match config.fail_mode {
+            FailMode::Secure => "secure",
+            FailMode::Standalone => "standalone",
+        }
+    );
+    stop.await;
+    // Close the endpoints first (no new requests), then the pump, then the
+    // workers.
+    drop(channels);
+    pump.stop();
+    server.abort();
+    shared.lock().shutdown();
+    info!("stopped");
+    Ok(())
+}
+
+/// The pump thread (module comment).
+struct Pump {
+    stop: Arc<AtomicBool>,
+    join: JoinHandle<()>,
+}
+
+impl Pump {
+    fn start(dp: SharedDatapath, hub: Arc<Hub>, fail_mode: FailMode) -> Pump {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let join = std::thread::Builder::new()
+            .name("oxflow-pump".into())
+            .spawn(move || pump_loop(&dp, &hub, fail_mode, &flag))
+            .expect("spawning the pump thread");
+        Pump { stop, join }
+    }
+
+    fn stop(self) {
+        self.stop.store(true, Ordering::Release);
+        self.join.thread().unpark();
+        if self.join.join().is_err() {
+            warn!("the pump thread panicked");
+        }
+    }
+}
+
+/// The datapath mode the fail mode asks for, given the controller status.
+pub fn wanted_mode(fail_mode: FailMode, status: ControllerStatus) -> Mode {
+    match (fail_mode, status) {
+        (FailMode::Standalone, ControllerStatus::DisconnectedSince(_)) => Mode::Standalone,
+        _ => Mode::Pipeline,
+    }
+}
+
+fn log_mode(mode: Mode, fail_mode: FailMode) {
+    match mode {
+        Mode::Standalone => {
+            info!("no controller connected: fail-standalone, acting as an L2 learning switch")
+        }
+        Mode::Pipeline => info!("OpenFlow pipeline active (fail mode {fail_mode:?})"),
+    }
+}
+
+fn to_message(ev: DpEvent) -> OfpMessage {
+    let body = match ev {
+        DpEvent::PacketIn(m) => Message::PacketIn(m),
+        DpEvent::FlowRemoved(m) => Message::FlowRemoved(m),
+        DpEvent::PortStatus(m) => Message::PortStatus(m),
+    };
+    OfpMessage::new(0, body)
+}
+
+fn pump_loop(dp: &SharedDatapath, hub: &Hub, fail_mode: FailMode, stop: &AtomicBool) {
+    let mut next_tick = Instant::now();
+    while !stop.load(Ordering::Acquire) {
+        let mode = wanted_mode(fail_mode, hub.controller_status());
+        let events = {
+            let mut d = dp.lock();
+            if d.mode() != mode {
+                log_mode(mode, fail_mode);
+                d.set_mode(mode);
+            }
+            if Instant::now() >= next_tick {
+                d.tick();
+                next_tick = Instant::now() + TICK_INTERVAL;
+            }
+            d.take_events()
+        };
+        for ev in events {
+            hub.send_async(&to_message(ev));
+        }
+        std::thread::park_timeout(PUMP_INTERVAL);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fail_mode_picks_the_datapath_mode() {
+        let down = ControllerStatus::DisconnectedSince(Instant::now());
+        let up = ControllerStatus::Connected(1);
+        assert_eq!(wanted_mode(FailMode::Standalone, down), Mode::Standalone);
+        assert_eq!(wanted_mode(FailMode::Standalone, up), Mode::Pipeline);
+        assert_eq!(wanted_mode(FailMode::Secure, down), Mode::Pipeline);
+        assert_eq!(wanted_mode(FailMode::Secure, up), Mode::Pipeline);
+    }
+}
