@@ -71,6 +71,11 @@ struct RunArgs {
     /// error, warn, info, debug or trace (RUST_LOG, if set, wins).
     #[arg(long, value_name = "LEVEL", value_parser = ["error", "warn", "info", "debug", "trace"])]
     log_level: Option<String>,
+    /// Create tap device NAME (at most 15 characters, must not exist yet) as
+    /// the OpenFlow LOCAL port (the switch's own network stack); it is
+    /// removed when the switch exits. Off by default.
+    #[arg(long, value_name = "NAME")]
+    local_port: Option<String>,
 }
 
 impl RunArgs {
@@ -97,6 +102,9 @@ impl RunArgs {
             None => Config::default(),
         };
         cfg.apply(&self.overrides()).map_err(|e| e.to_string())?;
+        if let Some(name) = &self.local_port {
+            cfg.local_port = Some(name.clone());
+        }
         Ok(cfg)
     }
 }
@@ -162,7 +170,35 @@ fn main() -> ExitCode {
 
 #[cfg(test)]
 mod tests {
-    use super::passive_port_first;
+    use super::{passive_port_first, Cli, Command};
+    use clap::Parser;
+
+    fn run_config(args: &[&str]) -> switch::config::Config {
+        let cli = Cli::try_parse_from(["oxflow", "run"].iter().chain(args)).unwrap();
+        let Command::Run(run) = cli.command else {
+            panic!("not run")
+        };
+        run.config().unwrap()
+    }
+
+    #[test]
+    fn local_port_flag_overrides_the_file() {
+        let path = std::env::temp_dir().join(format!("oxflow-local-{}.toml", std::process::id()));
+        std::fs::write(&path, "local_port = \"fromfile\"\n").unwrap();
+        let file = path.to_str().unwrap();
+        assert_eq!(run_config(&[]).local_port, None);
+        assert_eq!(
+            run_config(&["--config", file]).local_port.as_deref(),
+            Some("fromfile")
+        );
+        assert_eq!(
+            run_config(&["--config", file, "--local-port", "fromflag"])
+                .local_port
+                .as_deref(),
+            Some("fromflag")
+        );
+        std::fs::remove_file(&path).unwrap();
+    }
 
     #[test]
     fn passive_endpoints_accept_both_orders() {

@@ -13,6 +13,7 @@
 //! echo_max_missed = 3
 //! reconnect_initial = 1                # seconds, doubled up to reconnect_max
 //! reconnect_max = 8
+//! local_port = "oxlocal0"              # tap device for OpenFlow LOCAL; none by default
 //!
 //! [[port]]                             # OpenFlow ports 1, 2, ... in order
 //! name = "h1"                          # optional, defaults to the interface
@@ -261,6 +262,7 @@ struct FileConfig {
     reconnect_initial: Option<u32>,
     reconnect_max: Option<u32>,
     tls: Option<TlsFiles>,
+    local_port: Option<String>,
 }
 
 /// The complete configuration of the daemon.
@@ -279,6 +281,9 @@ pub struct Config {
     pub echo_max_missed: u32,
     pub reconnect: Backoff,
     pub tls: Option<TlsFiles>,
+    /// Name of the tap device the daemon creates as port OFPP_LOCAL
+    /// (`None`: no LOCAL port).
+    pub local_port: Option<String>,
 }
 
 impl Default for Config {
@@ -296,6 +301,7 @@ impl Default for Config {
             echo_max_missed: 3,
             reconnect: Backoff::default(),
             tls: None,
+            local_port: None,
         }
     }
 }
@@ -413,6 +419,7 @@ impl Config {
                 certificate: dir.join(t.certificate),
                 ca_cert: dir.join(t.ca_cert),
             }),
+            local_port: f.local_port,
         };
         cfg.check()
             .map_err(|m| ConfigError(format!("{file}: {m}")))?;

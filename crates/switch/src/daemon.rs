@@ -30,7 +30,17 @@
 //!   would go to the controller are dropped (the hub has nobody to send them
 //!   to) and the flows stay.
 //!
-//! TODO(issue 3): the LOCAL port (a tap device) is not created yet.
+//! # The LOCAL port (spec §4.5)
+//!
+//! With `local_port = "NAME"` (or `--local-port NAME`) the daemon creates a
+//! tap device NAME ([`TapPort`]) and registers it as port `OFPP_LOCAL`
+//! (0xfffffffe): the switch's own network stack, reachable by
+//! `output:LOCAL` and matched by `in_port=LOCAL`. It is a reserved port, so
+//! ALL and FLOOD do not include it (the pipeline's `flood_set` covers
+//! standard ports only). The device lives as long as its descriptor: it
+//! disappears when the daemon exits. An existing interface of that name is
+//! refused rather than attached to, so that the daemon never takes over (or
+//! leaves behind) a device it did not create. Off by default.
 
 use std::future::Future;
 use std::path::Path;
@@ -40,8 +50,9 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use ofp::message::Message;
+use ofp::port::port_no;
 use ofp::OfpMessage;
-use ports::{AfPacket, AfPacketOpts, Port};
+use ports::{AfPacket, AfPacketOpts, Port, TapPort};
 use tokio::sync::mpsc;
 use tracing::{info, warn};
 
@@ -68,6 +79,8 @@ pub enum DaemonError {
         interface: String,
         reason: String,
     },
+    #[error("LOCAL port (tap {interface}): {reason}")]
+    LocalPort { interface: String, reason: String },
     #[error("{0}")]
     Channel(#[from] manager::StartError),
     #[error("control thread: {0}")]
@@ -157,13 +170,40 @@ fn open_ports(config: &Config) -> Result<OpenPorts, DaemonError> {
         );
         out.push((no, Box::new(port)));
     }
+    if let Some(name) = &config.local_port {
+        out.push((port_no::LOCAL, Box::new(create_local_port(name)?)));
+    }
     Ok(out)
+}
+
+/// Creates the tap device `name` for the LOCAL port (module comment).
+fn create_local_port(name: &str) -> Result<TapPort, DaemonError> {
+    let err = |reason: String| DaemonError::LocalPort {
+        interface: name.to_string(),
+        reason,
+    };
+    // IFNAMSIZ is 16 bytes including the terminating NUL.
+    if name.is_empty() || name.len() > 15 || name.contains(['/', ' ', '\0']) {
+        return Err(err(
+            "bad interface name (1 to 15 characters, no '/' or spaces)".into(),
+        ));
+    }
+    if Path::new("/sys/class/net").join(name).exists() {
+        return Err(err("an interface of that name already exists".into()));
+    }
+    let tap = TapPort::create(name).map_err(|e| err(e.to_string()))?;
+    let m = tap.hw_addr();
+    info!(
+        "port LOCAL: tap {name} (addr {:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x})",
+        m[0], m[1], m[2], m[3], m[4], m[5]
+    );
+    Ok(tap)
 }
 
 /// Runs the daemon until `stop` resolves; see the module comment.
 pub async fn serve(config: Config, stop: impl Future<Output = ()>) -> Result<(), DaemonError> {
     let ports = open_ports(&config)?;
-    let n_ports = ports.len();
+    let n_ports = config.ports.len();
     let dp_config = DpConfig {
         datapath_id: config.datapath_id,
         n_workers: config.workers.max(1),
@@ -201,9 +241,13 @@ pub async fn serve(config: Config, stop: impl Future<Output = ()>) -> Result<(),
         .collect();
     let controllers: Vec<String> = config.controllers.iter().map(|e| e.to_string()).collect();
     info!(
-        "oxflow ready: datapath {:016x}, {n_ports} ports, {} workers, controllers [{}], \
+        "oxflow ready: datapath {:016x}, {n_ports} ports{}, {} workers, controllers [{}], \
          listening on [{}], fail mode {}",
         config.datapath_id,
+        match &config.local_port {
+            Some(name) => format!(" + LOCAL ({name})"),
+            None => String::new(),
+        },
         config.workers.max(1),
         controllers.join(", "),
         listeners.join(", "),

@@ -6,6 +6,7 @@
 //! forwarding port but the ingress, BLOCKED ports excluded), which is loop
 //! free on a tree topology. Entries age out after `aging`.
 
+use ofp::port::port_no;
 use pipeline::{Nanos, PortTable};
 use std::collections::HashMap;
 
@@ -65,7 +66,14 @@ impl MacTable {
                 self.macs.remove(&dst);
             }
         }
-        ports.flood_set(in_port, true)
+        // Like a bridge's own interface, the LOCAL port (when present) is
+        // part of the learning switch's flood domain; OpenFlow's ALL/FLOOD
+        // keep to standard ports (spec §4.5), so it is added here only.
+        let mut out = ports.flood_set(in_port, true);
+        if in_port != port_no::LOCAL && ports.get(port_no::LOCAL).is_some_and(|p| p.can_forward()) {
+            out.push(port_no::LOCAL);
+        }
+        out
     }
 
     /// Forgets the addresses learned on `port` (link down).
