@@ -321,13 +321,34 @@ fn to_message(ev: DpEvent) -> OfpMessage {
 
 fn pump_loop(dp: &SharedDatapath, hub: &Hub, fail_mode: FailMode, stop: &AtomicBool) {
     let mut next_tick = Instant::now();
+    // Link changes come from rtnetlink (RTM_NEWLINK) as soon as the kernel
+    // reports them; the periodic tick re-checks every port as a fallback
+    // (and is all there is if the netlink socket cannot be opened).
+    let mut links = match ports::LinkMonitor::open() {
+        Ok(m) => Some(m),
+        Err(e) => {
+            tracing::warn!("no netlink link monitor ({e}); link changes are polled");
+            None
+        }
+    };
+    let mut link_events = Vec::new();
     while !stop.load(Ordering::Acquire) {
         let mode = wanted_mode(fail_mode, hub.controller_status());
+        link_events.clear();
+        let link_changed = match links.as_mut().map(|m| m.read_events(&mut link_events)) {
+            Some(Ok(n)) => n > 0,
+            // ENOBUFS: events were lost; re-check every port.
+            Some(Err(_)) => true,
+            None => false,
+        };
         let events = {
             let mut d = dp.lock();
             if d.mode() != mode {
                 log_mode(mode, fail_mode);
                 d.set_mode(mode);
+            }
+            if link_changed {
+                d.poll_links();
             }
             if Instant::now() >= next_tick {
                 d.tick();
