@@ -1,0 +1,1 @@
+//! Experiments (one module each) and their registry.

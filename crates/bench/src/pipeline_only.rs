@@ -1,0 +1,1 @@
+//! Pipeline-only mode: packets from memory through the pipeline, no I/O.

@@ -1,0 +1,1 @@
+//! The HARMLESS workloads: flow sets and matching traffic.
