@@ -7,9 +7,19 @@
 //! execution order is the struct's field order and needs no sorting:
 //! copy TTL in, pops, push MPLS, push PBB, push VLAN, copy TTL out,
 //! decrement TTL, set (set-field, set TTL), set queue, group, output.
+//!
+//! The set lives on the stack of one packet's trip through the tables, so
+//! it must not allocate: the set-fields are kept inline (a packet rarely
+//! collects more than [`INLINE_SET_FIELDS`]; more spill to the heap), and
+//! [`ActionSet::for_each`] visits the actions in execution order without
+//! building a list.
 
 use ofp::action::Action;
 use ofp::oxm::OxmField;
+use smallvec::SmallVec;
+
+/// Set-field actions held without a heap allocation.
+pub const INLINE_SET_FIELDS: usize = 4;
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ActionSet {
@@ -26,7 +36,7 @@ pub struct ActionSet {
     pub set_mpls_ttl: Option<u8>,
     pub set_nw_ttl: Option<u8>,
     /// At most one per field, in the order first written.
-    pub set_fields: Vec<OxmField>,
+    pub set_fields: SmallVec<[OxmField; INLINE_SET_FIELDS]>,
     pub set_queue: Option<u32>,
     pub group: Option<u32>,
     /// (port, max_len)
@@ -79,55 +89,63 @@ impl ActionSet {
         }
     }
 
-    /// The set as an action list in execution order. Output is left out
-    /// when a group is present (spec: the group's buckets decide).
+    /// Visits the set's actions in execution order until `f` returns
+    /// false. Output is left out when a group is present (spec: the group's
+    /// buckets decide).
+    pub fn for_each(&self, mut f: impl FnMut(&Action) -> bool) {
+        let flags = [
+            (self.copy_ttl_in, Action::CopyTtlIn),
+            (self.pop_vlan, Action::PopVlan),
+            (self.pop_pbb, Action::PopPbb),
+        ];
+        for (on, a) in &flags {
+            if *on && !f(a) {
+                return;
+            }
+        }
+        let before_ttl = [
+            self.pop_mpls.map(Action::PopMpls),
+            self.push_mpls.map(Action::PushMpls),
+            self.push_pbb.map(Action::PushPbb),
+            self.push_vlan.map(Action::PushVlan),
+            self.copy_ttl_out.then_some(Action::CopyTtlOut),
+            self.dec_mpls_ttl.then_some(Action::DecMplsTtl),
+            self.dec_nw_ttl.then_some(Action::DecNwTtl),
+            self.set_mpls_ttl.map(Action::SetMplsTtl),
+            self.set_nw_ttl.map(Action::SetNwTtl),
+        ];
+        for a in before_ttl.iter().flatten() {
+            if !f(a) {
+                return;
+            }
+        }
+        for sf in &self.set_fields {
+            if !f(&Action::SetField(sf.clone())) {
+                return;
+            }
+        }
+        let last = [
+            self.set_queue.map(Action::SetQueue),
+            match (self.group, self.output) {
+                (Some(g), _) => Some(Action::Group(g)),
+                (None, Some((port, max_len))) => Some(Action::Output { port, max_len }),
+                (None, None) => None,
+            },
+        ];
+        for a in last.iter().flatten() {
+            if !f(a) {
+                return;
+            }
+        }
+    }
+
+    /// The set as an action list in execution order (see [`Self::for_each`]).
     pub fn to_actions(&self) -> Vec<Action> {
         let mut v = Vec::new();
-        if self.copy_ttl_in {
-            v.push(Action::CopyTtlIn);
-        }
-        if self.pop_vlan {
-            v.push(Action::PopVlan);
-        }
-        if self.pop_pbb {
-            v.push(Action::PopPbb);
-        }
-        if let Some(t) = self.pop_mpls {
-            v.push(Action::PopMpls(t));
-        }
-        if let Some(t) = self.push_mpls {
-            v.push(Action::PushMpls(t));
-        }
-        if let Some(t) = self.push_pbb {
-            v.push(Action::PushPbb(t));
-        }
-        if let Some(t) = self.push_vlan {
-            v.push(Action::PushVlan(t));
-        }
-        if self.copy_ttl_out {
-            v.push(Action::CopyTtlOut);
-        }
-        if self.dec_mpls_ttl {
-            v.push(Action::DecMplsTtl);
-        }
-        if self.dec_nw_ttl {
-            v.push(Action::DecNwTtl);
-        }
-        if let Some(t) = self.set_mpls_ttl {
-            v.push(Action::SetMplsTtl(t));
-        }
-        if let Some(t) = self.set_nw_ttl {
-            v.push(Action::SetNwTtl(t));
-        }
-        v.extend(self.set_fields.iter().cloned().map(Action::SetField));
-        if let Some(q) = self.set_queue {
-            v.push(Action::SetQueue(q));
-        }
-        if let Some(g) = self.group {
-            v.push(Action::Group(g));
-        } else if let Some((port, max_len)) = self.output {
-            v.push(Action::Output { port, max_len });
-        }
+        self.for_each(|a| {
+            v.push(a.clone());
+            true
+        });
         v
     }
 }

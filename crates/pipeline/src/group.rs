@@ -9,12 +9,21 @@
 //! that identify a connection, so all packets of a flow take one bucket
 //! ("stickiness"), weighted by the bucket weights.
 
+use crate::action_set::ActionSet;
 use crate::port::PortTable;
 use ofp::action::Action;
 use ofp::error::{ErrorCode, GroupModFailedCode};
 use ofp::group::{command, group_id, group_type, Bucket, GroupMod};
 use ofp::port::port_no;
+use smallvec::SmallVec;
 use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// Buckets chosen without a heap allocation.
+pub const INLINE_BUCKETS: usize = 4;
+
+/// Indices of the buckets a packet takes through a group.
+pub type Chosen = SmallVec<[usize; INLINE_BUCKETS]>;
 
 /// Packet and byte counters (groups and buckets).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -37,6 +46,11 @@ pub struct Group {
     /// One of `group_type`.
     pub group_type: u8,
     pub buckets: Vec<Bucket>,
+    /// Each bucket's actions as an action set (spec §5.6.1: a bucket's
+    /// actions execute as an action set), built once here so the packet
+    /// path only reads them; shared (`Arc`) so it can run them while the
+    /// group table is borrowed mutably for counters.
+    pub sets: Arc<[ActionSet]>,
     pub counters: Counters,
     /// One per bucket.
     pub bucket_counters: Vec<Counters>,
@@ -182,6 +196,15 @@ impl GroupTable {
                         group_type: gm.group_type,
                         bucket_counters: vec![Counters::default(); gm.buckets.len()],
                         buckets: gm.buckets.clone(),
+                        sets: gm
+                            .buckets
+                            .iter()
+                            .map(|b| {
+                                let mut set = ActionSet::new();
+                                set.write(&b.actions);
+                                set
+                            })
+                            .collect(),
                         counters,
                         created_at,
                     },
@@ -235,8 +258,9 @@ impl GroupTable {
     }
 
     /// The buckets a packet with flow hash `hash` takes through group `g`,
-    /// as indices into its bucket list.
-    pub fn select_buckets(&self, g: &Group, hash: u64, ports: &PortTable) -> Vec<usize> {
+    /// as indices into its bucket list (inline up to [`INLINE_BUCKETS`]:
+    /// only an ALL group with more buckets allocates).
+    pub fn select_buckets(&self, g: &Group, hash: u64, ports: &PortTable) -> Chosen {
         match g.group_type {
             group_type::ALL => (0..g.buckets.len()).collect(),
             group_type::INDIRECT => (0..g.buckets.len().min(1)).collect(),
@@ -248,32 +272,30 @@ impl GroupTable {
                 .collect(),
             group_type::SELECT => {
                 // Weighted choice among live buckets by the flow hash.
-                let live: Vec<usize> = (0..g.buckets.len())
-                    .filter(|&i| {
-                        g.buckets
-                            .get(i)
-                            .is_some_and(|b| b.weight > 0 && self.bucket_live(b, ports, 0))
-                    })
-                    .collect();
-                let total: u64 = live
+                let live = |b: &&Bucket| b.weight > 0 && self.bucket_live(b, ports, 0);
+                let total: u64 = g
+                    .buckets
                     .iter()
-                    .filter_map(|&i| g.buckets.get(i))
+                    .filter(live)
                     .map(|b| u64::from(b.weight))
                     .sum();
                 if total == 0 {
-                    return Vec::new();
+                    return Chosen::new();
                 }
                 let mut point = hash % total;
-                for &i in &live {
-                    let w = g.buckets.get(i).map_or(0, |b| u64::from(b.weight));
+                for (i, b) in g.buckets.iter().enumerate() {
+                    if !live(&b) {
+                        continue;
+                    }
+                    let w = u64::from(b.weight);
                     if point < w {
-                        return vec![i];
+                        return std::iter::once(i).collect();
                     }
                     point -= w;
                 }
-                Vec::new()
+                Chosen::new()
             }
-            _ => Vec::new(),
+            _ => Chosen::new(),
         }
     }
 }

@@ -54,6 +54,7 @@ pub use table::{FlowEntry, FlowTable, Nanos, TableCounters};
 use ofp::error::ErrorCode;
 use ofp::group::GroupMod;
 use ofp::meter::MeterMod;
+use packet::PacketBuf;
 
 /// Number of flow tables of a full pipeline (ids 0..=254, OFPTT_MAX).
 pub const N_TABLES: usize = 255;
@@ -96,6 +97,10 @@ pub struct Pipeline {
     pub groups: GroupTable,
     pub meters: MeterTable,
     pub config: Config,
+    /// Packet buffers reused for the copies group buckets work on, so the
+    /// packet path does not allocate once warm (one per nesting level in
+    /// use; a replica starts with an empty pool).
+    scratch: Vec<PacketBuf>,
 }
 
 impl Default for Pipeline {
@@ -114,6 +119,7 @@ impl Pipeline {
             groups: GroupTable::new(),
             meters: MeterTable::new(),
             config: Config::default(),
+            scratch: Vec::new(),
         }
     }
 

@@ -263,8 +263,9 @@ impl Pipeline {
                 _ => break,
             }
         }
-        let acts = set.to_actions();
-        self.execute_actions(pkt, key, &acts, &mut ctx, out);
+        set.for_each(|a| {
+            self.execute_actions(pkt, key, std::slice::from_ref(a), &mut ctx, out) == Flow::Continue
+        });
     }
 
     /// Executes an action list in order on the packet.
@@ -427,42 +428,43 @@ impl Pipeline {
             return;
         }
         let len = pkt.len();
-        // The chosen buckets' actions, as action sets in execution order
-        // (copied out so the group table is not borrowed while they run).
-        let plans: Vec<Vec<Action>> = {
+        // The chosen buckets and their action sets (an `Arc` clone, so the
+        // group table is not borrowed while they run).
+        let (chosen, sets) = {
             let Some(group) = self.groups.get(g) else {
                 return;
             };
             let chosen = self
                 .groups
                 .select_buckets(group, flow_hash(key), &self.ports);
-            let plans = chosen
-                .iter()
-                .filter_map(|&i| group.buckets.get(i))
-                .map(|b| {
-                    let mut s = ActionSet::new();
-                    s.write(&b.actions);
-                    s.to_actions()
-                })
-                .collect();
+            let sets = group.sets.clone();
             if let Some(group) = self.groups.get_mut(g) {
                 group.counters.add(len);
-                for i in chosen {
+                for &i in &chosen {
                     if let Some(c) = group.bucket_counters.get_mut(i) {
                         c.add(len);
                     }
                 }
             }
-            plans
+            (chosen, sets)
         };
-        for acts in plans {
-            let mut copy = pkt.clone();
+        for set in chosen.iter().filter_map(|&i| sets.get(i)) {
+            // Each bucket works on its own copy, in a buffer reused from
+            // the pipeline's scratch pool (no allocation once warm).
+            let mut copy = self.scratch.pop().unwrap_or_default();
+            if copy.set(pkt.data()).is_err() {
+                copy = pkt.clone();
+            }
             let mut k = *key;
             let mut c = Ctx {
                 depth: ctx.depth + 1,
                 ..*ctx
             };
-            self.execute_actions(&mut copy, &mut k, &acts, &mut c, out);
+            set.for_each(|a| {
+                self.execute_actions(&mut copy, &mut k, std::slice::from_ref(a), &mut c, out)
+                    == Flow::Continue
+            });
+            self.scratch.push(copy);
         }
     }
 }
