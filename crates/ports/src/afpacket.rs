@@ -22,6 +22,23 @@
 //! [`RxRing`] remembers where. The socket polls readable when the next
 //! block is ours.
 //!
+//! # Several receive queues (`rx_queues`)
+//!
+//! [`Port::rx_queues`]`(n)` makes the port's socket one of `n` sockets in a
+//! `PACKET_FANOUT` group of type `PACKET_FANOUT_HASH` (without
+//! `PACKET_FANOUT_FLAG_DEFRAG`): the kernel gives each frame to exactly one
+//! member, chosen by the flow hash, so each flow stays on one worker, in
+//! order. The group id comes from the kernel (`PACKET_FANOUT_FLAG_UNIQUEID`),
+//! so it is unique per interface and process without guessing; a port
+//! opened with [`AfPacketOpts::fanout`] keeps its given id. The `n - 1` new
+//! sockets are opened in the namespace of the port's socket
+//! ([`crate::netns::in_netns_of`]). Every receiving socket has its own
+//! [`RxCounters`]; the port's `stats()` sums them, and the kernel ring drops
+//! of every socket. A new socket joins the group only once it is bound
+//! (the kernel requires a running socket), so frames arriving in that
+//! instant may be seen twice; after `rx_queues` returns, each frame reaches
+//! exactly one handle.
+//!
 //! # VLAN tags
 //!
 //! The kernel's receive path always strips the outer 802.1Q/802.1ad tag into
@@ -71,12 +88,15 @@ use std::sync::Arc;
 
 use packet::PacketBuf;
 
+use crate::netns::in_netns_of;
 use crate::sys::{self, cvt};
-use crate::{Port, PortStats, PortTx, TxCounters, BATCH};
+use crate::{Port, PortRx, PortStats, PortTx, RxCounters, TxCounters, BATCH};
 
 const ETH_P_ALL: u16 = 0x0003;
 const ETH_P_8021Q: u16 = 0x8100;
 const TPACKET_V3: libc::c_int = 2;
+/// `PACKET_FANOUT` flag: the kernel picks a free group id (Linux >= 4.5).
+const PACKET_FANOUT_FLAG_UNIQUEID: i32 = 0x2000;
 
 /// Options of [`AfPacket::open`].
 #[derive(Debug, Clone)]
@@ -247,6 +267,85 @@ impl RxRing {
     }
 }
 
+/// One receiving socket: its ring and its counters. The port has one
+/// until [`Port::rx_queues`] hands it (and the new fanout members) out as
+/// [`AfPacketRx`] handles.
+struct RxSocket {
+    ring: RxRing,
+    counters: Arc<RxCounters>,
+    // After the ring: unmapped before the socket is closed.
+    fd: Arc<OwnedFd>,
+}
+
+// SAFETY: the ring mapping is owned by this value and only used through
+// &mut self; nothing is shared with other threads except the kernel.
+unsafe impl Send for RxSocket {}
+
+impl RxSocket {
+    fn rx_batch(&mut self, bufs: &mut [PacketBuf]) -> usize {
+        let (mut bytes, mut dropped, mut errors) = (0u64, 0u64, 0u64);
+        let ring = &mut self.ring;
+        let mut n = 0;
+        while n < bufs.len() {
+            if !ring.in_block {
+                let st = ring.status(ring.cur).load(Ordering::Acquire);
+                if st & libc::TP_STATUS_USER == 0 {
+                    break;
+                }
+                fence(Ordering::Acquire);
+                let block = ring.block(ring.cur) as *const u8;
+                // tpacket_hdr_v1: block_status@8, num_pkts@12,
+                // offset_to_first_pkt@16.
+                ring.pkts_left = RxRing::read_u32(block, 12);
+                ring.next_off = RxRing::read_u32(block, 16) as usize;
+                ring.in_block = true;
+            }
+            if ring.pkts_left == 0 {
+                ring.release();
+                continue;
+            }
+            match ring.take_frame(&mut bufs[n]) {
+                Frame::Got(len) => {
+                    bytes += len as u64;
+                    n += 1;
+                }
+                Frame::Skipped => {}
+                Frame::Dropped => dropped += 1,
+                Frame::Corrupt => {
+                    errors += 1;
+                    ring.release();
+                }
+            }
+        }
+        // Give a fully read block back now rather than on the next call.
+        if ring.in_block && ring.pkts_left == 0 {
+            ring.release();
+        }
+        self.counters.add(n as u64, bytes, dropped, errors);
+        n
+    }
+}
+
+/// A receive handle of an [`AfPacket`] port ([`Port::rx_queues`]): one
+/// member socket of the port's fanout group.
+pub struct AfPacketRx {
+    rx: RxSocket,
+}
+
+impl PortRx for AfPacketRx {
+    fn rx_batch(&mut self, bufs: &mut [PacketBuf]) -> io::Result<usize> {
+        Ok(self.rx.rx_batch(bufs))
+    }
+
+    fn fd(&self) -> Option<RawFd> {
+        Some(self.rx.fd.as_raw_fd())
+    }
+
+    fn take_error(&self) -> Option<io::Error> {
+        socket_error(self.rx.fd.as_raw_fd())
+    }
+}
+
 impl Drop for RxRing {
     fn drop(&mut self) {
         // SAFETY: map/map_len are exactly what mmap returned; nothing
@@ -291,10 +390,18 @@ pub struct AfPacket {
     name: String,
     ifindex: i32,
     hw_addr: [u8; 6],
-    ring: RxRing,
+    opts: AfPacketOpts,
+    /// The port's own receive path; `None` once handed out by `rx_queues`.
+    rx: Option<RxSocket>,
     tx: TxSide,
-    /// Receive counters (transmit ones are in `tx.counters`).
-    stats: PortStats,
+    /// Receive counters of every receiving socket (the port's own first,
+    /// then the fanout members made by `rx_queues`); transmit counters are
+    /// in `tx.counters`.
+    rx_counters: Vec<Arc<RxCounters>>,
+    /// The fanout members' sockets, for their kernel drop counts.
+    member_fds: Vec<Arc<OwnedFd>>,
+    /// The fanout group id, once the port's socket is in a group.
+    fanout_id: Option<u16>,
     /// Kernel ring drops accumulated from PACKET_STATISTICS (which resets
     /// on read, hence a Cell so `stats(&self)` can fold them in).
     kernel_drops: Cell<u64>,
@@ -308,6 +415,69 @@ pub struct AfPacket {
 // this value and only used through &mut self; nothing is shared with other
 // threads except the kernel.
 unsafe impl Send for AfPacket {}
+
+/// Reads and clears the pending error (`SO_ERROR`) of socket `fd`.
+fn socket_error(fd: RawFd) -> Option<io::Error> {
+    let mut err: libc::c_int = 0;
+    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: passes a live c_int and its size as out-params.
+    let r = unsafe {
+        libc::getsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_ERROR,
+            (&mut err as *mut libc::c_int).cast(),
+            &mut len,
+        )
+    };
+    if r < 0 {
+        return Some(io::Error::last_os_error());
+    }
+    (err != 0).then(|| io::Error::from_raw_os_error(err))
+}
+
+/// Joins socket `fd` to fanout group `id` in hash mode (`extra` flags
+/// added), and returns the group id the kernel reports (the allocated one
+/// with `PACKET_FANOUT_FLAG_UNIQUEID`).
+fn join_fanout(fd: RawFd, id: u16, extra: i32) -> io::Result<u16> {
+    let arg = i32::from(id) | ((libc::PACKET_FANOUT_HASH as i32 | extra) << 16);
+    setsockopt(fd, libc::SOL_PACKET, libc::PACKET_FANOUT, &arg)?;
+    let mut val: u32 = 0;
+    let mut len = std::mem::size_of::<u32>() as libc::socklen_t;
+    // SAFETY: passes a live u32 and its size as out-params.
+    cvt(unsafe {
+        libc::getsockopt(
+            fd,
+            libc::SOL_PACKET,
+            libc::PACKET_FANOUT,
+            (&mut val as *mut u32).cast(),
+            &mut len,
+        )
+    })?;
+    Ok((val & 0xffff) as u16)
+}
+
+/// The kernel's ring drop count of socket `fd` since the last call
+/// (`PACKET_STATISTICS` resets on read); 0 if it cannot be read.
+fn take_kernel_drops(fd: RawFd) -> u64 {
+    let mut st = TpacketStatsV3::default();
+    let mut len = std::mem::size_of::<TpacketStatsV3>() as libc::socklen_t;
+    // SAFETY: passes a live TpacketStatsV3 and its size as out-params.
+    let r = unsafe {
+        libc::getsockopt(
+            fd,
+            libc::SOL_PACKET,
+            libc::PACKET_STATISTICS,
+            (&mut st as *mut TpacketStatsV3).cast(),
+            &mut len,
+        )
+    };
+    if r == 0 {
+        u64::from(st.tp_drops)
+    } else {
+        0
+    }
+}
 
 fn setsockopt<T>(fd: RawFd, level: libc::c_int, name: libc::c_int, val: &T) -> io::Result<()> {
     // SAFETY: passes a pointer to a live T and its exact size.
@@ -327,84 +497,120 @@ fn ctx(e: io::Error, what: &str, name: &str) -> io::Error {
     io::Error::new(e.kind(), format!("{name}: {what}: {e}"))
 }
 
+/// What [`open_socket`] returns: a bound socket with its receive ring.
+struct Opened {
+    rx: RxSocket,
+    ifindex: i32,
+    hw_addr: [u8; 6],
+    /// The bound address (our interface, ETH_P_ALL).
+    sll: libc::sockaddr_ll,
+}
+
+/// Opens an AF_PACKET socket on interface `name` (in the calling thread's
+/// namespace) with a TPACKET_V3 ring, bound to the interface; joins
+/// `opts.fanout` if set. Promiscuous mode is the caller's business.
+fn open_socket(name: &str, opts: &AfPacketOpts) -> io::Result<Opened> {
+    // Protocol 0: receive nothing until bound to the interface below,
+    // so the ring never holds frames of other interfaces.
+    // SAFETY: plain socket(2) call; the result is checked and owned.
+    let raw = cvt(unsafe {
+        libc::socket(
+            libc::AF_PACKET,
+            libc::SOCK_RAW | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+            0,
+        )
+    })
+    .map_err(|e| ctx(e, "socket(AF_PACKET)", name))?;
+    // SAFETY: `raw` is a fresh descriptor nobody else owns.
+    let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+    let s = fd.as_raw_fd();
+    let ifindex = sys::ifindex(s, name).map_err(|e| ctx(e, "no such interface", name))?;
+    let hw_addr = sys::hw_addr(s, name).map_err(|e| ctx(e, "SIOCGIFHWADDR", name))?;
+
+    setsockopt(s, libc::SOL_PACKET, libc::PACKET_VERSION, &TPACKET_V3)
+        .map_err(|e| ctx(e, "PACKET_VERSION", name))?;
+    // Best effort (Linux >= 4.20); the ring walk also skips outgoing.
+    let _ = setsockopt(s, libc::SOL_PACKET, libc::PACKET_IGNORE_OUTGOING, &1i32);
+
+    let req = libc::tpacket_req3 {
+        tp_block_size: opts.block_size,
+        tp_block_nr: opts.block_nr,
+        tp_frame_size: opts.frame_size,
+        tp_frame_nr: (opts.block_size / opts.frame_size.max(1)) * opts.block_nr,
+        tp_retire_blk_tov: opts.block_timeout_ms,
+        tp_sizeof_priv: 0,
+        tp_feature_req_word: 0,
+    };
+    setsockopt(s, libc::SOL_PACKET, libc::PACKET_RX_RING, &req)
+        .map_err(|e| ctx(e, "PACKET_RX_RING", name))?;
+    let map_len = opts.block_size as usize * opts.block_nr as usize;
+    // SAFETY: maps the ring the kernel just allocated for this socket;
+    // the result is checked against MAP_FAILED.
+    let map = unsafe {
+        libc::mmap(
+            ptr::null_mut(),
+            map_len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED | libc::MAP_POPULATE,
+            s,
+            0,
+        )
+    };
+    if map == libc::MAP_FAILED {
+        return Err(ctx(io::Error::last_os_error(), "mmap ring", name));
+    }
+    let ring = RxRing {
+        map: map.cast(),
+        map_len,
+        block_size: opts.block_size as usize,
+        block_nr: opts.block_nr as usize,
+        cur: 0,
+        in_block: false,
+        pkts_left: 0,
+        next_off: 0,
+    };
+    let rx = RxSocket {
+        ring,
+        counters: Arc::default(),
+        fd: Arc::new(fd),
+    };
+    let s = rx.fd.as_raw_fd();
+
+    // SAFETY: sockaddr_ll is plain old data; all-zero is valid.
+    let mut sll: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
+    sll.sll_family = libc::AF_PACKET as u16;
+    sll.sll_protocol = ETH_P_ALL.to_be();
+    sll.sll_ifindex = ifindex;
+    // SAFETY: passes a live sockaddr_ll and its size.
+    cvt(unsafe {
+        libc::bind(
+            s,
+            (&sll as *const libc::sockaddr_ll).cast(),
+            std::mem::size_of::<libc::sockaddr_ll>() as libc::socklen_t,
+        )
+    })
+    .map_err(|e| ctx(e, "bind", name))?;
+    if let Some(id) = opts.fanout {
+        join_fanout(s, id, 0).map_err(|e| ctx(e, "PACKET_FANOUT", name))?;
+    }
+    Ok(Opened {
+        rx,
+        ifindex,
+        hw_addr,
+        sll,
+    })
+}
+
 impl AfPacket {
     /// Opens interface `name` (in the caller thread's network namespace).
     pub fn open(name: &str, opts: &AfPacketOpts) -> io::Result<AfPacket> {
-        // Protocol 0: receive nothing until bound to the interface below,
-        // so the ring never holds frames of other interfaces.
-        // SAFETY: plain socket(2) call; the result is checked and owned.
-        let raw = cvt(unsafe {
-            libc::socket(
-                libc::AF_PACKET,
-                libc::SOCK_RAW | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
-                0,
-            )
-        })
-        .map_err(|e| ctx(e, "socket(AF_PACKET)", name))?;
-        // SAFETY: `raw` is a fresh descriptor nobody else owns.
-        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
-        let s = fd.as_raw_fd();
-        let ifindex = sys::ifindex(s, name).map_err(|e| ctx(e, "no such interface", name))?;
-        let hw_addr = sys::hw_addr(s, name).map_err(|e| ctx(e, "SIOCGIFHWADDR", name))?;
-
-        setsockopt(s, libc::SOL_PACKET, libc::PACKET_VERSION, &TPACKET_V3)
-            .map_err(|e| ctx(e, "PACKET_VERSION", name))?;
-        // Best effort (Linux >= 4.20); the ring walk also skips outgoing.
-        let _ = setsockopt(s, libc::SOL_PACKET, libc::PACKET_IGNORE_OUTGOING, &1i32);
-
-        let req = libc::tpacket_req3 {
-            tp_block_size: opts.block_size,
-            tp_block_nr: opts.block_nr,
-            tp_frame_size: opts.frame_size,
-            tp_frame_nr: (opts.block_size / opts.frame_size.max(1)) * opts.block_nr,
-            tp_retire_blk_tov: opts.block_timeout_ms,
-            tp_sizeof_priv: 0,
-            tp_feature_req_word: 0,
-        };
-        setsockopt(s, libc::SOL_PACKET, libc::PACKET_RX_RING, &req)
-            .map_err(|e| ctx(e, "PACKET_RX_RING", name))?;
-        let map_len = opts.block_size as usize * opts.block_nr as usize;
-        // SAFETY: maps the ring the kernel just allocated for this socket;
-        // the result is checked against MAP_FAILED.
-        let map = unsafe {
-            libc::mmap(
-                ptr::null_mut(),
-                map_len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED | libc::MAP_POPULATE,
-                s,
-                0,
-            )
-        };
-        if map == libc::MAP_FAILED {
-            return Err(ctx(io::Error::last_os_error(), "mmap ring", name));
-        }
-        let ring = RxRing {
-            map: map.cast(),
-            map_len,
-            block_size: opts.block_size as usize,
-            block_nr: opts.block_nr as usize,
-            cur: 0,
-            in_block: false,
-            pkts_left: 0,
-            next_off: 0,
-        };
-
-        // SAFETY: sockaddr_ll is plain old data; all-zero is valid.
-        let mut sll: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
-        sll.sll_family = libc::AF_PACKET as u16;
-        sll.sll_protocol = ETH_P_ALL.to_be();
-        sll.sll_ifindex = ifindex;
-        // SAFETY: passes a live sockaddr_ll and its size.
-        cvt(unsafe {
-            libc::bind(
-                s,
-                (&sll as *const libc::sockaddr_ll).cast(),
-                std::mem::size_of::<libc::sockaddr_ll>() as libc::socklen_t,
-            )
-        })
-        .map_err(|e| ctx(e, "bind", name))?;
-
+        let Opened {
+            rx,
+            ifindex,
+            hw_addr,
+            sll,
+        } = open_socket(name, opts)?;
+        let s = rx.fd.as_raw_fd();
         if opts.promisc {
             let mreq = libc::packet_mreq {
                 mr_ifindex: ifindex,
@@ -415,26 +621,35 @@ impl AfPacket {
             setsockopt(s, libc::SOL_PACKET, libc::PACKET_ADD_MEMBERSHIP, &mreq)
                 .map_err(|e| ctx(e, "PACKET_ADD_MEMBERSHIP promisc", name))?;
         }
-        if let Some(id) = opts.fanout {
-            let arg = i32::from(id) | ((libc::PACKET_FANOUT_HASH as i32) << 16);
-            setsockopt(s, libc::SOL_PACKET, libc::PACKET_FANOUT, &arg)
-                .map_err(|e| ctx(e, "PACKET_FANOUT", name))?;
-        }
-
         let mut dest = sll;
         dest.sll_protocol = 0;
-        let fd = Arc::new(fd);
+        let fd = Arc::clone(&rx.fd);
         let tx = TxSide::new(Arc::clone(&fd), dest, Arc::default());
         Ok(AfPacket {
             name: name.to_string(),
             ifindex,
             hw_addr,
-            ring,
+            opts: opts.clone(),
+            rx_counters: vec![Arc::clone(&rx.counters)],
+            rx: Some(rx),
             tx,
-            stats: PortStats::default(),
+            member_fds: Vec::new(),
+            fanout_id: opts.fanout,
             kernel_drops: Cell::new(0),
             fd,
         })
+    }
+
+    /// The fanout group of the port's socket, joining a new one with a
+    /// kernel-chosen id if it is in none yet.
+    fn fanout_group(&mut self) -> io::Result<u16> {
+        if let Some(id) = self.fanout_id {
+            return Ok(id);
+        }
+        let id = join_fanout(self.fd.as_raw_fd(), 0, PACKET_FANOUT_FLAG_UNIQUEID)
+            .map_err(|e| ctx(e, "PACKET_FANOUT (unique id)", &self.name))?;
+        self.fanout_id = Some(id);
+        Ok(id)
     }
 
     /// The interface index (in the namespace the port was opened in).
@@ -447,22 +662,7 @@ impl AfPacket {
     /// polls `POLLERR` until the error is read: a worker that sees
     /// `POLLERR` calls this (and usually closes the port).
     pub fn take_socket_error(&self) -> Option<io::Error> {
-        let mut err: libc::c_int = 0;
-        let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
-        // SAFETY: passes a live c_int and its size as out-params.
-        let r = unsafe {
-            libc::getsockopt(
-                self.fd.as_raw_fd(),
-                libc::SOL_SOCKET,
-                libc::SO_ERROR,
-                (&mut err as *mut libc::c_int).cast(),
-                &mut len,
-            )
-        };
-        if r < 0 {
-            return Some(io::Error::last_os_error());
-        }
-        (err != 0).then(|| io::Error::from_raw_os_error(err))
+        socket_error(self.fd.as_raw_fd())
     }
 }
 
@@ -561,44 +761,49 @@ impl Port for AfPacket {
     }
 
     fn rx_batch(&mut self, bufs: &mut [PacketBuf]) -> io::Result<usize> {
-        let mut n = 0;
-        while n < bufs.len() {
-            if !self.ring.in_block {
-                let st = self.ring.status(self.ring.cur).load(Ordering::Acquire);
-                if st & libc::TP_STATUS_USER == 0 {
-                    break;
-                }
-                fence(Ordering::Acquire);
-                let block = self.ring.block(self.ring.cur) as *const u8;
-                // tpacket_hdr_v1: block_status@8, num_pkts@12,
-                // offset_to_first_pkt@16.
-                self.ring.pkts_left = RxRing::read_u32(block, 12);
-                self.ring.next_off = RxRing::read_u32(block, 16) as usize;
-                self.ring.in_block = true;
-            }
-            if self.ring.pkts_left == 0 {
-                self.ring.release();
-                continue;
-            }
-            match self.ring.take_frame(&mut bufs[n]) {
-                Frame::Got(len) => {
-                    self.stats.rx_packets += 1;
-                    self.stats.rx_bytes += len as u64;
-                    n += 1;
-                }
-                Frame::Skipped => {}
-                Frame::Dropped => self.stats.rx_dropped += 1,
-                Frame::Corrupt => {
-                    self.stats.rx_errors += 1;
-                    self.ring.release();
-                }
-            }
+        Ok(match &mut self.rx {
+            Some(rx) => rx.rx_batch(bufs),
+            None => 0,
+        })
+    }
+
+    fn rx_queues(&mut self, n: usize) -> io::Result<Vec<Box<dyn PortRx>>> {
+        if n == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("{}: zero receive queues", self.name),
+            ));
         }
-        // Give a fully read block back now rather than on the next call.
-        if self.ring.in_block && self.ring.pkts_left == 0 {
-            self.ring.release();
+        if self.rx.is_none() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("{}: reception is already split", self.name),
+            ));
         }
-        Ok(n)
+        if n > 1 {
+            let id = self.fanout_group()?;
+            let (name, mut opts) = (self.name.clone(), self.opts.clone());
+            opts.fanout = Some(id);
+            let members = in_netns_of(self.fd.as_raw_fd(), move || {
+                (1..n)
+                    .map(|_| open_socket(&name, &opts).map(|o| o.rx))
+                    .collect::<io::Result<Vec<RxSocket>>>()
+            })??;
+            let own = self.rx.take().into_iter();
+            let mut handles: Vec<Box<dyn PortRx>> = Vec::with_capacity(n);
+            for rx in own.chain(members) {
+                if !Arc::ptr_eq(&rx.fd, &self.fd) {
+                    self.rx_counters.push(Arc::clone(&rx.counters));
+                    self.member_fds.push(Arc::clone(&rx.fd));
+                }
+                handles.push(Box::new(AfPacketRx { rx }));
+            }
+            return Ok(handles);
+        }
+        let rx = self.rx.take().into_iter();
+        Ok(rx
+            .map(|rx| Box::new(AfPacketRx { rx }) as Box<dyn PortRx>)
+            .collect())
     }
 
     fn tx_batch(&mut self, pkts: &[&[u8]]) -> io::Result<usize> {
@@ -636,23 +841,15 @@ impl Port for AfPacket {
     }
 
     fn stats(&self) -> PortStats {
-        let mut st = TpacketStatsV3::default();
-        let mut len = std::mem::size_of::<TpacketStatsV3>() as libc::socklen_t;
-        // SAFETY: passes a live TpacketStatsV3 and its size as out-params.
-        let r = unsafe {
-            libc::getsockopt(
-                self.fd.as_raw_fd(),
-                libc::SOL_PACKET,
-                libc::PACKET_STATISTICS,
-                (&mut st as *mut TpacketStatsV3).cast(),
-                &mut len,
-            )
-        };
-        if r == 0 {
-            self.kernel_drops
-                .set(self.kernel_drops.get() + u64::from(st.tp_drops));
+        let drops: u64 = std::iter::once(&self.fd)
+            .chain(&self.member_fds)
+            .map(|fd| take_kernel_drops(fd.as_raw_fd()))
+            .sum();
+        self.kernel_drops.set(self.kernel_drops.get() + drops);
+        let mut s = PortStats::default();
+        for c in &self.rx_counters {
+            c.add_to(&mut s);
         }
-        let mut s = self.stats;
         s.rx_dropped += self.kernel_drops.get();
         self.tx.counters.fill(&mut s);
         s

@@ -40,6 +40,10 @@
 //! - [`Port::tx_clone`] gives an independent transmit handle ([`PortTx`])
 //!   so each worker thread transmits on every port without a lock; the
 //!   handles of one port share its [`TxCounters`].
+//! - [`Port::rx_queues`] splits reception into receive handles
+//!   ([`PortRx`]), one per worker, that share the port's traffic by flow
+//!   hash (as RSS queues of a NIC would), so each flow stays on one worker
+//!   and keeps its order.
 //!
 //! Frames are whole Ethernet frames as on the wire, without FCS, including
 //! any 802.1Q/802.1ad tags (the AF_PACKET backend re-inserts tags that the
@@ -57,12 +61,12 @@ pub mod tap;
 use std::io;
 use std::os::fd::RawFd;
 
-pub use afpacket::{AfPacket, AfPacketOpts};
+pub use afpacket::{AfPacket, AfPacketOpts, AfPacketRx};
 pub use mem::MemPort;
 pub use netlink::{LinkEvent, LinkMonitor};
 pub use packet::PacketBuf;
 pub use poll::{Poller, Waker};
-pub use stats::{PortStats, TxCounters};
+pub use stats::{PortStats, RxCounters, TxCounters};
 pub use tap::TapPort;
 
 /// Default number of packets per batch.
@@ -119,6 +123,39 @@ pub trait Port: Send {
             format!("{}: no transmit clone", self.name()),
         ))
     }
+
+    /// Splits reception into `n` handles that share the load by flow hash
+    /// (AF_PACKET: a `PACKET_FANOUT_HASH` group of `n` sockets; AF_XDP: one
+    /// socket per queue where the device has `n` queues), one per worker.
+    /// After a successful call the caller no longer uses the port's own
+    /// `rx_batch` (it returns nothing). Counters ([`Port::stats`]) still
+    /// cover every handle. Backends that cannot split return `Unsupported`.
+    fn rx_queues(&mut self, n: usize) -> io::Result<Vec<Box<dyn PortRx>>> {
+        let _ = n;
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            format!("{}: reception cannot be split", self.name()),
+        ))
+    }
+
+    /// The largest frame `rx_batch` may deliver: the caller sizes its
+    /// [`PacketBuf`]s for it (frames larger than a buffer are dropped and
+    /// counted). The default is what `PacketBuf::new()` holds.
+    fn max_frame_len(&self) -> usize {
+        packet::buf::DEFAULT_CAPACITY
+    }
+}
+
+/// A receive-only handle from [`Port::rx_queues`] (one per worker); same
+/// contract as [`Port::rx_batch`], [`Port::fd`] and [`Port::take_error`].
+pub trait PortRx: Send {
+    fn rx_batch(&mut self, bufs: &mut [PacketBuf]) -> io::Result<usize>;
+
+    fn fd(&self) -> Option<RawFd>;
+
+    fn take_error(&self) -> Option<io::Error> {
+        None
+    }
 }
 
 /// A transmit-only handle from [`Port::tx_clone`]; same contract as
@@ -141,5 +178,13 @@ mod tests {
         assert_eq!(ports[1].rx_batch(&mut bufs).unwrap(), 1);
         assert_eq!(bufs[0].data(), &[0u8; 60][..]);
         assert_eq!(ports[1].stats().rx_packets, 1);
+    }
+
+    #[test]
+    fn mem_ports_cannot_split_reception() {
+        let (mut a, _b) = MemPort::pair().unwrap();
+        let e = a.rx_queues(2).err().expect("unsupported");
+        assert_eq!(e.kind(), io::ErrorKind::Unsupported);
+        assert_eq!(a.max_frame_len(), PacketBuf::new().tailroom());
     }
 }

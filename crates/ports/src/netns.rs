@@ -36,3 +36,35 @@ where
         .join()
         .map_err(|_| io::Error::other("closure panicked inside the namespace"))?
 }
+
+/// Runs `f` in the network namespace that socket `sock` belongs to: on the
+/// calling thread if that is the thread's own namespace, else on a new
+/// thread that joins it (`SIOCGSKNS` gives the socket's namespace). Used to
+/// open more sockets on an interface that was opened inside another
+/// namespace.
+pub fn in_netns_of<T, F>(sock: std::os::fd::RawFd, f: F) -> io::Result<T>
+where
+    T: Send + 'static,
+    F: FnOnce() -> T + Send + 'static,
+{
+    use std::os::fd::{FromRawFd, OwnedFd};
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: SIOCGSKNS takes no argument and returns a new descriptor
+    // (checked), which we own from here on.
+    let ns = unsafe { OwnedFd::from_raw_fd(cvt(libc::ioctl(sock, libc::SIOCGSKNS as _))?) };
+    let ns = File::from(ns);
+    let theirs = ns.metadata()?;
+    let ours = std::fs::metadata("/proc/thread-self/ns/net")?;
+    if (theirs.dev(), theirs.ino()) == (ours.dev(), ours.ino()) {
+        return Ok(f());
+    }
+    let handle = std::thread::spawn(move || -> io::Result<T> {
+        // SAFETY: setns on an open namespace descriptor; it only changes
+        // this (new, private) thread's network namespace.
+        cvt(unsafe { libc::setns(ns.as_raw_fd(), libc::CLONE_NEWNET) })?;
+        Ok(f())
+    });
+    handle
+        .join()
+        .map_err(|_| io::Error::other("closure panicked inside the namespace"))?
+}

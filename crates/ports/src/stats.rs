@@ -53,3 +53,41 @@ impl TxCounters {
         s.tx_errors = self.errors.load(Ordering::Relaxed);
     }
 }
+
+/// Receive counters of one receive handle ([`crate::PortRx`]) or of a
+/// port's own receive path. Each has exactly one writer (the thread that
+/// calls `rx_batch`), which adds once per batch; the port's `stats()` sums
+/// the counters of all its handles. One allocation per handle keeps
+/// workers from writing to a shared cache line.
+#[derive(Debug, Default)]
+pub struct RxCounters {
+    pub packets: AtomicU64,
+    pub bytes: AtomicU64,
+    pub dropped: AtomicU64,
+    pub errors: AtomicU64,
+}
+
+impl RxCounters {
+    /// Adds one batch's worth (single writer: a load and a store, no
+    /// atomic read-modify-write).
+    pub fn add(&self, packets: u64, bytes: u64, dropped: u64, errors: u64) {
+        for (c, n) in [
+            (&self.packets, packets),
+            (&self.bytes, bytes),
+            (&self.dropped, dropped),
+            (&self.errors, errors),
+        ] {
+            if n != 0 {
+                c.store(c.load(Ordering::Relaxed) + n, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Adds these counters to the `rx_*` fields of `s`.
+    pub fn add_to(&self, s: &mut PortStats) {
+        s.rx_packets += self.packets.load(Ordering::Relaxed);
+        s.rx_bytes += self.bytes.load(Ordering::Relaxed);
+        s.rx_dropped += self.dropped.load(Ordering::Relaxed);
+        s.rx_errors += self.errors.load(Ordering::Relaxed);
+    }
+}

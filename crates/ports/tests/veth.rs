@@ -411,3 +411,146 @@ fn link_down_error_wakes_a_poller_once_take_error_clears_it() {
     // Read: the descriptor no longer polls ready, so a worker can block.
     assert!(p.wait(Some(Duration::ZERO)).unwrap().is_empty());
 }
+
+/// An IPv4/UDP frame of flow `flow` (its UDP source port) carrying
+/// sequence number `seq` after the marker "OXPQ".
+fn udp_frame(flow: u16, seq: u16) -> Vec<u8> {
+    let mut f = vec![0xff; 6];
+    f.extend_from_slice(&[0x02, 0, 0, 0, 0, 1, 0x08, 0x00]);
+    let payload_len = 8 + 8;
+    let total = (20 + payload_len) as u16;
+    f.extend_from_slice(&[
+        0x45,
+        0,
+        (total >> 8) as u8,
+        total as u8,
+        0,
+        0,
+        0,
+        0,
+        64,
+        17,
+        0,
+        0,
+    ]);
+    f.extend_from_slice(&[10, 0, 0, 1, 10, 0, 0, 2]);
+    f.extend_from_slice(&(1000 + flow).to_be_bytes());
+    f.extend_from_slice(&[0x13, 0x88, 0, payload_len as u8, 0, 0]);
+    f.extend_from_slice(b"OXPQ");
+    f.extend_from_slice(&flow.to_be_bytes());
+    f.extend_from_slice(&seq.to_be_bytes());
+    f
+}
+
+/// (flow, seq) of a frame made by `udp_frame`.
+fn udp_marker(f: &[u8]) -> Option<(u16, u16)> {
+    (f.len() >= 50 && &f[42..46] == b"OXPQ").then(|| {
+        (
+            u16::from_be_bytes([f[46], f[47]]),
+            u16::from_be_bytes([f[48], f[49]]),
+        )
+    })
+}
+
+#[test]
+fn rx_queues_spread_flows_over_handles_each_frame_once() {
+    let ns = Netns::new();
+    ns.veth("va", "vb");
+    let mut a = ns.open("va", AfPacketOpts::default());
+    let mut b = ns.open("vb", AfPacketOpts::default());
+    // This thread is not in the namespace: the new member sockets must be
+    // opened in the port's namespace all the same.
+    let mut qs = b.rx_queues(3).unwrap();
+    assert_eq!(qs.len(), 3);
+    assert!(b.rx_queues(2).is_err(), "reception can be split only once");
+
+    const FLOWS: u16 = 96;
+    const PER_FLOW: u16 = 4;
+    let sent: Vec<Vec<u8>> = (0..PER_FLOW)
+        .flat_map(|seq| (0..FLOWS).map(move |flow| udp_frame(flow, seq)))
+        .collect();
+    let refs: Vec<&[u8]> = sent.iter().map(|f| f.as_slice()).collect();
+    assert_eq!(a.tx_batch(&refs).unwrap(), sent.len());
+
+    // Per handle: the (flow, seq) of each test frame in arrival order.
+    let mut got: Vec<Vec<(u16, u16)>> = vec![Vec::new(); qs.len()];
+    let mut all_frames = 0u64;
+    let mut bufs: Vec<PacketBuf> = (0..BATCH).map(|_| PacketBuf::new()).collect();
+    let start = Instant::now();
+    let total = |g: &Vec<Vec<(u16, u16)>>| g.iter().map(Vec::len).sum::<usize>();
+    while total(&got) < sent.len() && start.elapsed() < WAIT {
+        for (i, q) in qs.iter_mut().enumerate() {
+            wait_readable(q.fd().unwrap(), 10);
+            let k = q.rx_batch(&mut bufs).unwrap();
+            all_frames += k as u64;
+            got[i].extend(bufs[..k].iter().filter_map(|b| udp_marker(b.data())));
+        }
+    }
+    // Settle, then make sure nothing more (no duplicate) arrives anywhere.
+    std::thread::sleep(Duration::from_millis(50));
+    for (i, q) in qs.iter_mut().enumerate() {
+        let k = q.rx_batch(&mut bufs).unwrap();
+        all_frames += k as u64;
+        got[i].extend(bufs[..k].iter().filter_map(|b| udp_marker(b.data())));
+    }
+    assert_eq!(
+        b.rx_batch(&mut bufs).unwrap(),
+        0,
+        "port's own rx is retired"
+    );
+
+    // Every frame exactly once.
+    let mut seen: Vec<(u16, u16)> = got.iter().flatten().copied().collect();
+    seen.sort();
+    let mut want: Vec<(u16, u16)> = (0..FLOWS)
+        .flat_map(|f| (0..PER_FLOW).map(move |s| (f, s)))
+        .collect();
+    want.sort();
+    assert_eq!(seen, want);
+    // Spread: every handle got some flows; a flow stays on one handle, in
+    // order.
+    for (i, g) in got.iter().enumerate() {
+        assert!(!g.is_empty(), "handle {i} received nothing");
+        for flow in 0..FLOWS {
+            let seqs: Vec<u16> = g.iter().filter(|x| x.0 == flow).map(|x| x.1).collect();
+            assert!(
+                seqs.is_empty() || seqs == (0..PER_FLOW).collect::<Vec<_>>(),
+                "flow {flow} on handle {i}: {seqs:?}"
+            );
+        }
+    }
+    // The port's counters cover every handle.
+    let st = b.stats();
+    assert_eq!(st.rx_packets, all_frames);
+    assert_eq!(st.rx_dropped, 0);
+}
+
+#[test]
+fn rx_queues_of_one_hands_out_the_port_socket() {
+    let ns = Netns::new();
+    ns.veth("va", "vb");
+    let mut a = ns.open("va", AfPacketOpts::default());
+    let mut b = ns.open("vb", AfPacketOpts::default());
+    let mut qs = b.rx_queues(1).unwrap();
+    assert_eq!(qs.len(), 1);
+    let mut q = qs.pop().unwrap();
+    let f = frame(1, 1, 60);
+    assert_eq!(a.tx_batch(&[&f]).unwrap(), 1);
+    // Received on another thread (handles are Send).
+    let got = std::thread::spawn(move || {
+        let mut bufs: Vec<PacketBuf> = (0..BATCH).map(|_| PacketBuf::new()).collect();
+        let start = Instant::now();
+        while start.elapsed() < WAIT {
+            wait_readable(q.fd().unwrap(), 50);
+            let k = q.rx_batch(&mut bufs).unwrap();
+            if let Some(b) = bufs[..k].iter().find(|b| is_test_frame(b.data())) {
+                return Some(b.data().to_vec());
+            }
+        }
+        None
+    })
+    .join()
+    .unwrap();
+    assert_eq!(got, Some(f));
+    assert!(b.stats().rx_packets >= 1);
+}
