@@ -5,6 +5,8 @@
 //!   stderr, stops cleanly on SIGTERM/SIGINT.
 //! - `oxflow ctl COMMAND TARGET [ARGS...]`: the ovs-ofctl-like client; the
 //!   words after `ctl` go unchanged to [`ctl::main_with_args`].
+//! - `oxflow bench list|params|run|compare ...`: the evaluation framework;
+//!   the words after `bench` go unchanged to [`bench::main_with_args`].
 //!
 //! Exit status: 0 on success (including a signalled stop), 1 when the switch
 //! cannot start (bad config, missing interface, busy listener; the message
@@ -38,6 +40,15 @@ enum Command {
     #[command(disable_help_flag = true)]
     Ctl {
         /// COMMAND TARGET [ARGS...], passed on unchanged.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+        words: Vec<String>,
+    },
+    /// Measure an OpenFlow 1.3 switch: `oxflow bench list`, `oxflow bench run
+    /// EXPERIMENT --switch oxflow|ovs|external --out DIR [--set K=V]`,
+    /// `oxflow bench compare A B --out DIR` (`oxflow bench --help`).
+    #[command(disable_help_flag = true)]
+    Bench {
+        /// Words passed on unchanged to the bench's own command line.
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
         words: Vec<String>,
     },
@@ -163,6 +174,10 @@ fn main() -> ExitCode {
         Command::Run(args) => run(&args),
         Command::Ctl { words } => {
             let status = ctl::main_with_args(words);
+            ExitCode::from(u8::try_from(status).unwrap_or(1))
+        }
+        Command::Bench { words } => {
+            let status = bench::main_with_args(words);
             ExitCode::from(u8::try_from(status).unwrap_or(1))
         }
     }

@@ -1,0 +1,131 @@
+//! `oxflow bench ...`: the command line of the bench. The `oxflow` binary
+//! hands it the words after `bench` ([`main_with_args`]).
+//!
+//! - `list`: one experiment per line, name and description.
+//! - `params EXPERIMENT`: its parameters with defaults and help.
+//! - `run EXPERIMENT --switch oxflow|ovs|external --out DIR [--set K=V ...]
+//!   [--config FILE.toml]`: one run; writes DIR/results.json, CSVs, SVGs and
+//!   DIR/index.html.
+//! - `compare A B --out DIR`: overlay two run folders.
+//!
+//! Exit status: 0 on success, 1 when the run fails (the message says what
+//! and where), 2 for bad arguments.
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+use crate::experiments;
+use crate::runner::{self, RunOpts, COMMON_KEYS};
+use crate::switch::{SwitchKind, EXTERNAL_KEYS, SWITCH_KEYS};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "oxflow bench",
+    about = "Measure an OpenFlow 1.3 switch from the outside"
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Debug, Subcommand)]
+enum Cmd {
+    /// One experiment per line: name and description.
+    List,
+    /// Parameters of an experiment (and of the switch recipes).
+    Params { experiment: String },
+    /// Run one experiment against a switch.
+    Run {
+        experiment: String,
+        /// oxflow, ovs or external.
+        #[arg(long, default_value = "oxflow")]
+        switch: SwitchKind,
+        /// Output folder (created).
+        #[arg(long)]
+        out: PathBuf,
+        /// KEY=VALUE (repeatable; see `oxflow bench params EXPERIMENT`).
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        sets: Vec<String>,
+        /// TOML file with parameters (a [params] table or top-level keys).
+        #[arg(long, value_name = "FILE.toml")]
+        config: Option<PathBuf>,
+    },
+    /// Overlay two run folders (same experiment) into a third.
+    Compare {
+        a: PathBuf,
+        b: PathBuf,
+        #[arg(long)]
+        out: PathBuf,
+    },
+}
+
+/// Run `oxflow bench` with `args` (the words after `bench`).
+pub fn main_with_args(args: Vec<String>) -> i32 {
+    let cli = match Cli::try_parse_from(std::iter::once("oxflow bench".to_string()).chain(args)) {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { 2 } else { 0 };
+        }
+    };
+    match cli.cmd {
+        Cmd::List => {
+            for e in experiments::all() {
+                println!("{:<20} {}", e.name(), e.description());
+            }
+            0
+        }
+        Cmd::Params { experiment } => {
+            let Some(e) = experiments::by_name(&experiment) else {
+                eprintln!(
+                    "oxflow bench: unknown experiment {experiment:?} (see `oxflow bench list`)"
+                );
+                return 2;
+            };
+            for p in e.params() {
+                println!("{:<20} default {:<12} {}", p.name, p.default, p.help);
+            }
+            println!("# every run, and the switch recipes:");
+            for (k, d, h) in COMMON_KEYS.iter().chain(SWITCH_KEYS).chain(EXTERNAL_KEYS) {
+                println!("{k:<20} default {d:<12} {h}");
+            }
+            0
+        }
+        Cmd::Run {
+            experiment,
+            switch,
+            out,
+            sets,
+            config,
+        } => {
+            let opts = RunOpts {
+                experiment,
+                switch,
+                out,
+                sets,
+                config,
+            };
+            match runner::run(&opts) {
+                Ok(dir) => {
+                    println!("{}", dir.join("index.html").display());
+                    0
+                }
+                Err(e) => {
+                    eprintln!("oxflow bench run: {e}");
+                    1
+                }
+            }
+        }
+        Cmd::Compare { a, b, out } => match crate::report::compare(&a, &b, &out) {
+            Ok(()) => {
+                println!("{}", out.join("index.html").display());
+                0
+            }
+            Err(e) => {
+                eprintln!("oxflow bench compare: {e}");
+                1
+            }
+        },
+    }
+}
