@@ -35,12 +35,12 @@ done
 # iputils-ping: ping inside the host namespaces.
 # openvswitch-switch/-common: the reference switch (ovs-vswitchd in user space,
 #   netdev datapath, private instances) and ovs-ofctl, for cross-checks.
-# clang/libelf-dev/zlib1g-dev/pkg-config: build libbpf (xsk-rs) for the AF_XDP
-#   port backend.
+# clang/libelf-dev/zlib1g-dev/pkg-config/m4/libpcap-dev: build libbpf and libxdp
+#   (xsk-rs) for the AF_XDP port backend (libxdp's configure wants m4 and pcap).
 # iperf3, netsniff-ng (trafgen): TCP and line-rate traffic for tests and
 #   `make bench` / `oxflow bench`.
 APT_PKGS=(tshark iproute2 python3-venv ethtool iputils-ping openvswitch-switch openvswitch-common
-    clang libelf-dev zlib1g-dev pkg-config iperf3 netsniff-ng)
+    clang libelf-dev zlib1g-dev pkg-config m4 libpcap-dev iperf3 netsniff-ng)
 missing=()
 for p in "${APT_PKGS[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")

@@ -342,7 +342,7 @@ impl PortRx for AfPacketRx {
     }
 
     fn take_error(&self) -> Option<io::Error> {
-        socket_error(self.rx.fd.as_raw_fd())
+        sys::socket_error(self.rx.fd.as_raw_fd())
     }
 }
 
@@ -415,26 +415,6 @@ pub struct AfPacket {
 // this value and only used through &mut self; nothing is shared with other
 // threads except the kernel.
 unsafe impl Send for AfPacket {}
-
-/// Reads and clears the pending error (`SO_ERROR`) of socket `fd`.
-fn socket_error(fd: RawFd) -> Option<io::Error> {
-    let mut err: libc::c_int = 0;
-    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
-    // SAFETY: passes a live c_int and its size as out-params.
-    let r = unsafe {
-        libc::getsockopt(
-            fd,
-            libc::SOL_SOCKET,
-            libc::SO_ERROR,
-            (&mut err as *mut libc::c_int).cast(),
-            &mut len,
-        )
-    };
-    if r < 0 {
-        return Some(io::Error::last_os_error());
-    }
-    (err != 0).then(|| io::Error::from_raw_os_error(err))
-}
 
 /// Joins socket `fd` to fanout group `id` in hash mode (`extra` flags
 /// added), and returns the group id the kernel reports (the allocated one
@@ -662,7 +642,7 @@ impl AfPacket {
     /// polls `POLLERR` until the error is read: a worker that sees
     /// `POLLERR` calls this (and usually closes the port).
     pub fn take_socket_error(&self) -> Option<io::Error> {
-        socket_error(self.fd.as_raw_fd())
+        sys::socket_error(self.fd.as_raw_fd())
     }
 }
 

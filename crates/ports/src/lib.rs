@@ -7,6 +7,8 @@
 //! Backends:
 //! - [`AfPacket`]: any Linux interface through an `AF_PACKET` socket with a
 //!   TPACKET_V3 receive ring and `sendmmsg` transmit ([`afpacket`]).
+//! - [`XdpPort`]: any Linux interface through AF_XDP sockets, native or
+//!   generic XDP, copy or zero-copy ([`xdp`]).
 //! - [`TapPort`]: a tap device, used for the OpenFlow LOCAL port ([`tap`]).
 //! - [`MemPort`]: two connected in-memory ends, for tests of higher layers
 //!   ([`mem`]).
@@ -57,6 +59,7 @@ pub mod poll;
 pub mod stats;
 pub mod sys;
 pub mod tap;
+pub mod xdp;
 
 use std::io;
 use std::os::fd::RawFd;
@@ -68,6 +71,7 @@ pub use packet::PacketBuf;
 pub use poll::{Poller, Waker};
 pub use stats::{PortStats, RxCounters, TxCounters};
 pub use tap::TapPort;
+pub use xdp::{XdpMode, XdpOpts, XdpPort, XdpRx};
 
 /// Default number of packets per batch.
 pub const BATCH: usize = 32;

@@ -102,3 +102,23 @@ pub fn link_up(fd: RawFd, name: &str) -> bool {
         Err(_) => false,
     }
 }
+
+/// Reads and clears the pending error (`SO_ERROR`) of socket `fd`.
+pub(crate) fn socket_error(fd: RawFd) -> Option<io::Error> {
+    let mut err: libc::c_int = 0;
+    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: passes a live c_int and its size as out-params.
+    let r = unsafe {
+        libc::getsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_ERROR,
+            (&mut err as *mut libc::c_int).cast(),
+            &mut len,
+        )
+    };
+    if r < 0 {
+        return Some(io::Error::last_os_error());
+    }
+    (err != 0).then(|| io::Error::from_raw_os_error(err))
+}
