@@ -52,6 +52,7 @@
 //! kernel stripped into packet metadata).
 
 pub mod afpacket;
+pub mod alloc_count;
 pub mod mem;
 pub mod netlink;
 pub mod netns;

@@ -86,7 +86,7 @@ use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
-use worker::{TxPorts, Worker, WorkerPacketIn};
+use worker::{RxSource, TxPorts, Worker, WorkerPacketIn};
 
 pub use worker::PollMode;
 
@@ -225,7 +225,45 @@ pub struct Datapath {
 }
 
 impl Datapath {
-    /// Starts the workers with `ports` (number, backend), dealt round robin.
+    /// Deals reception over `n` workers (worker module comment): with more
+    /// than one worker, every port that can split gives each worker a
+    /// share; the others go whole to one worker each, round robin.
+    fn deal_rx(ports: &SwitchPorts, n: usize) -> Vec<Vec<RxSource>> {
+        let mut rx: Vec<Vec<RxSource>> = (0..n).map(|_| Vec::new()).collect();
+        let mut next = 0;
+        for (&no, port) in ports.iter() {
+            let split = match port.io.lock() {
+                Ok(mut io) if n > 1 => match io.rx_queues(n) {
+                    Ok(handles) if handles.len() == n => Some(handles),
+                    Ok(_) => None,
+                    Err(e) => {
+                        tracing::info!(port = no, "reception not split over workers: {e}");
+                        None
+                    }
+                },
+                _ => None,
+            };
+            match split {
+                Some(handles) => {
+                    for (w, h) in handles.into_iter().enumerate() {
+                        if let Some(list) = rx.get_mut(w) {
+                            list.push(RxSource::Own { no, rx: h });
+                        }
+                    }
+                }
+                None => {
+                    if let Some(list) = rx.get_mut(next % n) {
+                        list.push(RxSource::Shared { no });
+                    }
+                    next += 1;
+                }
+            }
+        }
+        rx
+    }
+
+    /// Starts the workers with `ports` (number, backend); reception is
+    /// dealt by [`Self::deal_rx`].
     pub fn start(config: DpConfig, ports: Vec<(u32, Box<dyn Port>)>, clock: Clock) -> Datapath {
         let now = clock.now();
         let mut pipeline = Pipeline::default();
@@ -252,7 +290,7 @@ impl Datapath {
         let stop = Arc::new(AtomicBool::new(false));
         let learning: LearningTable = Arc::default();
         let (packet_in_tx, packet_ins) = mpsc::sync_channel(PACKET_IN_QUEUE);
-        let numbers: Vec<u32> = ports.keys().copied().collect();
+        let mut dealt = Self::deal_rx(&ports, n);
         let workers = (0..n)
             .map(|w| {
                 let (tx, rx) = mpsc::sync_channel(OP_QUEUE);
@@ -261,7 +299,7 @@ impl Datapath {
                 let waker = poller.as_ref().map(|p| p.waker());
                 let worker = Worker {
                     pipeline: pipeline.clone(),
-                    rx_ports: numbers.iter().copied().skip(w).step_by(n).collect(),
+                    rx: dealt.get_mut(w).map(std::mem::take).unwrap_or_default(),
                     ports: ports.clone(),
                     ops: rx,
                     events: packet_in_tx.clone(),
@@ -559,7 +597,7 @@ impl Datapath {
     ) {
         let now = self.now();
         let mut buf = packet::PacketBuf::from_slice(data);
-        let mut queues = BTreeMap::new();
+        let mut queues = worker::TxQueues::new();
         {
             let mut out = worker::BatchOut {
                 queues: &mut queues,

@@ -22,12 +22,33 @@
 //! If the poller cannot be created (descriptor limits) the worker falls
 //! back to `park_timeout` sleeps of at most [`MAX_IDLE_SLEEP`].
 //!
+//! # Receive
+//!
+//! With several workers, each port whose backend can split reception
+//! ([`ports::Port::rx_queues`]: a PACKET_FANOUT hash group, XDP queues)
+//! gives every worker its own [`ports::PortRx`] handle, so the workers
+//! share each port's traffic by flow hash (RSS-like; a flow stays on one
+//! worker and keeps its order) without a lock. A port that cannot split is
+//! dealt whole to one worker and read through its mutex ([`RxSource`]).
+//!
 //! # Transmit
 //!
 //! Each worker owns a [`TxPorts`]: one transmit handle per port from
 //! [`ports::Port::tx_clone`], used without any lock (every backend of the
 //! `ports` crate has clones; one without would be reached through the
 //! port's mutex).
+//!
+//! # No allocation per packet
+//!
+//! The forwarding loop allocates nothing once warm: receive buffers are
+//! allocated once per worker; outputs are copied into per-port
+//! [`TxQueue`]s whose frame buffers keep their capacity from batch to batch;
+//! a queue is handed to the port in slices of at most [`ports::BATCH`]
+//! frames gathered in an array on the stack; and the pipeline's action sets
+//! and group buckets are allocation-free too. A test with a counting global
+//! allocator runs [`Worker::round`] on real veth ports and checks it.
+//! (Packet-ins, which copy the frame for the control thread, and the
+//! standalone learning switch are outside this promise.)
 //!
 //! A port descriptor that polls an error (an AF_PACKET socket after its
 //! link went down) has the error read ([`ports::Port::take_error`]) so the
@@ -37,7 +58,7 @@ use super::ops::{Deltas, Mode, Op, Sequenced, TableDeltas, WorkerCounters};
 use super::{Clock, LearningTable, SwitchPorts};
 use packet::PacketBuf;
 use pipeline::{Nanos, Output, PacketInEvent, Pipeline, Unsupported};
-use ports::{Poller, PortTx};
+use ports::{Poller, PortRx, PortTx};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
@@ -80,8 +101,8 @@ pub struct WorkerPacketIn {
 
 pub(crate) struct Worker {
     pub pipeline: Pipeline,
-    /// Port numbers this worker receives from.
-    pub rx_ports: Vec<u32>,
+    /// What this worker receives from (module comment).
+    pub rx: Vec<RxSource>,
     pub ports: SwitchPorts,
     pub ops: Receiver<Sequenced>,
     pub events: SyncSender<WorkerPacketIn>,
@@ -119,22 +140,25 @@ impl TxPorts {
         }
     }
 
-    /// Sends every queued frame, one `tx_batch` per port (drops are
-    /// counted by the port).
-    pub fn flush(&mut self, queues: &mut BTreeMap<u32, Vec<Vec<u8>>>) {
-        for (no, frames) in queues.iter_mut() {
-            if frames.is_empty() {
-                continue;
-            }
-            let slices: Vec<&[u8]> = frames.iter().map(Vec::as_slice).collect();
-            if let Some(tx) = self.own.get_mut(no) {
-                let _ = tx.tx_batch(&slices);
-            } else if let Some(p) = self.ports.get(no) {
-                if let Ok(mut io) = p.io.lock() {
-                    let _ = io.tx_batch(&slices);
+    /// Sends every queued frame, at most [`ports::BATCH`] per `tx_batch`
+    /// call (drops are counted by the port), and empties the queues.
+    pub fn flush(&mut self, queues: &mut TxQueues) {
+        for (no, q) in queues.iter_mut() {
+            for chunk in q.frames().chunks(ports::BATCH) {
+                let mut slices: [&[u8]; ports::BATCH] = [&[]; ports::BATCH];
+                for (s, f) in slices.iter_mut().zip(chunk) {
+                    *s = f.as_slice();
+                }
+                let slices = &slices[..chunk.len()];
+                if let Some(tx) = self.own.get_mut(no) {
+                    let _ = tx.tx_batch(slices);
+                } else if let Some(p) = self.ports.get(no) {
+                    if let Ok(mut io) = p.io.lock() {
+                        let _ = io.tx_batch(slices);
+                    }
                 }
             }
-            frames.clear();
+            q.clear();
         }
     }
 
@@ -145,9 +169,64 @@ impl TxPorts {
     }
 }
 
+/// Frames queued for one port during a batch. `frames[..len]` are queued;
+/// the buffers beyond `len` are kept, with their capacity, for the next
+/// batch, so a warm queue copies frames without allocating.
+#[derive(Debug, Default)]
+pub(crate) struct TxQueue {
+    frames: Vec<Vec<u8>>,
+    len: usize,
+}
+
+impl TxQueue {
+    /// Room reserved per frame buffer (a full-size frame).
+    const FRAME_CAPACITY: usize = 2048;
+
+    pub fn push(&mut self, data: &[u8]) {
+        if self.len == self.frames.len() {
+            self.frames
+                .push(Vec::with_capacity(Self::FRAME_CAPACITY.max(data.len())));
+        }
+        if let Some(f) = self.frames.get_mut(self.len) {
+            f.clear();
+            f.extend_from_slice(data);
+            self.len += 1;
+        }
+    }
+
+    /// The queued frames.
+    pub fn frames(&self) -> &[Vec<u8>] {
+        &self.frames[..self.len]
+    }
+
+    pub fn clear(&mut self) {
+        self.len = 0;
+    }
+}
+
+/// A worker's transmit queues, by port number (an entry is created the
+/// first time a port is output to and then kept).
+pub(crate) type TxQueues = BTreeMap<u32, TxQueue>;
+
+/// Where a worker receives a port's frames from (module comment).
+pub(crate) enum RxSource {
+    /// This worker's own share of a split port.
+    Own { no: u32, rx: Box<dyn PortRx> },
+    /// The whole port, read through its mutex.
+    Shared { no: u32 },
+}
+
+impl RxSource {
+    pub fn port_no(&self) -> u32 {
+        match self {
+            RxSource::Own { no, .. } | RxSource::Shared { no } => *no,
+        }
+    }
+}
+
 /// Output of one batch: frames queued per port, packet-ins sent on.
 pub(crate) struct BatchOut<'a> {
-    pub queues: &'a mut BTreeMap<u32, Vec<Vec<u8>>>,
+    pub queues: &'a mut TxQueues,
     pub events: &'a SyncSender<WorkerPacketIn>,
     pub counters: &'a WorkerCounters,
     pub learning: &'a LearningTable,
@@ -155,7 +234,7 @@ pub(crate) struct BatchOut<'a> {
 
 impl Output for BatchOut<'_> {
     fn port(&mut self, port: u32, data: &[u8], _queue: Option<u32>) {
-        self.queues.entry(port).or_default().push(data.to_vec());
+        self.queues.entry(port).or_default().push(data);
     }
 
     fn packet_in(&mut self, ev: PacketInEvent<'_>) {
@@ -267,20 +346,36 @@ impl Worker {
         d
     }
 
-    /// Registers the receive ports' descriptors (token: port number).
+    /// Registers the receive descriptors (token: index into `rx`).
     fn register(&mut self) {
         let Some(poller) = &self.poller else { return };
-        for no in &self.rx_ports {
-            let fd = self
-                .ports
-                .get(no)
-                .and_then(|p| p.io.lock().ok().and_then(|io| io.fd()));
+        for (i, src) in self.rx.iter().enumerate() {
+            let fd = match src {
+                RxSource::Own { rx, .. } => rx.fd(),
+                RxSource::Shared { no } => self
+                    .ports
+                    .get(no)
+                    .and_then(|p| p.io.lock().ok().and_then(|io| io.fd())),
+            };
             match fd {
-                Some(fd) if poller.add(fd, u64::from(*no)).is_ok() => {}
+                Some(fd) if poller.add(fd, i as u64).is_ok() => {}
                 // A port we cannot wait on: never block (busy polling
                 // still serves it).
                 _ => self.poll_mode = PollMode::Busy,
             }
+        }
+    }
+
+    /// Reads the pending error of receive source `i` (module comment).
+    fn take_error(&self, i: usize) {
+        match self.rx.get(i) {
+            Some(RxSource::Own { rx, .. }) => drop(rx.take_error()),
+            Some(RxSource::Shared { no }) => {
+                if let Some(io) = self.ports.get(no).and_then(|p| p.io.lock().ok()) {
+                    let _ = io.take_error();
+                }
+            }
+            None => {}
         }
     }
 
@@ -302,13 +397,13 @@ impl Worker {
                     Ok(events) => {
                         // A pending socket error (link went down) keeps the
                         // descriptor ready until it is read: read it.
-                        for e in events.iter().filter(|e| e.error) {
-                            let no = u32::try_from(e.token).ok();
-                            if let Some(port) = no.and_then(|no| self.ports.get(&no)) {
-                                if let Ok(io) = port.io.lock() {
-                                    let _ = io.take_error();
-                                }
-                            }
+                        let errs: smallvec::SmallVec<[usize; 8]> = events
+                            .iter()
+                            .filter(|e| e.error)
+                            .filter_map(|e| usize::try_from(e.token).ok())
+                            .collect();
+                        for i in errs {
+                            self.take_error(i);
                         }
                     }
                     Err(_) => std::thread::park_timeout(MAX_IDLE_SLEEP),
@@ -323,54 +418,74 @@ impl Worker {
         }
     }
 
-    pub fn run(mut self) {
-        self.register();
-        let mut bufs = vec![PacketBuf::new(); ports::BATCH];
-        let mut queues: BTreeMap<u32, Vec<Vec<u8>>> = BTreeMap::new();
-        let mut idle_rounds: u32 = 0;
-        while !self.stop.load(Ordering::Acquire) {
-            self.counters.loops.fetch_add(1, Ordering::Relaxed);
-            while let Ok(s) = self.ops.try_recv() {
-                self.apply(s);
-            }
-            let mut got = 0;
-            let now = self.clock.now();
-            for i in 0..self.rx_ports.len() {
-                let no = self.rx_ports[i];
-                let Some(port) = self.ports.get(&no) else {
-                    continue;
+    /// Receive buffers for this worker: `BATCH` of them, each big enough
+    /// for the largest frame any of its ports delivers.
+    pub fn rx_buffers(&self) -> Vec<PacketBuf> {
+        let max = self
+            .ports
+            .values()
+            .filter_map(|p| p.io.lock().ok().map(|io| io.max_frame_len()))
+            .max()
+            .unwrap_or(packet::buf::DEFAULT_CAPACITY);
+        let buf = PacketBuf::with_capacity(packet::buf::DEFAULT_HEADROOM, max);
+        vec![buf; ports::BATCH]
+    }
+
+    /// One round of the loop: pending operations, then one batch from each
+    /// receive source through the pipeline into `queues`, then transmit.
+    /// Returns the number of frames received.
+    pub fn round(&mut self, bufs: &mut [PacketBuf], queues: &mut TxQueues) -> usize {
+        self.counters.loops.fetch_add(1, Ordering::Relaxed);
+        while let Ok(s) = self.ops.try_recv() {
+            self.apply(s);
+        }
+        let mut got = 0;
+        let now = self.clock.now();
+        for src in self.rx.iter_mut() {
+            let no = src.port_no();
+            let n = match src {
+                RxSource::Own { rx, .. } => rx.rx_batch(bufs).unwrap_or(0),
+                RxSource::Shared { no } => match self.ports.get(no).map(|p| p.io.lock()) {
+                    Some(Ok(mut io)) => io.rx_batch(bufs).unwrap_or(0),
+                    _ => 0,
+                },
+            };
+            got += n;
+            self.counters
+                .rx_packets
+                .fetch_add(n as u64, Ordering::Relaxed);
+            for buf in bufs.iter_mut().take(n) {
+                let mut out = BatchOut {
+                    queues,
+                    events: &self.events,
+                    counters: &self.counters,
+                    learning: &self.learning,
                 };
-                let n = match port.io.lock() {
-                    Ok(mut io) => io.rx_batch(&mut bufs).unwrap_or(0),
-                    Err(_) => 0,
-                };
-                got += n;
-                self.counters
-                    .rx_packets
-                    .fetch_add(n as u64, Ordering::Relaxed);
-                for buf in bufs.iter_mut().take(n) {
-                    let mut out = BatchOut {
-                        queues: &mut queues,
-                        events: &self.events,
-                        counters: &self.counters,
-                        learning: &self.learning,
-                    };
-                    match self.mode {
-                        Mode::Pipeline => {
-                            if process_one(&mut self.pipeline, buf, no, now, &mut out).is_err() {
-                                if let Some(p) = self.ports.get(&no) {
-                                    p.rx_malformed.fetch_add(1, Ordering::Relaxed);
-                                }
+                match self.mode {
+                    Mode::Pipeline => {
+                        if process_one(&mut self.pipeline, buf, no, now, &mut out).is_err() {
+                            if let Some(p) = self.ports.get(&no) {
+                                p.rx_malformed.fetch_add(1, Ordering::Relaxed);
                             }
                         }
-                        Mode::Standalone => {
-                            normal(&self.pipeline.ports, no, buf.data(), now, &mut out);
-                        }
+                    }
+                    Mode::Standalone => {
+                        normal(&self.pipeline.ports, no, buf.data(), now, &mut out);
                     }
                 }
             }
-            self.tx.flush(&mut queues);
-            if got > 0 {
+        }
+        self.tx.flush(queues);
+        got
+    }
+
+    pub fn run(mut self) {
+        self.register();
+        let mut bufs = self.rx_buffers();
+        let mut queues = TxQueues::new();
+        let mut idle_rounds: u32 = 0;
+        while !self.stop.load(Ordering::Acquire) {
+            if self.round(&mut bufs, &mut queues) > 0 {
                 idle_rounds = 0;
             } else {
                 idle_rounds = idle_rounds.saturating_add(1);
