@@ -113,7 +113,7 @@ fn run_worker(mut p: Pipeline, frames: &[Vec<u8>], in_port: u32, duration: Durat
             t.packets += BATCH as u64;
         }
         batches += 1;
-        if batches % BATCHES_PER_CHECK == 0 {
+        if batches.is_multiple_of(BATCHES_PER_CHECK) {
             let now = Instant::now();
             match measuring_since {
                 None if now - start >= WARMUP => {
