@@ -54,18 +54,26 @@
 //! kernel; frames whose `sll_pkttype` is `PACKET_OUTGOING` are skipped as
 //! well, in case the option is not available.
 //!
-//! # Offloads (not changed here; document for operators)
+//! # Segmentation offload (`vnet_hdr`)
 //!
-//! - GRO/LRO on a physical NIC coalesce TCP segments into frames larger
-//!   than the MTU before AF_PACKET sees them; such frames do not fit a
-//!   [`PacketBuf`] (or the egress MTU) and are dropped. Turn them off on
-//!   switch ports: `ethtool -K IFACE gro off lro off`.
-//! - Frames that the *local* stack sends with checksum offload
-//!   (`CHECKSUM_PARTIAL`, e.g. a namespace host talking TCP over a veth)
-//!   reach us with an unfinished L4 checksum. Turn off tx checksumming on
-//!   the host side of such veths: `ethtool -K HOSTIFACE tx off`.
-//!   TODO(issue 3): complete partial checksums ourselves via
-//!   `PACKET_VNET_HDR` instead of relying on that setting.
+//! With offloads on, the kernel hands AF_PACKET TCP frames larger than the
+//! MTU (a local sender's TSO super-frames, a NIC's GRO) and frames whose
+//! L4 checksum is left for the hardware (`CHECKSUM_PARTIAL`). Without
+//! [`AfPacketOpts::vnet_hdr`] such frames are dropped or forwarded broken,
+//! so offloads must be off on switch ports and on the hosts' veths
+//! (`ethtool -K IFACE tx off rx off gro off`). With it, the socket uses
+//! `PACKET_VNET_HDR` and [`crate::vnet`] keeps the pipeline unaware:
+//!
+//! - receive: the kernel writes a `virtio_net_hdr` just before each frame
+//!   in the ring; a partial checksum is completed in software and a
+//!   GRO super-frame gets a recomputed TCP checksum, so the frame handed up
+//!   is a valid frame, only possibly larger than the MTU (up to
+//!   [`VNET_MAX_FRAME`]: [`Port::max_frame_len`] says so, the caller sizes
+//!   its buffers for it);
+//! - transmit: each frame goes out behind a `virtio_net_hdr` that asks the
+//!   kernel to segment a TCP frame larger than the MTU into MSS-sized
+//!   segments (done by the device, or in software if it cannot), and is
+//!   all zero for every other frame.
 //!
 //! # Transmit
 //!
@@ -90,6 +98,7 @@ use packet::PacketBuf;
 
 use crate::netns::in_netns_of;
 use crate::sys::{self, cvt};
+use crate::vnet::{self, VnetHdr, VNET_HDR_LEN};
 use crate::{Port, PortRx, PortStats, PortTx, RxCounters, TxCounters, BATCH};
 
 const ETH_P_ALL: u16 = 0x0003;
@@ -116,7 +125,16 @@ pub struct AfPacketOpts {
     /// Join `PACKET_FANOUT` group `id` in hash mode (flows spread over the
     /// sockets of the group, one per worker).
     pub fanout: Option<u16>,
+    /// Segmentation offload aware mode (`PACKET_VNET_HDR`, module
+    /// comment): frames up to [`VNET_MAX_FRAME`] bytes.
+    pub vnet_hdr: bool,
 }
+
+/// Largest frame a `vnet_hdr` port delivers: a 64 KiB IP packet behind an
+/// Ethernet header with two VLAN tags, rounded up.
+pub const VNET_MAX_FRAME: usize = 65_600;
+/// `PACKET_VNET_HDR` socket option.
+const PACKET_VNET_HDR: libc::c_int = 15;
 
 impl Default for AfPacketOpts {
     fn default() -> Self {
@@ -127,6 +145,7 @@ impl Default for AfPacketOpts {
             block_timeout_ms: 1,
             promisc: true,
             fanout: None,
+            vnet_hdr: false,
         }
     }
 }
@@ -156,6 +175,8 @@ struct RxRing {
     pkts_left: u32,
     /// Offset in block `cur` of the next frame's `tpacket3_hdr`.
     next_off: usize,
+    /// A `virtio_net_hdr` precedes each frame (`PACKET_VNET_HDR`).
+    vnet: bool,
 }
 
 /// What the ring walk found at one frame.
@@ -165,6 +186,9 @@ enum Frame {
     /// Skipped (outgoing) or dropped (too big, truncated, corrupt).
     Skipped,
     Dropped,
+    /// Frame with a bad `virtio_net_hdr` (counted as an error).
+    Invalid,
+    /// Ring structure broken: give up on the block.
     Corrupt,
 }
 
@@ -258,11 +282,41 @@ impl RxRing {
             dst[12..14].copy_from_slice(&tpid.to_be_bytes());
             dst[14..16].copy_from_slice(&tci.to_be_bytes());
             dst[16..].copy_from_slice(&frame[12..]);
+            if self.vnet && !Self::apply_vnet(block, start, buf, 4) {
+                return Frame::Invalid;
+            }
             Frame::Got(snaplen + 4)
         } else if buf.set(frame).is_ok() {
+            if self.vnet && !Self::apply_vnet(block, start, buf, 0) {
+                return Frame::Invalid;
+            }
             Frame::Got(snaplen)
         } else {
             Frame::Dropped
+        }
+    }
+
+    /// Reads the `virtio_net_hdr` before the frame at `start` of `block`
+    /// and completes the frame copied into `buf` (module comment);
+    /// `shift`: bytes we inserted (a VLAN tag). False if the header is bad.
+    fn apply_vnet(block: *const u8, start: usize, buf: &mut PacketBuf, shift: usize) -> bool {
+        // The kernel puts the header right before the MAC header, after the
+        // tpacket3_hdr and sockaddr_ll, so start >= VNET_HDR_LEN.
+        let Some(at) = start.checked_sub(VNET_HDR_LEN) else {
+            return false;
+        };
+        let mut raw = [0u8; VNET_HDR_LEN];
+        // SAFETY: at..start lies inside the block (before the frame, which
+        // was bounds-checked), in memory the kernel handed to us.
+        unsafe { ptr::copy_nonoverlapping(block.add(at), raw.as_mut_ptr(), VNET_HDR_LEN) };
+        let h = VnetHdr::parse(&raw);
+        if h.flags & vnet::F_NEEDS_CSUM != 0 {
+            vnet::complete_rx(buf.data_mut(), &h, shift)
+        } else {
+            if h.gso_type != vnet::GSO_NONE {
+                vnet::fix_tcp_checksum(buf.data_mut());
+            }
+            true
         }
     }
 }
@@ -311,6 +365,7 @@ impl RxSocket {
                 }
                 Frame::Skipped => {}
                 Frame::Dropped => dropped += 1,
+                Frame::Invalid => errors += 1,
                 Frame::Corrupt => {
                     errors += 1;
                     ring.release();
@@ -365,9 +420,17 @@ struct TxSide {
     /// Destination of every transmitted frame (our interface, protocol 0).
     dest: libc::sockaddr_ll,
     /// Preallocated `sendmmsg` arrays; pointers are refreshed each call.
+    /// With `vnet`, message `i` has two iovecs, `2i` (its header in
+    /// `hdrs[i]`) and `2i + 1` (the frame); else one, `i`.
     msgs: Vec<libc::mmsghdr>,
     iovs: Vec<libc::iovec>,
+    hdrs: Vec<[u8; VNET_HDR_LEN]>,
     counters: Arc<TxCounters>,
+    /// The socket has `PACKET_VNET_HDR` (module comment).
+    vnet: bool,
+    /// Interface name and last known MTU, for segmentation requests.
+    name: Arc<str>,
+    mtu: u32,
 }
 
 // SAFETY: the raw pointers in msgs/iovs are only set during `send_chunk`
@@ -511,6 +574,11 @@ fn open_socket(name: &str, opts: &AfPacketOpts) -> io::Result<Opened> {
         .map_err(|e| ctx(e, "PACKET_VERSION", name))?;
     // Best effort (Linux >= 4.20); the ring walk also skips outgoing.
     let _ = setsockopt(s, libc::SOL_PACKET, libc::PACKET_IGNORE_OUTGOING, &1i32);
+    // Must come before the ring is set up.
+    if opts.vnet_hdr {
+        setsockopt(s, libc::SOL_PACKET, PACKET_VNET_HDR, &1i32)
+            .map_err(|e| ctx(e, "PACKET_VNET_HDR", name))?;
+    }
 
     let req = libc::tpacket_req3 {
         tp_block_size: opts.block_size,
@@ -548,6 +616,7 @@ fn open_socket(name: &str, opts: &AfPacketOpts) -> io::Result<Opened> {
         in_block: false,
         pkts_left: 0,
         next_off: 0,
+        vnet: opts.vnet_hdr,
     };
     let rx = RxSocket {
         ring,
@@ -604,7 +673,13 @@ impl AfPacket {
         let mut dest = sll;
         dest.sll_protocol = 0;
         let fd = Arc::clone(&rx.fd);
-        let tx = TxSide::new(Arc::clone(&fd), dest, Arc::default());
+        let tx = TxSide::new(
+            Arc::clone(&fd),
+            dest,
+            Arc::default(),
+            opts.vnet_hdr,
+            Arc::from(name),
+        );
         Ok(AfPacket {
             name: name.to_string(),
             ifindex,
@@ -647,16 +722,38 @@ impl AfPacket {
 }
 
 impl TxSide {
-    fn new(fd: Arc<OwnedFd>, dest: libc::sockaddr_ll, counters: Arc<TxCounters>) -> TxSide {
+    fn new(
+        fd: Arc<OwnedFd>,
+        dest: libc::sockaddr_ll,
+        counters: Arc<TxCounters>,
+        vnet: bool,
+        name: Arc<str>,
+    ) -> TxSide {
+        let mtu = sys::mtu(fd.as_raw_fd(), &name).unwrap_or(1500);
         TxSide {
             fd,
             dest,
             // SAFETY: mmsghdr and iovec are plain old data; all-zero is valid.
             msgs: vec![unsafe { std::mem::zeroed::<libc::mmsghdr>() }; BATCH],
             // SAFETY: as above.
-            iovs: vec![unsafe { std::mem::zeroed::<libc::iovec>() }; BATCH],
+            iovs: vec![unsafe { std::mem::zeroed::<libc::iovec>() }; 2 * BATCH],
+            hdrs: vec![[0; VNET_HDR_LEN]; BATCH],
             counters,
+            vnet,
+            name,
+            mtu,
         }
+    }
+
+    /// Another handle on the same socket (own arrays, shared counters).
+    fn clone_handle(&self) -> TxSide {
+        TxSide::new(
+            Arc::clone(&self.fd),
+            self.dest,
+            Arc::clone(&self.counters),
+            self.vnet,
+            Arc::clone(&self.name),
+        )
     }
 
     fn send(&mut self, pkts: &[&[u8]]) -> usize {
@@ -666,19 +763,35 @@ impl TxSide {
     /// Sends one chunk of at most BATCH frames; returns frames accepted.
     fn send_chunk(&mut self, pkts: &[&[u8]]) -> usize {
         let n = pkts.len();
+        let per = if self.vnet { 2 } else { 1 };
         for (i, p) in pkts.iter().enumerate() {
-            self.iovs[i] = libc::iovec {
+            let frame = libc::iovec {
                 iov_base: p.as_ptr() as *mut libc::c_void,
                 iov_len: p.len(),
             };
+            if self.vnet {
+                // Frames over the MTU we knew: re-read it (cheap next to a
+                // 64 KiB frame) so a changed MTU is honoured.
+                if p.len() > self.mtu as usize + 14 {
+                    self.mtu = sys::mtu(self.fd.as_raw_fd(), &self.name).unwrap_or(self.mtu);
+                }
+                self.hdrs[i] = vnet::tx_header(p, self.mtu).to_bytes();
+                self.iovs[2 * i] = libc::iovec {
+                    iov_base: self.hdrs[i].as_mut_ptr().cast(),
+                    iov_len: VNET_HDR_LEN,
+                };
+                self.iovs[2 * i + 1] = frame;
+            } else {
+                self.iovs[i] = frame;
+            }
         }
         let dest = &self.dest as *const libc::sockaddr_ll as *mut libc::c_void;
         for i in 0..n {
             let h = &mut self.msgs[i].msg_hdr;
             h.msg_name = dest;
             h.msg_namelen = std::mem::size_of::<libc::sockaddr_ll>() as libc::socklen_t;
-            h.msg_iov = &mut self.iovs[i];
-            h.msg_iovlen = 1;
+            h.msg_iov = &mut self.iovs[per * i];
+            h.msg_iovlen = per;
             h.msg_control = ptr::null_mut();
             h.msg_controllen = 0;
             h.msg_flags = 0;
@@ -728,7 +841,7 @@ impl TxSide {
             }
         }
         // Do not keep dangling pointers into the caller's frames.
-        for iov in &mut self.iovs[..n] {
+        for iov in &mut self.iovs[..per * n] {
             iov.iov_base = ptr::null_mut();
         }
         done
@@ -796,12 +909,16 @@ impl Port for AfPacket {
 
     fn tx_clone(&self) -> io::Result<Box<dyn PortTx>> {
         Ok(Box::new(AfPacketTx {
-            tx: TxSide::new(
-                Arc::clone(&self.fd),
-                self.tx.dest,
-                Arc::clone(&self.tx.counters),
-            ),
+            tx: self.tx.clone_handle(),
         }))
+    }
+
+    fn max_frame_len(&self) -> usize {
+        if self.opts.vnet_hdr {
+            VNET_MAX_FRAME
+        } else {
+            packet::buf::DEFAULT_CAPACITY
+        }
     }
 
     fn fd(&self) -> Option<RawFd> {

@@ -60,12 +60,13 @@ pub mod poll;
 pub mod stats;
 pub mod sys;
 pub mod tap;
+pub mod vnet;
 pub mod xdp;
 
 use std::io;
 use std::os::fd::RawFd;
 
-pub use afpacket::{AfPacket, AfPacketOpts, AfPacketRx};
+pub use afpacket::{AfPacket, AfPacketOpts, AfPacketRx, VNET_MAX_FRAME};
 pub use mem::MemPort;
 pub use netlink::{LinkEvent, LinkMonitor};
 pub use packet::PacketBuf;

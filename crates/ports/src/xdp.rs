@@ -485,11 +485,41 @@ fn open_queue(name: &str, queue: u32, mode: XdpMode, opts: &XdpOpts) -> io::Resu
     })
 }
 
+/// libxdp and libbpf print diagnostics to stderr by default (for instance
+/// "No bpffs found ... falling back to loading single prog"), although
+/// every failure also reaches the caller as an error: turn them off once.
+fn quiet_libxdp() {
+    unsafe extern "C" fn quiet_xdp(
+        _: libxdp_sys::libxdp_print_level,
+        _: *const libc::c_char,
+        _: *mut libxdp_sys::__va_list_tag,
+    ) -> libc::c_int {
+        0
+    }
+    unsafe extern "C" fn quiet_bpf(
+        _: libbpf_sys::libbpf_print_level,
+        _: *const libc::c_char,
+        _: *mut libbpf_sys::__va_list_tag,
+    ) -> libc::c_int {
+        0
+    }
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // SAFETY: installs print callbacks that ignore their arguments;
+        // both setters only swap a global function pointer.
+        unsafe {
+            libxdp_sys::libxdp_set_print(Some(quiet_xdp));
+            libbpf_sys::libbpf_set_print(Some(quiet_bpf));
+        }
+    });
+}
+
 impl XdpPort {
     /// Opens interface `name` (in the calling thread's network namespace):
     /// one socket per receive queue, in the first of `opts.modes` that
     /// works.
     pub fn open(name: &str, opts: &XdpOpts) -> io::Result<XdpPort> {
+        quiet_libxdp();
         // SAFETY: plain socket(2) call; the result is checked and owned.
         let ctl = unsafe {
             OwnedFd::from_raw_fd(cvt(libc::socket(
