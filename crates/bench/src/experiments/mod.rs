@@ -10,8 +10,10 @@ use crate::experiment::Experiment;
 
 pub mod common;
 pub mod control_channel;
+pub mod cpu_load;
 pub mod flow_insertion;
 pub mod pkt_mod_latency;
+pub mod stats_polling;
 pub mod throughput;
 pub mod timestamp_floor;
 
@@ -23,6 +25,8 @@ pub fn all() -> Vec<Box<dyn Experiment>> {
         Box::new(pkt_mod_latency::PktModLatency::default()),
         Box::new(flow_insertion::FlowInsertion::default()),
         Box::new(control_channel::ControlChannel::default()),
+        Box::new(stats_polling::StatsPolling::default()),
+        Box::new(cpu_load::CpuLoad::default()),
         Box::new(crate::pipeline_only::PipelineExperiment::default()),
         Box::new(throughput::Throughput::default()),
     ]
