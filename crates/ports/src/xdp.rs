@@ -487,8 +487,10 @@ fn open_queue(name: &str, queue: u32, mode: XdpMode, opts: &XdpOpts) -> io::Resu
 
 /// libxdp and libbpf print diagnostics to stderr by default (for instance
 /// "No bpffs found ... falling back to loading single prog"), although
-/// every failure also reaches the caller as an error: turn them off once.
-fn quiet_libxdp() {
+/// every failure also reaches the caller as an error: turn them off once
+/// (called by [`XdpPort::open`]; public for programs that use xsk-rs
+/// directly).
+pub fn quiet_libxdp() {
     unsafe extern "C" fn quiet_xdp(
         _: libxdp_sys::libxdp_print_level,
         _: *const libc::c_char,

@@ -14,10 +14,15 @@
 //! reconnect_initial = 1                # seconds, doubled up to reconnect_max
 //! reconnect_max = 8
 //! local_port = "oxlocal0"              # tap device for OpenFlow LOCAL; none by default
+//! port_backend = "afpacket"            # default backend of ports: afpacket | xdp
+//! poll_mode = "adaptive"               # idle workers: adaptive (spin, then sleep) | busy
+//! gso = true                           # AF_PACKET ports pass TCP segments larger than
+//!                                      # the MTU (PACKET_VNET_HDR); false: MTU frames only
 //!
 //! [[port]]                             # OpenFlow ports 1, 2, ... in order
 //! name = "h1"                          # optional, defaults to the interface
 //! interface = "veth-h1"
+//! backend = "xdp"                      # optional, defaults to port_backend
 //!
 //! [tls]
 //! private_key = "switch-key.pem"
@@ -192,7 +197,54 @@ macro_rules! deserialize_via_from_str {
         }
     )*};
 }
-deserialize_via_from_str!(FailMode, LogLevel);
+/// The packet I/O backend of a port.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PortBackend {
+    /// AF_PACKET socket with a TPACKET_V3 ring (any interface).
+    #[default]
+    AfPacket,
+    /// AF_XDP sockets (falls back to AF_PACKET where XDP cannot be used).
+    Xdp,
+}
+
+impl FromStr for PortBackend {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "afpacket" => Ok(PortBackend::AfPacket),
+            "xdp" => Ok(PortBackend::Xdp),
+            _ => Err(format!(
+                "unknown port backend \"{s}\" (expected afpacket or xdp)"
+            )),
+        }
+    }
+}
+
+/// How idle workers wait for packets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PollMode {
+    /// Poll a few empty rounds, then sleep until a port is readable (an
+    /// idle switch uses almost no CPU).
+    #[default]
+    Adaptive,
+    /// Never sleep: lowest latency, one core per worker always busy.
+    Busy,
+}
+
+impl FromStr for PollMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "adaptive" => Ok(PollMode::Adaptive),
+            "busy" => Ok(PollMode::Busy),
+            _ => Err(format!(
+                "unknown poll_mode \"{s}\" (expected adaptive or busy)"
+            )),
+        }
+    }
+}
+
+deserialize_via_from_str!(FailMode, LogLevel, PortBackend, PollMode);
 
 /// A datapath id written as a TOML integer or string.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -231,6 +283,9 @@ pub struct PortConfig {
     pub name: Option<String>,
     /// Linux interface to attach.
     pub interface: String,
+    /// Backend of this port; `None`: the top-level `port_backend`.
+    #[serde(default, deserialize_with = "opt_from_str")]
+    pub backend: Option<PortBackend>,
 }
 
 impl PortConfig {
@@ -263,6 +318,11 @@ struct FileConfig {
     reconnect_max: Option<u32>,
     tls: Option<TlsFiles>,
     local_port: Option<String>,
+    #[serde(default, deserialize_with = "opt_from_str")]
+    port_backend: Option<PortBackend>,
+    #[serde(default, deserialize_with = "opt_from_str")]
+    poll_mode: Option<PollMode>,
+    gso: Option<bool>,
 }
 
 /// The complete configuration of the daemon.
@@ -284,6 +344,11 @@ pub struct Config {
     /// Name of the tap device the daemon creates as port OFPP_LOCAL
     /// (`None`: no LOCAL port).
     pub local_port: Option<String>,
+    /// Backend of ports that do not name one.
+    pub port_backend: PortBackend,
+    pub poll_mode: PollMode,
+    /// GSO/TSO-aware AF_PACKET ports (`PACKET_VNET_HDR`).
+    pub gso: bool,
 }
 
 impl Default for Config {
@@ -302,6 +367,9 @@ impl Default for Config {
             reconnect: Backoff::default(),
             tls: None,
             local_port: None,
+            port_backend: PortBackend::default(),
+            poll_mode: PollMode::default(),
+            gso: true,
         }
     }
 }
@@ -420,6 +488,9 @@ impl Config {
                 ca_cert: dir.join(t.ca_cert),
             }),
             local_port: f.local_port,
+            port_backend: f.port_backend.unwrap_or(d.port_backend),
+            poll_mode: f.poll_mode.unwrap_or(d.poll_mode),
+            gso: f.gso.unwrap_or(d.gso),
         };
         cfg.check()
             .map_err(|m| ConfigError(format!("{file}: {m}")))?;
@@ -438,6 +509,7 @@ impl Config {
                 .map(|i| PortConfig {
                     name: None,
                     interface: i.clone(),
+                    backend: None,
                 })
                 .collect();
         }
@@ -471,6 +543,11 @@ impl Config {
                 .map_err(|m| ConfigError(format!("--log-level: {m}")))?;
         }
         self.check().map_err(ConfigError)
+    }
+
+    /// The backend port `p` uses (its own, else `port_backend`).
+    pub fn backend_of(&self, p: &PortConfig) -> PortBackend {
+        p.backend.unwrap_or(self.port_backend)
     }
 
     /// Checks across fields.
@@ -597,6 +674,49 @@ ca_cert = "/etc/ca.pem"
         assert!(e.starts_with("oxflow.toml:1:"), "{e}");
         let e = err("log_level = \"loud\"");
         assert!(e.contains("unknown log_level \"loud\""), "{e}");
+    }
+
+    #[test]
+    fn backends_poll_mode_and_gso() {
+        let c = Config::parse("", "x.toml").unwrap();
+        assert_eq!(c.port_backend, PortBackend::AfPacket);
+        assert_eq!(c.poll_mode, PollMode::Adaptive);
+        assert!(c.gso);
+        let src = r#"
+port_backend = "xdp"
+poll_mode = "busy"
+gso = false
+
+[[port]]
+interface = "a"
+
+[[port]]
+interface = "b"
+backend = "afpacket"
+"#;
+        let c = Config::parse(src, "x.toml").unwrap();
+        assert_eq!(c.backend_of(&c.ports[0]), PortBackend::Xdp);
+        assert_eq!(c.backend_of(&c.ports[1]), PortBackend::AfPacket);
+        assert_eq!(c.poll_mode, PollMode::Busy);
+        assert!(!c.gso);
+        let c =
+            Config::parse("[[port]]\ninterface = \"a\"\nbackend = \"xdp\"\n", "x.toml").unwrap();
+        assert_eq!(c.backend_of(&c.ports[0]), PortBackend::Xdp);
+
+        assert_eq!(
+            err("[[port]]\ninterface = \"a\"\nbackend = \"dpdk\"\n"),
+            "oxflow.toml:3:11: unknown port backend \"dpdk\" (expected afpacket or xdp)"
+        );
+        assert_eq!(
+            err("\nport_backend = \"netmap\""),
+            "oxflow.toml:2:16: unknown port backend \"netmap\" (expected afpacket or xdp)"
+        );
+        assert_eq!(
+            err("poll_mode = \"lazy\""),
+            "oxflow.toml:1:13: unknown poll_mode \"lazy\" (expected adaptive or busy)"
+        );
+        let e = err("gso = \"yes\"");
+        assert!(e.starts_with("oxflow.toml:1:7:"), "{e}");
     }
 
     #[test]

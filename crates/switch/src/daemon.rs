@@ -52,7 +52,7 @@ use std::time::{Duration, Instant};
 use ofp::message::Message;
 use ofp::port::port_no;
 use ofp::OfpMessage;
-use ports::{AfPacket, AfPacketOpts, Port, TapPort};
+use ports::{AfPacket, AfPacketOpts, Port, TapPort, XdpOpts, XdpPort};
 use tokio::sync::mpsc;
 use tracing::{info, warn};
 
@@ -60,9 +60,9 @@ use crate::channel::connection::ConnOptions;
 use crate::channel::datapath::{self as chan_dp, serve_datapath, DP_QUEUE};
 use crate::channel::hub::{ConnId, ConnInfo, ControllerStatus, Hub};
 use crate::channel::{manager, Context};
-use crate::config::{Config, FailMode};
+use crate::config::{self, Config, FailMode, PortBackend};
 use crate::datapath::ops::Mode;
-use crate::datapath::{Clock, Datapath, DpConfig, DpEvent};
+use crate::datapath::{Clock, Datapath, DpConfig, DpEvent, PollMode};
 
 /// How often the pump forwards packet-ins and checks the controller status.
 pub const PUMP_INTERVAL: Duration = Duration::from_millis(2);
@@ -160,20 +160,58 @@ fn open_ports(config: &Config) -> Result<OpenPorts, DaemonError> {
         if !Path::new("/sys/class/net").join(&pc.interface).exists() {
             return Err(err("no such network interface".into()));
         }
-        let port = AfPacket::open(&pc.interface, &AfPacketOpts::default())
-            .map_err(|e| err(e.to_string()))?;
-        info!(
-            "port {no}: {} (interface {}, link {})",
-            pc.name(),
-            pc.interface,
-            if port.link_up() { "up" } else { "down" }
-        );
-        out.push((no, Box::new(port)));
+        let port: Box<dyn Port> = match config.backend_of(pc) {
+            PortBackend::Xdp => match XdpPort::open(&pc.interface, &XdpOpts::default()) {
+                Ok(p) => {
+                    let how = format!("AF_XDP {}, {} queue(s)", p.mode(), p.queues());
+                    log_port(no, pc, &p, &how);
+                    Box::new(p)
+                }
+                Err(e) => {
+                    warn!(
+                        "port {no} ({}): cannot open AF_XDP ({e}); falling back to AF_PACKET",
+                        pc.interface
+                    );
+                    open_afpacket(config, no, pc).map_err(err)?
+                }
+            },
+            PortBackend::AfPacket => open_afpacket(config, no, pc).map_err(err)?,
+        };
+        out.push((no, port));
     }
     if let Some(name) = &config.local_port {
         out.push((port_no::LOCAL, Box::new(create_local_port(name)?)));
     }
     Ok(out)
+}
+
+/// Opens `pc` with AF_PACKET (with `PACKET_VNET_HDR` when `gso` is on).
+fn open_afpacket(
+    config: &Config,
+    no: u32,
+    pc: &config::PortConfig,
+) -> Result<Box<dyn Port>, String> {
+    let opts = AfPacketOpts {
+        vnet_hdr: config.gso,
+        ..AfPacketOpts::default()
+    };
+    let p = AfPacket::open(&pc.interface, &opts).map_err(|e| e.to_string())?;
+    let how = if config.gso {
+        "AF_PACKET, GSO"
+    } else {
+        "AF_PACKET"
+    };
+    log_port(no, pc, &p, how);
+    Ok(Box::new(p))
+}
+
+fn log_port(no: u32, pc: &config::PortConfig, port: &dyn Port, how: &str) {
+    info!(
+        "port {no}: {} (interface {}, {how}, link {})",
+        pc.name(),
+        pc.interface,
+        if port.link_up() { "up" } else { "down" }
+    );
 }
 
 /// Creates the tap device `name` for the LOCAL port (module comment).
@@ -207,6 +245,10 @@ pub async fn serve(config: Config, stop: impl Future<Output = ()>) -> Result<(),
     let dp_config = DpConfig {
         datapath_id: config.datapath_id,
         n_workers: config.workers.max(1),
+        poll: match config.poll_mode {
+            config::PollMode::Adaptive => PollMode::Adaptive { spin_rounds: 64 },
+            config::PollMode::Busy => PollMode::Busy,
+        },
         ..DpConfig::default()
     };
     let mut dp = Datapath::start(dp_config, ports, Clock::real());
