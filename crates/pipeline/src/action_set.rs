@@ -93,49 +93,49 @@ impl ActionSet {
     /// false. Output is left out when a group is present (spec: the group's
     /// buckets decide).
     pub fn for_each(&self, mut f: impl FnMut(&Action) -> bool) {
-        let flags = [
-            (self.copy_ttl_in, Action::CopyTtlIn),
-            (self.pop_vlan, Action::PopVlan),
-            (self.pop_pbb, Action::PopPbb),
-        ];
-        for (on, a) in &flags {
-            if *on && !f(a) {
-                return;
-            }
+        // Straight-line on purpose: this runs once per packet, and building
+        // a list of candidate actions first costs more than the checks.
+        macro_rules! emit {
+            ($cond:expr, $action:expr) => {
+                if $cond && !f(&$action) {
+                    return;
+                }
+            };
         }
-        let before_ttl = [
-            self.pop_mpls.map(Action::PopMpls),
-            self.push_mpls.map(Action::PushMpls),
-            self.push_pbb.map(Action::PushPbb),
-            self.push_vlan.map(Action::PushVlan),
-            self.copy_ttl_out.then_some(Action::CopyTtlOut),
-            self.dec_mpls_ttl.then_some(Action::DecMplsTtl),
-            self.dec_nw_ttl.then_some(Action::DecNwTtl),
-            self.set_mpls_ttl.map(Action::SetMplsTtl),
-            self.set_nw_ttl.map(Action::SetNwTtl),
-        ];
-        for a in before_ttl.iter().flatten() {
-            if !f(a) {
-                return;
-            }
+        emit!(self.copy_ttl_in, Action::CopyTtlIn);
+        emit!(self.pop_vlan, Action::PopVlan);
+        emit!(self.pop_pbb, Action::PopPbb);
+        if let Some(t) = self.pop_mpls {
+            emit!(true, Action::PopMpls(t));
+        }
+        if let Some(t) = self.push_mpls {
+            emit!(true, Action::PushMpls(t));
+        }
+        if let Some(t) = self.push_pbb {
+            emit!(true, Action::PushPbb(t));
+        }
+        if let Some(t) = self.push_vlan {
+            emit!(true, Action::PushVlan(t));
+        }
+        emit!(self.copy_ttl_out, Action::CopyTtlOut);
+        emit!(self.dec_mpls_ttl, Action::DecMplsTtl);
+        emit!(self.dec_nw_ttl, Action::DecNwTtl);
+        if let Some(t) = self.set_mpls_ttl {
+            emit!(true, Action::SetMplsTtl(t));
+        }
+        if let Some(t) = self.set_nw_ttl {
+            emit!(true, Action::SetNwTtl(t));
         }
         for sf in &self.set_fields {
-            if !f(&Action::SetField(sf.clone())) {
-                return;
-            }
+            emit!(true, Action::SetField(sf.clone()));
         }
-        let last = [
-            self.set_queue.map(Action::SetQueue),
-            match (self.group, self.output) {
-                (Some(g), _) => Some(Action::Group(g)),
-                (None, Some((port, max_len))) => Some(Action::Output { port, max_len }),
-                (None, None) => None,
-            },
-        ];
-        for a in last.iter().flatten() {
-            if !f(a) {
-                return;
-            }
+        if let Some(q) = self.set_queue {
+            emit!(true, Action::SetQueue(q));
+        }
+        match (self.group, self.output) {
+            (Some(g), _) => emit!(true, Action::Group(g)),
+            (None, Some((port, max_len))) => emit!(true, Action::Output { port, max_len }),
+            (None, None) => {}
         }
     }
 

@@ -260,7 +260,14 @@ impl GroupTable {
     /// The buckets a packet with flow hash `hash` takes through group `g`,
     /// as indices into its bucket list (inline up to [`INLINE_BUCKETS`]:
     /// only an ALL group with more buckets allocates).
-    pub fn select_buckets(&self, g: &Group, hash: u64, ports: &PortTable) -> Chosen {
+    /// `hash` is called only for a SELECT group (hashing the flow costs
+    /// more than the other choices).
+    pub fn select_buckets(
+        &self,
+        g: &Group,
+        hash: impl FnOnce() -> u64,
+        ports: &PortTable,
+    ) -> Chosen {
         match g.group_type {
             group_type::ALL => (0..g.buckets.len()).collect(),
             group_type::INDIRECT => (0..g.buckets.len().min(1)).collect(),
@@ -282,7 +289,7 @@ impl GroupTable {
                 if total == 0 {
                     return Chosen::new();
                 }
-                let mut point = hash % total;
+                let mut point = hash() % total;
                 for (i, b) in g.buckets.iter().enumerate() {
                     if !live(&b) {
                         continue;

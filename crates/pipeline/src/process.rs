@@ -86,29 +86,27 @@ fn to_set_field(f: &OxmField) -> Option<SetField> {
 }
 
 /// A hash of the fields that identify a connection (SELECT groups): the
-/// same flow always takes the same bucket.
+/// same flow always takes the same bucket. The fields are folded a 64-bit
+/// word at a time (multiply and rotate), then finished with the splitmix64
+/// mixer so every output bit depends on every input bit (SELECT groups take
+/// the hash modulo the total weight, which needs good low bits).
 fn flow_hash(k: &FlowKey) -> u64 {
-    // FNV-1a over the connection fields.
+    const M: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mac = |m: &[u8; 6]| m.iter().fold(0u64, |a, &b| (a << 8) | u64::from(b));
+    let words = [
+        mac(&k.eth_src) << 16 | u64::from(k.eth_type),
+        mac(&k.eth_dst) << 8 | u64::from(k.ip_proto),
+        u64::from(k.ipv4_src) << 32 | u64::from(k.ipv4_dst),
+        (k.ipv6_src >> 64) as u64,
+        k.ipv6_src as u64,
+        (k.ipv6_dst >> 64) as u64,
+        k.ipv6_dst as u64,
+        u64::from(k.tp_src) << 16 | u64::from(k.tp_dst),
+    ];
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    let mut eat = |bytes: &[u8]| {
-        for b in bytes {
-            h ^= u64::from(*b);
-            h = h.wrapping_mul(0x0100_0000_01b3);
-        }
-    };
-    eat(&k.eth_src);
-    eat(&k.eth_dst);
-    eat(&k.eth_type.to_be_bytes());
-    eat(&k.ipv4_src.to_be_bytes());
-    eat(&k.ipv4_dst.to_be_bytes());
-    eat(&k.ipv6_src.to_be_bytes());
-    eat(&k.ipv6_dst.to_be_bytes());
-    eat(&[k.ip_proto]);
-    eat(&k.tp_src.to_be_bytes());
-    eat(&k.tp_dst.to_be_bytes());
-    // FNV-1a's low bits are weak (bit 0 is the XOR of every byte's bit 0), and
-    // SELECT groups take the hash modulo the total weight: finish with the
-    // splitmix64 mixer so every output bit depends on every input bit.
+    for w in words {
+        h = (h ^ w).wrapping_mul(M).rotate_left(29);
+    }
     h ^= h >> 30;
     h = h.wrapping_mul(0xbf58_476d_1ce4_e5b9);
     h ^= h >> 27;
@@ -236,30 +234,48 @@ impl Pipeline {
             ctx.miss = entry.is_table_miss();
 
             // Spec order: meter, apply-actions, clear-actions,
-            // write-actions, write-metadata, goto-table.
-            let find = |ty: u16| insts.iter().find(|i| i.instruction_type() == ty);
-            use ofp::instruction::instruction_type as it;
-            if let Some(Instruction::Meter(m)) = find(it::METER) {
-                if self.meters.apply_to_packet(*m, pkt, key, ctx.now) == Verdict::Drop {
+            // write-actions, write-metadata, goto-table. Flow-mod
+            // validation allows each type once: one pass sorts them out.
+            let mut meter = None;
+            let mut apply = None;
+            let mut clear = false;
+            let mut write = None;
+            let mut metadata = None;
+            let mut goto = None;
+            for i in insts.iter() {
+                match i {
+                    Instruction::Meter(m) => meter = Some(*m),
+                    Instruction::ApplyActions(a) => apply = Some(a),
+                    Instruction::ClearActions => clear = true,
+                    Instruction::WriteActions(a) => write = Some(a),
+                    Instruction::WriteMetadata { metadata: v, mask } => {
+                        metadata = Some((*v, *mask))
+                    }
+                    Instruction::GotoTable(t) => goto = Some(*t),
+                    _ => {}
+                }
+            }
+            if let Some(m) = meter {
+                if self.meters.apply_to_packet(m, pkt, key, ctx.now) == Verdict::Drop {
                     return;
                 }
             }
-            if let Some(Instruction::ApplyActions(acts)) = find(it::APPLY_ACTIONS) {
+            if let Some(acts) = apply {
                 if self.execute_actions(pkt, key, acts, &mut ctx, out) == Flow::Stop {
                     return;
                 }
             }
-            if find(it::CLEAR_ACTIONS).is_some() {
+            if clear {
                 set.clear();
             }
-            if let Some(Instruction::WriteActions(acts)) = find(it::WRITE_ACTIONS) {
+            if let Some(acts) = write {
                 set.write(acts);
             }
-            if let Some(Instruction::WriteMetadata { metadata, mask }) = find(it::WRITE_METADATA) {
-                key.metadata = (key.metadata & !mask) | (metadata & mask);
+            if let Some((v, mask)) = metadata {
+                key.metadata = (key.metadata & !mask) | (v & mask);
             }
-            match find(it::GOTO_TABLE) {
-                Some(Instruction::GotoTable(next)) if *next > table_id => table_id = *next,
+            match goto {
+                Some(next) if next > table_id => table_id = next,
                 _ => break,
             }
         }
@@ -436,7 +452,7 @@ impl Pipeline {
             };
             let chosen = self
                 .groups
-                .select_buckets(group, flow_hash(key), &self.ports);
+                .select_buckets(group, || flow_hash(key), &self.ports);
             let sets = group.sets.clone();
             if let Some(group) = self.groups.get_mut(g) {
                 group.counters.add(len);
