@@ -39,7 +39,11 @@
 //! generator sends is also seen by the generator-side capture as a
 //! [`Dir::Tx`] packet with the kernel's transmit-time stamp: the best
 //! transmit timestamp a veth offers (see the `timestamp_floor` experiment
-//! for the precision this gives).
+//! for the precision this gives). Each captured interface has its own
+//! reader thread, so events of *different* interfaces are not delivered in
+//! timestamp order (a probe's arrival may come before its transmit stamp):
+//! pair them by content (e.g. [`crate::frames::find_probe`]) and by
+//! `ts_ns`, never by delivery order.
 //!
 //! # Adding an experiment
 //!

@@ -29,7 +29,10 @@ impl Default for Probe {
             src: crate::topology::GEN_MAC,
             vlan: None,
             ip_src: crate::topology::GEN_IP,
-            ip_dst: crate::topology::CAP_IP,
+            // Not the capture host's own address: its stack drops the
+            // probe silently (no ICMP port unreachable quoting the probe
+            // back onto the wire).
+            ip_dst: [10, 77, 0, 99],
             tos: 0,
             sport: 5000,
             dport: 6000,

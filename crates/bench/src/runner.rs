@@ -260,10 +260,17 @@ fn event_loop(exp: &mut dyn Experiment, ctx: &mut Ctx) -> Result<()> {
     Ok(())
 }
 
-/// Run one experiment; returns the output folder.
+/// Run the registered experiment `opts.experiment`; returns the output
+/// folder.
 pub fn run(opts: &RunOpts) -> Result<PathBuf> {
-    let mut exp = experiments::by_name(&opts.experiment)
+    let exp = experiments::by_name(&opts.experiment)
         .ok_or_else(|| unknown_experiment(&opts.experiment))?;
+    run_experiment(exp, opts)
+}
+
+/// Run `exp` (registered or not; `opts.experiment` is ignored) and write
+/// its report; returns the output folder.
+pub fn run_experiment(mut exp: Box<dyn Experiment>, opts: &RunOpts) -> Result<PathBuf> {
     let params = resolve_params(exp.as_ref(), opts)?;
     let out = opts.out.clone();
     std::fs::create_dir_all(&out).ctx(format!("creating {}", out.display()))?;
