@@ -8,14 +8,15 @@
 //! copy TTL in, pops, push MPLS, push PBB, push VLAN, copy TTL out,
 //! decrement TTL, set (set-field, set TTL), set queue, group, output.
 //!
-//! The set lives on the stack of one packet's trip through the tables, so
-//! it must not allocate: the set-fields are kept inline (a packet rarely
-//! collects more than [`INLINE_SET_FIELDS`]; more spill to the heap), and
+//! The set works on compiled actions ([`Op`], see [`crate::program`]) and
+//! lives on the stack of one packet's trip through the tables, so it must
+//! not allocate: the set-fields are kept inline (a packet rarely collects
+//! more than [`INLINE_SET_FIELDS`]; more spill to the heap), and
 //! [`ActionSet::for_each`] visits the actions in execution order without
 //! building a list.
 
-use ofp::action::Action;
-use ofp::oxm::OxmField;
+use crate::program::Op;
+use packet::SetField;
 use smallvec::SmallVec;
 
 /// Set-field actions held without a heap allocation.
@@ -36,7 +37,7 @@ pub struct ActionSet {
     pub set_mpls_ttl: Option<u8>,
     pub set_nw_ttl: Option<u8>,
     /// At most one per field, in the order first written.
-    pub set_fields: SmallVec<[OxmField; INLINE_SET_FIELDS]>,
+    pub set_fields: SmallVec<[SetField; INLINE_SET_FIELDS]>,
     pub set_queue: Option<u32>,
     pub group: Option<u32>,
     /// (port, max_len)
@@ -57,34 +58,33 @@ impl ActionSet {
         *self == ActionSet::default()
     }
 
-    /// Write-actions: merges `actions` into the set. Experimenter actions
-    /// are refused by flow-mod validation and ignored here.
-    pub fn write(&mut self, actions: &[Action]) {
-        for a in actions {
-            match a {
-                Action::Output { port, max_len } => self.output = Some((*port, *max_len)),
-                Action::CopyTtlOut => self.copy_ttl_out = true,
-                Action::CopyTtlIn => self.copy_ttl_in = true,
-                Action::SetMplsTtl(t) => self.set_mpls_ttl = Some(*t),
-                Action::DecMplsTtl => self.dec_mpls_ttl = true,
-                Action::PushVlan(t) => self.push_vlan = Some(*t),
-                Action::PopVlan => self.pop_vlan = true,
-                Action::PushMpls(t) => self.push_mpls = Some(*t),
-                Action::PopMpls(t) => self.pop_mpls = Some(*t),
-                Action::SetQueue(q) => self.set_queue = Some(*q),
-                Action::Group(g) => self.group = Some(*g),
-                Action::SetNwTtl(t) => self.set_nw_ttl = Some(*t),
-                Action::DecNwTtl => self.dec_nw_ttl = true,
-                Action::SetField(f) => {
-                    let id = f.field_id();
-                    match self.set_fields.iter_mut().find(|g| g.field_id() == id) {
-                        Some(slot) => *slot = f.clone(),
-                        None => self.set_fields.push(f.clone()),
+    /// Write-actions: merges `ops` into the set.
+    pub fn write(&mut self, ops: &[Op]) {
+        for op in ops {
+            match *op {
+                Op::Output { port, max_len } => self.output = Some((port, max_len)),
+                Op::CopyTtlOut => self.copy_ttl_out = true,
+                Op::CopyTtlIn => self.copy_ttl_in = true,
+                Op::SetMplsTtl(t) => self.set_mpls_ttl = Some(t),
+                Op::DecMplsTtl => self.dec_mpls_ttl = true,
+                Op::PushVlan(t) => self.push_vlan = Some(t),
+                Op::PopVlan => self.pop_vlan = true,
+                Op::PushMpls(t) => self.push_mpls = Some(t),
+                Op::PopMpls(t) => self.pop_mpls = Some(t),
+                Op::SetQueue(q) => self.set_queue = Some(q),
+                Op::Group(g) => self.group = Some(g),
+                Op::SetNwTtl(t) => self.set_nw_ttl = Some(t),
+                Op::DecNwTtl => self.dec_nw_ttl = true,
+                Op::SetField(f) => {
+                    let field = f.field();
+                    match self.set_fields.iter_mut().find(|g| g.field() == field) {
+                        Some(slot) => *slot = f,
+                        None => self.set_fields.push(f),
                     }
                 }
-                Action::PushPbb(t) => self.push_pbb = Some(*t),
-                Action::PopPbb => self.pop_pbb = true,
-                Action::Experimenter { .. } => {}
+                Op::PushPbb(t) => self.push_pbb = Some(t),
+                Op::PopPbb => self.pop_pbb = true,
+                Op::Nop => {}
             }
         }
     }
@@ -92,58 +92,58 @@ impl ActionSet {
     /// Visits the set's actions in execution order until `f` returns
     /// false. Output is left out when a group is present (spec: the group's
     /// buckets decide).
-    pub fn for_each(&self, mut f: impl FnMut(&Action) -> bool) {
+    pub fn for_each(&self, mut f: impl FnMut(&Op) -> bool) {
         // Straight-line on purpose: this runs once per packet, and building
         // a list of candidate actions first costs more than the checks.
         macro_rules! emit {
-            ($cond:expr, $action:expr) => {
-                if $cond && !f(&$action) {
+            ($cond:expr, $op:expr) => {
+                if $cond && !f(&$op) {
                     return;
                 }
             };
         }
-        emit!(self.copy_ttl_in, Action::CopyTtlIn);
-        emit!(self.pop_vlan, Action::PopVlan);
-        emit!(self.pop_pbb, Action::PopPbb);
+        emit!(self.copy_ttl_in, Op::CopyTtlIn);
+        emit!(self.pop_vlan, Op::PopVlan);
+        emit!(self.pop_pbb, Op::PopPbb);
         if let Some(t) = self.pop_mpls {
-            emit!(true, Action::PopMpls(t));
+            emit!(true, Op::PopMpls(t));
         }
         if let Some(t) = self.push_mpls {
-            emit!(true, Action::PushMpls(t));
+            emit!(true, Op::PushMpls(t));
         }
         if let Some(t) = self.push_pbb {
-            emit!(true, Action::PushPbb(t));
+            emit!(true, Op::PushPbb(t));
         }
         if let Some(t) = self.push_vlan {
-            emit!(true, Action::PushVlan(t));
+            emit!(true, Op::PushVlan(t));
         }
-        emit!(self.copy_ttl_out, Action::CopyTtlOut);
-        emit!(self.dec_mpls_ttl, Action::DecMplsTtl);
-        emit!(self.dec_nw_ttl, Action::DecNwTtl);
+        emit!(self.copy_ttl_out, Op::CopyTtlOut);
+        emit!(self.dec_mpls_ttl, Op::DecMplsTtl);
+        emit!(self.dec_nw_ttl, Op::DecNwTtl);
         if let Some(t) = self.set_mpls_ttl {
-            emit!(true, Action::SetMplsTtl(t));
+            emit!(true, Op::SetMplsTtl(t));
         }
         if let Some(t) = self.set_nw_ttl {
-            emit!(true, Action::SetNwTtl(t));
+            emit!(true, Op::SetNwTtl(t));
         }
         for sf in &self.set_fields {
-            emit!(true, Action::SetField(sf.clone()));
+            emit!(true, Op::SetField(*sf));
         }
         if let Some(q) = self.set_queue {
-            emit!(true, Action::SetQueue(q));
+            emit!(true, Op::SetQueue(q));
         }
         match (self.group, self.output) {
-            (Some(g), _) => emit!(true, Action::Group(g)),
-            (None, Some((port, max_len))) => emit!(true, Action::Output { port, max_len }),
+            (Some(g), _) => emit!(true, Op::Group(g)),
+            (None, Some((port, max_len))) => emit!(true, Op::Output { port, max_len }),
             (None, None) => {}
         }
     }
 
-    /// The set as an action list in execution order (see [`Self::for_each`]).
-    pub fn to_actions(&self) -> Vec<Action> {
+    /// The set as a list in execution order (see [`Self::for_each`]).
+    pub fn to_ops(&self) -> Vec<Op> {
         let mut v = Vec::new();
-        self.for_each(|a| {
-            v.push(a.clone());
+        self.for_each(|op| {
+            v.push(*op);
             true
         });
         v
@@ -153,11 +153,14 @@ impl ActionSet {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::program::compile_actions;
+    use ofp::action::Action;
+    use ofp::oxm::OxmField;
 
     #[test]
     fn order_replace_and_group_wins() {
         let mut s = ActionSet::new();
-        s.write(&[
+        s.write(&compile_actions(&[
             Action::Output {
                 port: 1,
                 max_len: 0,
@@ -172,28 +175,25 @@ mod tests {
                 port: 2,
                 max_len: 0,
             },
-        ]);
+        ]));
         assert_eq!(
-            s.to_actions(),
+            s.to_ops(),
             vec![
-                Action::CopyTtlIn,
-                Action::PopMpls(0x0800),
-                Action::PushVlan(0x8100),
-                Action::DecNwTtl,
-                Action::SetField(OxmField::IpDscp(2)),
-                Action::Output {
+                Op::CopyTtlIn,
+                Op::PopMpls(0x0800),
+                Op::PushVlan(0x8100),
+                Op::DecNwTtl,
+                Op::SetField(SetField::IpDscp(2)),
+                Op::Output {
                     port: 2,
                     max_len: 0
                 },
             ]
         );
-        s.write(&[Action::Group(7)]);
-        assert_eq!(s.to_actions().last(), Some(&Action::Group(7)));
-        assert!(!s
-            .to_actions()
-            .iter()
-            .any(|a| matches!(a, Action::Output { .. })));
+        s.write(&[Op::Group(7)]);
+        assert_eq!(s.to_ops().last(), Some(&Op::Group(7)));
+        assert!(!s.to_ops().iter().any(|a| matches!(a, Op::Output { .. })));
         s.clear();
-        assert!(s.is_empty() && s.to_actions().is_empty());
+        assert!(s.is_empty() && s.to_ops().is_empty());
     }
 }

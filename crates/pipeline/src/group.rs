@@ -9,8 +9,8 @@
 //! that identify a connection, so all packets of a flow take one bucket
 //! ("stickiness"), weighted by the bucket weights.
 
-use crate::action_set::ActionSet;
 use crate::port::PortTable;
+use crate::program::{bucket_ops, Op};
 use ofp::action::Action;
 use ofp::error::{ErrorCode, GroupModFailedCode};
 use ofp::group::{command, group_id, group_type, Bucket, GroupMod};
@@ -46,11 +46,11 @@ pub struct Group {
     /// One of `group_type`.
     pub group_type: u8,
     pub buckets: Vec<Bucket>,
-    /// Each bucket's actions as an action set (spec §5.6.1: a bucket's
-    /// actions execute as an action set), built once here so the packet
-    /// path only reads them; shared (`Arc`) so it can run them while the
-    /// group table is borrowed mutably for counters.
-    pub sets: Arc<[ActionSet]>,
+    /// Each bucket's actions compiled in action-set order (spec §5.6.1: a
+    /// bucket's actions execute as an action set; [`bucket_ops`]), built
+    /// once here so the packet path only reads them; shared (`Arc`) so it
+    /// can run them while the group table is borrowed mutably for counters.
+    pub ops: Arc<[Box<[Op]>]>,
     pub counters: Counters,
     /// One per bucket.
     pub bucket_counters: Vec<Counters>,
@@ -196,15 +196,7 @@ impl GroupTable {
                         group_type: gm.group_type,
                         bucket_counters: vec![Counters::default(); gm.buckets.len()],
                         buckets: gm.buckets.clone(),
-                        sets: gm
-                            .buckets
-                            .iter()
-                            .map(|b| {
-                                let mut set = ActionSet::new();
-                                set.write(&b.actions);
-                                set
-                            })
-                            .collect(),
+                        ops: gm.buckets.iter().map(|b| bucket_ops(&b.actions)).collect(),
                         counters,
                         created_at,
                     },

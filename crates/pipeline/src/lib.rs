@@ -8,8 +8,11 @@
 //!
 //! Layout (one spec concept per module):
 //! - [`matcher`]: `ofp_match` -> [`CompiledMatch`] over a `FlowKey`.
-//! - [`table`]: flow entries, flow tables and their classifier trait.
+//! - [`table`]: flow entries and flow tables (store, priority order).
+//! - [`classifier`]: lookup structures (linear, exact hash, LPM trie,
+//!   tuple space search) chosen per table.
 //! - [`flow_mod`]: flow-mod validation and semantics, timeouts.
+//! - [`program`]: instructions and actions compiled for the packet path.
 //! - [`action_set`]: the action set and its execution order.
 //! - [`consistency`]: actions checked against the match
 //!   (BAD_ACTION/MATCH_INCONSISTENT).
@@ -27,8 +30,6 @@
 //! replicas' `last_hit` stamps before calling `expire`.
 //!
 //! TODO(issue 3), not done yet:
-//! - classifiers: linear scan and the one-shape hash ([`classifier`]);
-//!   LPM / tuple space search still to add behind `table::Classifier`;
 //! - the virtual meters SLOWPATH / CONTROLLER (refused with INVALID_METER).
 
 pub mod action_set;
@@ -40,6 +41,7 @@ pub mod matcher;
 pub mod meter;
 pub mod port;
 pub mod process;
+pub mod program;
 pub mod table;
 
 pub use action_set::ActionSet;

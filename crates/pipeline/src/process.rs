@@ -8,6 +8,7 @@
 
 use crate::action_set::ActionSet;
 use crate::meter::Verdict;
+use crate::program::Op;
 use crate::table::Nanos;
 use crate::Pipeline;
 use ofp::action::Action;
@@ -15,7 +16,7 @@ use ofp::instruction::Instruction;
 use ofp::message::packet_in_reason;
 use ofp::oxm::{Match, OxmField};
 use ofp::port::{config, port_no};
-use packet::{Field, FlowKey, PacketBuf, RewriteError, SetField};
+use packet::{Field, FlowKey, PacketBuf, RewriteError};
 
 /// How deep group chains and TABLE resubmits may nest.
 const MAX_DEPTH: u8 = 16;
@@ -74,15 +75,6 @@ enum Flow {
     Continue,
     /// The packet was dropped (invalid TTL).
     Stop,
-}
-
-/// The SET_FIELD OXM as a packet rewrite.
-fn to_set_field(f: &OxmField) -> Option<SetField> {
-    let (value, _) = f.bits()?;
-    let field = Field::from_u8(f.field_id())?;
-    let bytes = value.to_be_bytes();
-    let w = field.width();
-    SetField::from_value(field, bytes.get(16usize.checked_sub(w)?..)?)
 }
 
 /// A hash of the fields that identify a connection (SELECT groups): the
@@ -269,7 +261,9 @@ impl Pipeline {
                 set.clear();
             }
             if let Some(acts) = write {
-                set.write(acts);
+                for a in acts {
+                    set.write(std::slice::from_ref(&Op::compile(a)));
+                }
             }
             if let Some((v, mask)) = metadata {
                 key.metadata = (key.metadata & !mask) | (v & mask);
@@ -279,12 +273,14 @@ impl Pipeline {
                 _ => break,
             }
         }
-        set.for_each(|a| {
-            self.execute_actions(pkt, key, std::slice::from_ref(a), &mut ctx, out) == Flow::Continue
+        set.for_each(|op| {
+            self.execute_ops(pkt, key, std::slice::from_ref(op), &mut ctx, out) == Flow::Continue
         });
     }
 
-    /// Executes an action list in order on the packet.
+    /// Executes a wire-form action list in order, compiling each action
+    /// as it goes (no allocation): for action lists that were not compiled
+    /// ahead (packet-out).
     fn execute_actions(
         &mut self,
         pkt: &mut PacketBuf,
@@ -294,36 +290,51 @@ impl Pipeline {
         out: &mut impl Output,
     ) -> Flow {
         for a in actions {
-            let r: Result<(), RewriteError> = match a {
-                Action::Output { port, max_len } => {
-                    self.output(pkt, key, *port, *max_len, ctx, out);
+            let op = Op::compile(a);
+            if self.execute_ops(pkt, key, std::slice::from_ref(&op), ctx, out) == Flow::Stop {
+                return Flow::Stop;
+            }
+        }
+        Flow::Continue
+    }
+
+    /// Executes compiled actions in order on the packet.
+    fn execute_ops(
+        &mut self,
+        pkt: &mut PacketBuf,
+        key: &mut FlowKey,
+        ops: &[Op],
+        ctx: &mut Ctx,
+        out: &mut impl Output,
+    ) -> Flow {
+        for op in ops {
+            let r: Result<(), RewriteError> = match *op {
+                Op::Output { port, max_len } => {
+                    self.output(pkt, key, port, max_len, ctx, out);
                     Ok(())
                 }
-                Action::Group(g) => {
-                    self.execute_group(*g, pkt, key, ctx, out);
+                Op::Group(g) => {
+                    self.execute_group(g, pkt, key, ctx, out);
                     Ok(())
                 }
-                Action::SetQueue(q) => {
-                    ctx.queue = Some(*q);
+                Op::SetQueue(q) => {
+                    ctx.queue = Some(q);
                     Ok(())
                 }
-                Action::CopyTtlOut => packet::copy_ttl_out(pkt, key),
-                Action::CopyTtlIn => packet::copy_ttl_in(pkt, key),
-                Action::SetMplsTtl(t) => packet::set_mpls_ttl(pkt, key, *t),
-                Action::DecMplsTtl => packet::dec_mpls_ttl(pkt, key),
-                Action::PushVlan(t) => packet::push_vlan(pkt, key, *t),
-                Action::PopVlan => packet::pop_vlan(pkt, key),
-                Action::PushMpls(t) => packet::push_mpls(pkt, key, *t),
-                Action::PopMpls(t) => packet::pop_mpls(pkt, key, *t),
-                Action::SetNwTtl(t) => packet::set_nw_ttl(pkt, key, *t),
-                Action::DecNwTtl => packet::dec_nw_ttl(pkt, key),
-                Action::SetField(f) => match to_set_field(f) {
-                    Some(sf) => packet::set_field(pkt, key, sf),
-                    None => Ok(()),
-                },
-                Action::PushPbb(t) => packet::push_pbb(pkt, key, *t),
-                Action::PopPbb => packet::pop_pbb(pkt, key),
-                Action::Experimenter { .. } => Ok(()),
+                Op::CopyTtlOut => packet::copy_ttl_out(pkt, key),
+                Op::CopyTtlIn => packet::copy_ttl_in(pkt, key),
+                Op::SetMplsTtl(t) => packet::set_mpls_ttl(pkt, key, t),
+                Op::DecMplsTtl => packet::dec_mpls_ttl(pkt, key),
+                Op::PushVlan(t) => packet::push_vlan(pkt, key, t),
+                Op::PopVlan => packet::pop_vlan(pkt, key),
+                Op::PushMpls(t) => packet::push_mpls(pkt, key, t),
+                Op::PopMpls(t) => packet::pop_mpls(pkt, key, t),
+                Op::SetNwTtl(t) => packet::set_nw_ttl(pkt, key, t),
+                Op::DecNwTtl => packet::dec_nw_ttl(pkt, key),
+                Op::SetField(sf) => packet::set_field(pkt, key, sf),
+                Op::PushPbb(t) => packet::push_pbb(pkt, key, t),
+                Op::PopPbb => packet::pop_pbb(pkt, key),
+                Op::Nop => Ok(()),
             };
             match r {
                 Ok(()) => {}
@@ -444,16 +455,16 @@ impl Pipeline {
             return;
         }
         let len = pkt.len();
-        // The chosen buckets and their action sets (an `Arc` clone, so the
+        // The chosen buckets and their compiled actions (an `Arc` clone, so the
         // group table is not borrowed while they run).
-        let (chosen, sets) = {
+        let (chosen, ops) = {
             let Some(group) = self.groups.get(g) else {
                 return;
             };
             let chosen = self
                 .groups
                 .select_buckets(group, || flow_hash(key), &self.ports);
-            let sets = group.sets.clone();
+            let ops = group.ops.clone();
             if let Some(group) = self.groups.get_mut(g) {
                 group.counters.add(len);
                 for &i in &chosen {
@@ -462,9 +473,9 @@ impl Pipeline {
                     }
                 }
             }
-            (chosen, sets)
+            (chosen, ops)
         };
-        for set in chosen.iter().filter_map(|&i| sets.get(i)) {
+        for bucket in chosen.iter().filter_map(|&i| ops.get(i)) {
             // Each bucket works on its own copy, in a buffer reused from
             // the pipeline's scratch pool (no allocation once warm).
             let mut copy = self.scratch.pop().unwrap_or_default();
@@ -476,10 +487,7 @@ impl Pipeline {
                 depth: ctx.depth + 1,
                 ..*ctx
             };
-            set.for_each(|a| {
-                self.execute_actions(&mut copy, &mut k, std::slice::from_ref(a), &mut c, out)
-                    == Flow::Continue
-            });
+            self.execute_ops(&mut copy, &mut k, bucket, &mut c, out);
             self.scratch.push(copy);
         }
     }

@@ -1,0 +1,199 @@
+//! Compiled instructions and actions: what the packet path executes.
+//!
+//! A flow entry's instructions arrive as `ofp` values, shaped for the wire:
+//! a list in any order, set-field values as OXM fields. Interpreting that
+//! per packet means finding each instruction type and converting every
+//! set-field value into the rewrite the `packet` crate applies, again and
+//! again. So a flow-mod (and a group-mod) compiles them once:
+//!
+//! ```text
+//!  Program  { meter, apply: [Op], clear, write: [Op], metadata, goto }
+//!  Op       one action, set-field already a packet::SetField
+//! ```
+//!
+//! - [`Program`] holds the instructions in the spec's execution order
+//!   (meter, apply-actions, clear-actions, write-actions, write-metadata,
+//!   goto-table), each present at most once (flow-mod validation refuses
+//!   duplicates).
+//! - [`Op`] mirrors `ofp::action::Action` with the set-field value
+//!   converted; an action the packet path ignores (experimenter, or a
+//!   set-field on a field that cannot be rewritten, which validation
+//!   refuses anyway) becomes [`Op::Nop`].
+//! - A group bucket's actions execute as an action set (spec §5.6.1); they
+//!   are compiled into the set's order once, at group-mod
+//!   ([`bucket_ops`]).
+//!
+//! The controller's original instructions stay in the flow entry for stats
+//! and flow-removed messages; the program is derived from them and never
+//! reported.
+
+use crate::action_set::ActionSet;
+use ofp::action::Action;
+use ofp::instruction::Instruction;
+use ofp::oxm::OxmField;
+use packet::{Field, SetField};
+
+/// One compiled action (module comment).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    Output {
+        port: u32,
+        max_len: u16,
+    },
+    Group(u32),
+    SetQueue(u32),
+    CopyTtlOut,
+    CopyTtlIn,
+    SetMplsTtl(u8),
+    DecMplsTtl,
+    PushVlan(u16),
+    PopVlan,
+    PushMpls(u16),
+    PopMpls(u16),
+    SetNwTtl(u8),
+    DecNwTtl,
+    SetField(SetField),
+    PushPbb(u16),
+    PopPbb,
+    /// Ignored by the packet path (module comment).
+    Nop,
+}
+
+/// The rewrite a set-field OXM value asks for, if the field can be set.
+pub fn to_set_field(f: &OxmField) -> Option<SetField> {
+    let (value, _) = f.bits()?;
+    let field = Field::from_u8(f.field_id())?;
+    let bytes = value.to_be_bytes();
+    let w = field.width();
+    SetField::from_value(field, bytes.get(16usize.checked_sub(w)?..)?)
+}
+
+impl Op {
+    pub fn compile(a: &Action) -> Op {
+        match a {
+            Action::Output { port, max_len } => Op::Output {
+                port: *port,
+                max_len: *max_len,
+            },
+            Action::Group(g) => Op::Group(*g),
+            Action::SetQueue(q) => Op::SetQueue(*q),
+            Action::CopyTtlOut => Op::CopyTtlOut,
+            Action::CopyTtlIn => Op::CopyTtlIn,
+            Action::SetMplsTtl(t) => Op::SetMplsTtl(*t),
+            Action::DecMplsTtl => Op::DecMplsTtl,
+            Action::PushVlan(t) => Op::PushVlan(*t),
+            Action::PopVlan => Op::PopVlan,
+            Action::PushMpls(t) => Op::PushMpls(*t),
+            Action::PopMpls(t) => Op::PopMpls(*t),
+            Action::SetNwTtl(t) => Op::SetNwTtl(*t),
+            Action::DecNwTtl => Op::DecNwTtl,
+            Action::SetField(f) => to_set_field(f).map_or(Op::Nop, Op::SetField),
+            Action::PushPbb(t) => Op::PushPbb(*t),
+            Action::PopPbb => Op::PopPbb,
+            Action::Experimenter { .. } => Op::Nop,
+        }
+    }
+}
+
+/// An action list, compiled in order.
+pub fn compile_actions(actions: &[Action]) -> Box<[Op]> {
+    actions.iter().map(Op::compile).collect()
+}
+
+/// A group bucket's actions in action-set order (module comment).
+pub fn bucket_ops(actions: &[Action]) -> Box<[Op]> {
+    let mut set = ActionSet::new();
+    set.write(&compile_actions(actions));
+    let mut ops = Vec::new();
+    set.for_each(|op| {
+        ops.push(*op);
+        true
+    });
+    ops.into_boxed_slice()
+}
+
+/// A flow entry's instructions, compiled (module comment).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Program {
+    pub meter: Option<u32>,
+    pub apply: Option<Box<[Op]>>,
+    pub clear: bool,
+    pub write: Option<Box<[Op]>>,
+    /// (value, mask)
+    pub metadata: Option<(u64, u64)>,
+    pub goto: Option<u8>,
+}
+
+impl Program {
+    /// Compiles validated instructions (experimenter instructions, which
+    /// validation refuses, are ignored).
+    pub fn compile(insts: &[Instruction]) -> Program {
+        let mut p = Program::default();
+        for i in insts {
+            match i {
+                Instruction::Meter(m) => p.meter = Some(*m),
+                Instruction::ApplyActions(a) => p.apply = Some(compile_actions(a)),
+                Instruction::ClearActions => p.clear = true,
+                Instruction::WriteActions(a) => p.write = Some(compile_actions(a)),
+                Instruction::WriteMetadata { metadata, mask } => {
+                    p.metadata = Some((*metadata, *mask))
+                }
+                Instruction::GotoTable(t) => p.goto = Some(*t),
+                Instruction::Experimenter { .. } => {}
+            }
+        }
+        p
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compiles_in_spec_order_with_set_fields_converted() {
+        let p = Program::compile(&[
+            Instruction::GotoTable(3),
+            Instruction::WriteActions(vec![Action::Group(5)]),
+            Instruction::ApplyActions(vec![
+                Action::SetField(OxmField::Ipv4Src(
+                    std::net::Ipv4Addr::new(10, 0, 0, 1),
+                    None,
+                )),
+                Action::DecNwTtl,
+            ]),
+            Instruction::Meter(9),
+        ]);
+        assert_eq!(p.meter, Some(9));
+        assert_eq!(p.goto, Some(3));
+        assert_eq!(p.write.as_deref(), Some(&[Op::Group(5)][..]));
+        assert_eq!(
+            p.apply.as_deref(),
+            Some(&[Op::SetField(SetField::Ipv4Src(0x0a00_0001)), Op::DecNwTtl][..])
+        );
+        assert!(!p.clear && p.metadata.is_none());
+    }
+
+    #[test]
+    fn bucket_actions_run_as_an_action_set() {
+        let ops = bucket_ops(&[
+            Action::Output {
+                port: 2,
+                max_len: 0,
+            },
+            Action::SetField(OxmField::EthDst([2, 0, 0, 0, 0, 9], None)),
+            Action::DecNwTtl,
+        ]);
+        assert_eq!(
+            &*ops,
+            &[
+                Op::DecNwTtl,
+                Op::SetField(SetField::EthDst([2, 0, 0, 0, 0, 9])),
+                Op::Output {
+                    port: 2,
+                    max_len: 0
+                },
+            ][..]
+        );
+    }
+}
