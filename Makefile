@@ -7,7 +7,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 CARGO ?= cargo
 
-.PHONY: all setup build test test-rust test-python lint fmt demo bench fuzz vectors clean
+.PHONY: all setup build test test-rust test-python lint fmt demo bench fuzz vectors clean bench-compare
 
 all: build
 
@@ -37,6 +37,19 @@ demo:
 
 bench: setup
 	$(CARGO) bench -p packet -- --warm-up-time 1 --measurement-time 3
+
+# Every `oxflow bench` experiment (default parameters) against oxflow and
+# against a private Open vSwitch, then each pair overlaid:
+# $(BENCH_OUT)/{oxflow,ovs,compare}/EXPERIMENT/index.html. Needs root.
+BENCH_OUT ?= target/bench-compare
+BENCH_EXPERIMENTS ?= timestamp_floor pkt_mod_latency flow_insertion control_channel stats_polling cpu_load
+bench-compare: build
+	@for e in $(BENCH_EXPERIMENTS); do \
+	  for s in oxflow ovs; do \
+	    target/release/oxflow bench run $$e --switch $$s --out $(BENCH_OUT)/$$s/$$e || exit 1; \
+	  done; \
+	  target/release/oxflow bench compare $(BENCH_OUT)/oxflow/$$e $(BENCH_OUT)/ovs/$$e --out $(BENCH_OUT)/compare/$$e || exit 1; \
+	done
 
 # Regenerate the cross-check vectors from os-ken and scapy (committed files).
 vectors: setup
