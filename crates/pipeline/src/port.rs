@@ -83,16 +83,15 @@ impl PortTable {
     /// outputs to: every forwarding port except the ingress port. FLOOD
     /// additionally skips ports whose state is BLOCKED (by a loop-avoidance
     /// protocol outside OpenFlow).
-    pub fn flood_set(&self, in_port: u32, flood: bool) -> Vec<u32> {
+    pub fn flood_set(&self, in_port: u32, flood: bool) -> impl Iterator<Item = u32> + '_ {
         self.ports
             .iter()
-            .filter(|(n, p)| {
+            .filter(move |(n, p)| {
                 **n != in_port
                     && **n <= port_no::MAX
                     && p.can_forward()
                     && !(flood && p.state & state::BLOCKED != 0)
             })
             .map(|(n, _)| *n)
-            .collect()
     }
 }

@@ -14,7 +14,8 @@
 //!   work, so the two never interleave inside an operation (a barrier or a
 //!   counter collection sees a consistent sequence of operations).
 //! - The **pump** is a plain thread (its work is blocking: collecting
-//!   counters waits for the workers). Every [`PUMP_INTERVAL`] it drains
+//!   counters waits for the workers). Woken by every packet-in, and at the
+//!   latest every [`PUMP_INTERVAL`], it drains
 //!   [`Datapath::take_events`] into [`Hub::send_async`] (which applies roles
 //!   and async filters and never waits) and applies the fail mode; every
 //!   [`TICK_INTERVAL`] it runs [`Datapath::tick`] (link changes -> port-status
@@ -64,8 +65,10 @@ use crate::config::{self, Config, FailMode, PortBackend};
 use crate::datapath::ops::Mode;
 use crate::datapath::{Clock, Datapath, DpConfig, DpEvent, PollMode};
 
-/// How often the pump forwards packet-ins and checks the controller status.
-pub const PUMP_INTERVAL: Duration = Duration::from_millis(2);
+/// How often the pump checks the controller status (fail mode), link events
+/// and pending events when nothing wakes it; packet-ins wake it at once.
+/// Long enough that an idle switch costs next to no CPU.
+pub const PUMP_INTERVAL: Duration = Duration::from_millis(10);
 /// How often the pump checks links and flow timeouts.
 pub const TICK_INTERVAL: Duration = Duration::from_millis(100);
 
@@ -362,6 +365,8 @@ fn to_message(ev: DpEvent) -> OfpMessage {
 }
 
 fn pump_loop(dp: &SharedDatapath, hub: &Hub, fail_mode: FailMode, stop: &AtomicBool) {
+    // Packet-ins wake this thread at once (it parks between rounds).
+    dp.lock().set_event_thread(std::thread::current());
     let mut next_tick = Instant::now();
     // Link changes come from rtnetlink (RTM_NEWLINK) as soon as the kernel
     // reports them; the periodic tick re-checks every port as a fallback

@@ -37,20 +37,21 @@ fn is_multicast(mac: &[u8; 6]) -> bool {
 }
 
 impl MacTable {
-    /// Learns from `frame` received on `in_port` and returns the ports to
-    /// send it out of.
+    /// Learns from `frame` received on `in_port` and calls `emit` with each
+    /// port to send it out of (no allocation).
     pub fn forward(
         &mut self,
         in_port: u32,
         frame: &[u8],
         ports: &PortTable,
         now: Nanos,
-    ) -> Vec<u32> {
+        mut emit: impl FnMut(u32),
+    ) {
         let (Some(dst), Some(src)) = (
             frame.get(0..6).and_then(|s| <[u8; 6]>::try_from(s).ok()),
             frame.get(6..12).and_then(|s| <[u8; 6]>::try_from(s).ok()),
         ) else {
-            return Vec::new();
+            return;
         };
         if !is_multicast(&src) && (self.macs.len() < MAX_MACS || self.macs.contains_key(&src)) {
             self.macs.insert(src, (in_port, now));
@@ -58,10 +59,10 @@ impl MacTable {
         if !is_multicast(&dst) {
             if let Some(&(port, seen)) = self.macs.get(&dst) {
                 if now.saturating_sub(seen) < self.aging {
-                    if port == in_port || !ports.get(port).is_some_and(|p| p.can_forward()) {
-                        return Vec::new();
+                    if port != in_port && ports.get(port).is_some_and(|p| p.can_forward()) {
+                        emit(port);
                     }
-                    return vec![port];
+                    return;
                 }
                 self.macs.remove(&dst);
             }
@@ -69,11 +70,10 @@ impl MacTable {
         // Like a bridge's own interface, the LOCAL port (when present) is
         // part of the learning switch's flood domain; OpenFlow's ALL/FLOOD
         // keep to standard ports (spec §4.5), so it is added here only.
-        let mut out = ports.flood_set(in_port, true);
+        ports.flood_set(in_port, true).for_each(&mut emit);
         if in_port != port_no::LOCAL && ports.get(port_no::LOCAL).is_some_and(|p| p.can_forward()) {
-            out.push(port_no::LOCAL);
+            emit(port_no::LOCAL);
         }
-        out
     }
 
     /// Forgets the addresses learned on `port` (link down).

@@ -213,7 +213,7 @@ pub struct Datapath {
     learning: LearningTable,
     packet_ins: Receiver<WorkerPacketIn>,
     /// For packet-ins of packet-outs run on the control side.
-    packet_in_tx: SyncSender<WorkerPacketIn>,
+    packet_in_tx: worker::PacketInSender,
     control_counters: WorkerCounters,
     pub buffers: BufferPool,
     /// OFPT_SET_CONFIG state.
@@ -289,7 +289,11 @@ impl Datapath {
         let n = config.n_workers.max(1);
         let stop = Arc::new(AtomicBool::new(false));
         let learning: LearningTable = Arc::default();
-        let (packet_in_tx, packet_ins) = mpsc::sync_channel(PACKET_IN_QUEUE);
+        let (tx, packet_ins) = mpsc::sync_channel(PACKET_IN_QUEUE);
+        let packet_in_tx = worker::PacketInSender {
+            tx,
+            waker: Arc::default(),
+        };
         let mut dealt = Self::deal_rx(&ports, n);
         let workers = (0..n)
             .map(|w| {
@@ -350,6 +354,13 @@ impl Datapath {
 
     pub fn now(&self) -> Nanos {
         self.clock.now()
+    }
+
+    /// Registers the thread that drains packet-ins and other events
+    /// ([`Self::take_events`]): workers wake it on each packet-in. Only the
+    /// first registration counts.
+    pub fn set_event_thread(&self, t: std::thread::Thread) {
+        let _ = self.packet_in_tx.waker.set(t);
     }
 
     pub fn n_workers(&self) -> usize {

@@ -47,8 +47,9 @@
 //! frames gathered in an array on the stack; and the pipeline's action sets
 //! and group buckets are allocation-free too. A test with a counting global
 //! allocator runs [`Worker::round`] on real veth ports and checks it.
-//! (Packet-ins, which copy the frame for the control thread, and the
-//! standalone learning switch are outside this promise.)
+//! The standalone learning switch (and NORMAL) emits its ports through a
+//! callback for the same reason. (Packet-ins, which copy the frame for the
+//! control thread, are outside this promise.)
 //!
 //! A port descriptor that polls an error (an AF_PACKET socket after its
 //! link went down) has the error read ([`ports::Port::take_error`]) so the
@@ -61,7 +62,7 @@ use pipeline::{Nanos, Output, PacketInEvent, Pipeline, Unsupported};
 use ports::{Poller, PortRx, PortTx};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
+use std::sync::mpsc::{Receiver, SyncSender};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -105,7 +106,7 @@ pub(crate) struct Worker {
     pub rx: Vec<RxSource>,
     pub ports: SwitchPorts,
     pub ops: Receiver<Sequenced>,
-    pub events: SyncSender<WorkerPacketIn>,
+    pub events: PacketInSender,
     pub counters: Arc<WorkerCounters>,
     pub stop: Arc<AtomicBool>,
     pub clock: Clock,
@@ -169,6 +170,28 @@ impl TxPorts {
     }
 }
 
+/// The workers' end of the packet-in queue to the control side. Sending
+/// wakes the thread that drains the queue (the daemon's pump, once it has
+/// registered in `waker`), so a packet-in does not wait for the pump's
+/// periodic round; waking a thread that is already awake costs one atomic
+/// operation.
+#[derive(Clone)]
+pub struct PacketInSender {
+    pub tx: SyncSender<WorkerPacketIn>,
+    pub waker: Arc<std::sync::OnceLock<std::thread::Thread>>,
+}
+
+impl PacketInSender {
+    /// Queues `pi` without blocking; false if the queue is full or closed.
+    pub fn send(&self, pi: WorkerPacketIn) -> bool {
+        let ok = self.tx.try_send(pi).is_ok();
+        if let Some(t) = self.waker.get() {
+            t.unpark();
+        }
+        ok
+    }
+}
+
 /// Frames queued for one port during a batch. `frames[..len]` are queued;
 /// the buffers beyond `len` are kept, with their capacity, for the next
 /// batch, so a warm queue copies frames without allocating.
@@ -227,7 +250,7 @@ impl RxSource {
 /// Output of one batch: frames queued per port, packet-ins sent on.
 pub(crate) struct BatchOut<'a> {
     pub queues: &'a mut TxQueues,
-    pub events: &'a SyncSender<WorkerPacketIn>,
+    pub events: &'a PacketInSender,
     pub counters: &'a WorkerCounters,
     pub learning: &'a LearningTable,
 }
@@ -247,8 +270,7 @@ impl Output for BatchOut<'_> {
             data: ev.data.to_vec(),
             max_len: ev.max_len,
         };
-        if let Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) = self.events.try_send(pi)
-        {
+        if !self.events.send(pi) {
             self.counters
                 .packet_in_drops
                 .fetch_add(1, Ordering::Relaxed);
@@ -272,13 +294,11 @@ pub(crate) fn normal(
     {
         return;
     }
-    let outs = match o.learning.lock() {
-        Ok(mut t) => t.forward(in_port, data, ports, now),
-        Err(_) => return,
+    let learning: &LearningTable = o.learning;
+    let Ok(mut t) = learning.lock() else {
+        return;
     };
-    for p in outs {
-        o.port(p, data, None);
-    }
+    t.forward(in_port, data, ports, now, |p| o.port(p, data, None));
 }
 
 impl Worker {
