@@ -162,9 +162,8 @@ impl Pipeline {
                     .ok_or(fm_err(FlowModFailedCode::BadTableId))?;
                 if fm.flags & flow_mod_flags::CHECK_OVERLAP != 0
                     && table
-                        .entries()
-                        .iter()
-                        .any(|e| e.priority == fm.priority && e.compiled.overlaps(&compiled))
+                        .entries_with_priority(fm.priority)
+                        .any(|e| e.compiled.overlaps(&compiled))
                 {
                     return Err(fm_err(FlowModFailedCode::Overlap));
                 }
@@ -186,9 +185,8 @@ impl Pipeline {
                 // An identical entry (same match and priority) is replaced,
                 // duration included; its counters carry over unless
                 // RESET_COUNTS. No flow-removed is sent for it.
-                let old = table
-                    .remove_where(|e| e.priority == entry.priority && e.compiled == entry.compiled);
-                if let Some(old) = old.first() {
+                let old = table.remove_strict(&entry.compiled, entry.priority);
+                if let Some(old) = &old {
                     if fm.flags & flow_mod_flags::RESET_COUNTS == 0 {
                         entry.packet_count = old.packet_count;
                         entry.byte_count = old.byte_count;
@@ -206,25 +204,30 @@ impl Pipeline {
                 let table = self
                     .table_mut(fm.table_id)
                     .ok_or(fm_err(FlowModFailedCode::BadTableId))?;
+                let modify = |e: &mut FlowEntry| {
+                    e.instructions = insts.clone();
+                    if reset {
+                        e.packet_count = 0;
+                        e.byte_count = 0;
+                    }
+                };
                 // OpenFlow 1.3: modifying nothing is not an error and adds
                 // nothing.
-                table.for_each_where(
-                    |e| {
-                        cookie_ok(e)
-                            && if strict {
-                                e.priority == fm.priority && e.compiled == compiled
-                            } else {
-                                e.compiled.is_subsumed_by(&compiled)
-                            }
-                    },
-                    |e| {
-                        e.instructions = insts.clone();
-                        if reset {
-                            e.packet_count = 0;
-                            e.byte_count = 0;
-                        }
-                    },
-                );
+                if strict {
+                    // One probe of the strict index.
+                    if let Some(e) = table
+                        .find_strict(&compiled, fm.priority)
+                        .and_then(|i| table.entry_mut(i))
+                        .filter(|e| cookie_ok(e))
+                    {
+                        modify(e);
+                    }
+                } else {
+                    table.for_each_where(
+                        |e| cookie_ok(e) && e.compiled.is_subsumed_by(&compiled),
+                        modify,
+                    );
+                }
                 Ok(Vec::new())
             }
             cmd::DELETE | cmd::DELETE_STRICT => {
@@ -239,15 +242,20 @@ impl Pipeline {
                     let Some(table) = self.table_mut(id) else {
                         continue;
                     };
-                    let gone = table.remove_where(|e| {
-                        cookie_ok(e)
-                            && outputs_to(&e.instructions, fm.out_port, fm.out_group)
-                            && if strict {
-                                e.priority == fm.priority && e.compiled == compiled
-                            } else {
-                                e.compiled.is_subsumed_by(&compiled)
-                            }
-                    });
+                    let selected = |e: &FlowEntry| {
+                        cookie_ok(e) && outputs_to(&e.instructions, fm.out_port, fm.out_group)
+                    };
+                    let gone = if strict {
+                        // One probe of the strict index.
+                        table
+                            .find_strict(&compiled, fm.priority)
+                            .filter(|i| table.entry(*i).is_some_and(selected))
+                            .and_then(|i| table.remove(i))
+                            .into_iter()
+                            .collect()
+                    } else {
+                        table.remove_where(|e| selected(e) && e.compiled.is_subsumed_by(&compiled))
+                    };
                     removed.extend(gone.into_iter().map(|entry| RemovedFlow {
                         table_id: id,
                         reason: flow_removed_reason::DELETE,

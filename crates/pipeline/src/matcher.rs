@@ -49,7 +49,7 @@ fn full_mask(f: Field) -> u128 {
 
 /// A field's value in `key` as a right-aligned integer (the same view as
 /// `OxmField::bits`). The caller checks the presence bit first.
-#[inline]
+#[inline(always)]
 pub fn key_bits(key: &FlowKey, f: Field) -> u128 {
     use Field::*;
     let mac = |m: &[u8; 6]| m.iter().fold(0u128, |a, &b| (a << 8) | u128::from(b));

@@ -1,31 +1,50 @@
 //! Flow tables and flow entries (spec §5.2, §5.3).
 //!
-//! A [`FlowTable`] owns its entries in one store, a `Vec` kept sorted by
-//! priority (highest first) and, among equal priorities, by installation
-//! order (earliest first). The spec leaves the choice between overlapping
-//! entries of equal priority undefined; this order makes it deterministic:
-//! the earliest installed entry wins.
+//! A [`FlowTable`] owns its entries in one store and keeps three views of
+//! them:
 //!
-//! Lookup goes through the small [`Classifier`] trait. [`LinearScan`] walks
-//! the sorted store and stops at the first match, so it returns the
-//! highest-priority match by construction. The table uses
-//! `crate::classifier::Auto`, which switches to one hash map when every
-//! entry matches the same fields with the same masks (or everything: the
-//! L2 MAC table case) and scans otherwise. Further structures of DESIGN.md
-//! (an LPM trie for prefix masks on one address, tuple space search over
-//! per-mask subtables) plug in the same way: the table calls `inserted`
-//! after an insertion, `rebuild` after other changes of the store and
-//! `lookup` per packet, and a classifier returns an index into the store,
-//! so counters, timeouts and flow-mod semantics stay in one place whatever
-//! the structure. Property tests compare the classifiers with a naive
-//! reference scan.
+//! ```text
+//!  store      Vec<FlowEntry>        dense; position i = entry(i)
+//!  handle_at  Vec<u32>              position -> handle
+//!  pos_of     Vec<u32>              handle -> position (NIL when free)
+//!  order      BTreeMap<rank, handle>   priority order (entries())
+//!  classifier Auto                  lookup structures, name entries by handle
+//! ```
+//!
+//! - The **store** is where counters live. It is dense so that positions
+//!   `0..len()` name every entry (the datapath pairs per-entry counter
+//!   deltas of worker replicas by position). An insertion appends, a
+//!   removal moves the last entry into the hole (`swap_remove`): both O(1),
+//!   and deterministic, so two replicas that applied the same operations
+//!   have the same positions (and `Clone` copies them as they are).
+//! - **Handles** are stable names for entries: the classifier's structures
+//!   refer to entries by handle, so moving an entry in the store updates
+//!   one `pos_of` slot and no structure. Freed handles are reused.
+//! - The **order** map sorts by rank: priority first (highest first) and,
+//!   among equal priorities, installation order (earliest first). The spec
+//!   leaves the choice between overlapping entries of equal priority
+//!   undefined; this order makes it deterministic: the earliest installed
+//!   entry wins. `entries()` iterates in this order (flow stats), and
+//!   `entries_with_priority` reads one priority's range (CHECK_OVERLAP).
+//! - The **classifier** (`crate::classifier`: linear scan, exact hash,
+//!   LPM trie, tuple space search, chosen from the entries) answers
+//!   lookups with the handle of the highest-priority match and is also the
+//!   strict index `(priority, match) -> entry`.
+//!
+//! Insert and remove of one entry cost O(log n) plus the classifier's
+//! update (no rebuild); see the classifier module for lookup costs.
+//! Entries' `compiled` match and `priority` must not be changed through
+//! [`FlowTable::entry_mut`]: they are keys of the structures (modify
+//! changes instructions and counters only).
 
-use crate::classifier::Auto;
+use crate::classifier::{Auto, Rank, Ref, SEQ_LIMIT};
 use crate::matcher::CompiledMatch;
 use ofp::instruction::Instruction;
 use ofp::message::flow_mod_flags;
 use ofp::oxm::Match;
 use packet::FlowKey;
+use std::cmp::Reverse;
+use std::collections::BTreeMap;
 
 /// Time as the pipeline sees it: nanoseconds since an arbitrary epoch,
 /// passed in by the caller (a fake clock in tests).
@@ -99,30 +118,6 @@ impl FlowEntry {
     }
 }
 
-/// A lookup structure over a table's sorted entry store (module comment).
-pub(crate) trait Classifier: std::fmt::Debug + Send {
-    /// Called after the store changed.
-    fn rebuild(&mut self, entries: &[FlowEntry]);
-    /// Called after one entry was inserted at `pos` (nothing else changed).
-    fn inserted(&mut self, entries: &[FlowEntry], _pos: usize) {
-        self.rebuild(entries);
-    }
-    /// Index of the highest-priority entry matching `key`.
-    fn lookup(&self, entries: &[FlowEntry], key: &FlowKey) -> Option<usize>;
-}
-
-/// Scans the priority-sorted store; fine for a handful of entries.
-#[derive(Debug, Default)]
-pub(crate) struct LinearScan;
-
-impl Classifier for LinearScan {
-    fn rebuild(&mut self, _entries: &[FlowEntry]) {}
-
-    fn lookup(&self, entries: &[FlowEntry], key: &FlowKey) -> Option<usize> {
-        entries.iter().position(|e| e.compiled.matches(key))
-    }
-}
-
 /// Per-table counters (`ofp_table_stats`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct TableCounters {
@@ -130,65 +125,96 @@ pub struct TableCounters {
     pub matched_count: u64,
 }
 
+/// "No position" / "no handle".
+const NIL: u32 = u32::MAX;
+
 /// One flow table; see the module comment.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct FlowTable {
     pub id: u8,
-    entries: Vec<FlowEntry>,
+    store: Vec<FlowEntry>,
+    handle_at: Vec<u32>,
+    pos_of: Vec<u32>,
+    free_handles: Vec<u32>,
+    order: BTreeMap<Reverse<Rank>, u32>,
     classifier: Auto,
     pub counters: TableCounters,
     next_seq: u64,
-}
-
-/// A copy (for a worker's replica): the classifier is rebuilt from the
-/// copied entries, as it would be chosen for them anyway.
-impl Clone for FlowTable {
-    fn clone(&self) -> Self {
-        let mut t = FlowTable {
-            id: self.id,
-            entries: self.entries.clone(),
-            classifier: Auto::default(),
-            counters: self.counters,
-            next_seq: self.next_seq,
-        };
-        t.classifier.rebuild(&t.entries);
-        t
-    }
 }
 
 impl FlowTable {
     pub fn new(id: u8) -> FlowTable {
         FlowTable {
             id,
-            entries: Vec::new(),
+            store: Vec::new(),
+            handle_at: Vec::new(),
+            pos_of: Vec::new(),
+            free_handles: Vec::new(),
+            order: BTreeMap::new(),
             classifier: Auto::default(),
             counters: TableCounters::default(),
             next_seq: 0,
         }
     }
 
-    /// The lookup structure in use: "hash" or "linear".
+    /// The lookup structure in use: "linear", "hash", "lpm" or "tss"
+    /// (see `crate::classifier`).
     pub fn classifier_kind(&self) -> &'static str {
-        self.classifier.kind()
+        self.classifier.kind().name()
     }
 
-    /// The entries, highest priority first.
-    pub fn entries(&self) -> &[FlowEntry] {
-        &self.entries
+    fn rank(e: &FlowEntry) -> Rank {
+        Rank::new(e.priority, e.seq)
+    }
+
+    fn by_handle(&self, h: u32) -> Option<&FlowEntry> {
+        self.pos_of
+            .get(h as usize)
+            .and_then(|p| self.store.get(*p as usize))
+    }
+
+    /// The entries, highest priority first (earliest installed first among
+    /// equal priorities).
+    pub fn entries(
+        &self,
+    ) -> impl DoubleEndedIterator<Item = &FlowEntry> + ExactSizeIterator + Clone + '_ {
+        self.order.values().map(move |h| {
+            // Every handle in `order` has a position (module comment).
+            &self.store[self.pos_of[*h as usize] as usize]
+        })
+    }
+
+    /// The entries of one priority, earliest installed first.
+    pub fn entries_with_priority(
+        &self,
+        priority: u16,
+    ) -> impl DoubleEndedIterator<Item = &FlowEntry> + '_ {
+        let (best, worst) = Rank::bounds(priority);
+        self.order
+            .range(Reverse(best)..=Reverse(worst))
+            .filter_map(move |(_, h)| self.by_handle(*h))
     }
 
     pub fn len(&self) -> usize {
-        self.entries.len()
+        self.store.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.store.is_empty()
+    }
+
+    /// Position of the highest-priority entry matching `key`.
+    #[inline]
+    fn find(&self, key: &FlowKey) -> Option<usize> {
+        let r = self.classifier.lookup(key)?;
+        self.pos_of.get(r.handle as usize).map(|p| *p as usize)
     }
 
     /// Looks `key` up, counting the lookup (and the match).
+    #[inline]
     pub fn lookup(&mut self, key: &FlowKey) -> Option<usize> {
         self.counters.lookup_count += 1;
-        let hit = self.classifier.lookup(&self.entries, key);
+        let hit = self.find(key);
         if hit.is_some() {
             self.counters.matched_count += 1;
         }
@@ -197,67 +223,132 @@ impl FlowTable {
 
     /// Looks `key` up without touching counters.
     pub fn peek(&self, key: &FlowKey) -> Option<&FlowEntry> {
-        self.classifier
-            .lookup(&self.entries, key)
-            .and_then(|i| self.entries.get(i))
+        self.find(key).and_then(|i| self.store.get(i))
     }
 
+    /// The entry at store position `i` (positions are not in priority
+    /// order; see the module comment).
     pub fn entry(&self, i: usize) -> Option<&FlowEntry> {
-        self.entries.get(i)
+        self.store.get(i)
     }
 
     pub fn entry_mut(&mut self, i: usize) -> Option<&mut FlowEntry> {
-        self.entries.get_mut(i)
+        self.store.get_mut(i)
     }
 
-    /// Index of the entry with exactly this match and priority.
+    /// Position of the entry with exactly this match and priority.
     pub fn find_strict(&self, m: &CompiledMatch, priority: u16) -> Option<usize> {
-        self.entries
-            .iter()
-            .position(|e| e.priority == priority && e.compiled == *m)
+        let r = self.classifier.find(m, priority)?;
+        self.pos_of.get(r.handle as usize).map(|p| *p as usize)
     }
 
-    /// Inserts a new entry at its place in the priority order (after the
-    /// existing entries of the same priority).
+    /// Inserts a new entry; among entries of its priority it ranks last.
     pub fn insert(&mut self, mut e: FlowEntry) {
+        if self.next_seq >= SEQ_LIMIT - 1 {
+            self.renumber();
+        }
         e.seq = self.next_seq;
         self.next_seq += 1;
-        let pos = self.entries.partition_point(|x| x.priority >= e.priority);
-        self.entries.insert(pos, e);
-        self.classifier.inserted(&self.entries, pos);
+        let handle = match self.free_handles.pop() {
+            Some(h) => h,
+            None => {
+                self.pos_of.push(NIL);
+                (self.pos_of.len() - 1) as u32
+            }
+        };
+        let rank = Self::rank(&e);
+        self.classifier.insert(Ref { rank, handle }, &e.compiled);
+        self.order.insert(Reverse(rank), handle);
+        self.pos_of[handle as usize] = self.store.len() as u32;
+        self.handle_at.push(handle);
+        self.store.push(e);
     }
 
-    /// Removes and returns every entry for which `pred` holds, in store
-    /// order.
+    /// Removes and returns the entry at position `i`; the last entry takes
+    /// its position.
+    pub fn remove(&mut self, i: usize) -> Option<FlowEntry> {
+        if i >= self.store.len() {
+            return None;
+        }
+        let e = self.store.swap_remove(i);
+        let handle = self.handle_at.swap_remove(i);
+        if let Some(moved) = self.handle_at.get(i) {
+            self.pos_of[*moved as usize] = i as u32;
+        }
+        self.pos_of[handle as usize] = NIL;
+        self.free_handles.push(handle);
+        let rank = Self::rank(&e);
+        self.order.remove(&Reverse(rank));
+        self.classifier.remove(Ref { rank, handle }, &e.compiled);
+        Some(e)
+    }
+
+    /// Removes the entry with exactly this match and priority.
+    pub fn remove_strict(&mut self, m: &CompiledMatch, priority: u16) -> Option<FlowEntry> {
+        let i = self.find_strict(m, priority)?;
+        self.remove(i)
+    }
+
+    /// Removes and returns every entry for which `pred` holds, in priority
+    /// order (`pred` sees the entries in that order too). They are removed
+    /// one by one in that order, as a replica removing the same list by
+    /// `remove_strict` would: positions stay in step.
     pub fn remove_where(&mut self, mut pred: impl FnMut(&FlowEntry) -> bool) -> Vec<FlowEntry> {
-        let mut removed = Vec::new();
-        let mut kept = Vec::with_capacity(self.entries.len());
-        for e in self.entries.drain(..) {
-            if pred(&e) {
-                removed.push(e);
-            } else {
-                kept.push(e);
-            }
-        }
-        self.entries = kept;
-        if !removed.is_empty() {
-            self.classifier.rebuild(&self.entries);
-        }
-        removed
+        let doomed: Vec<u32> = self
+            .order
+            .values()
+            .copied()
+            .filter(|h| self.by_handle(*h).is_some_and(&mut pred))
+            .collect();
+        doomed
+            .into_iter()
+            .filter_map(|h| {
+                let p = *self.pos_of.get(h as usize)?;
+                self.remove(p as usize)
+            })
+            .collect()
     }
 
     /// Mutable access to every entry for which `pred` holds (modify); the
-    /// match and priority must not change, so no rebuild is needed.
+    /// match and priority must not change.
     pub fn for_each_where(
         &mut self,
         mut pred: impl FnMut(&FlowEntry) -> bool,
         mut f: impl FnMut(&mut FlowEntry),
     ) -> usize {
         let mut n = 0;
-        for e in self.entries.iter_mut().filter(|e| pred(e)) {
+        for e in self.store.iter_mut().filter(|e| pred(e)) {
             f(e);
             n += 1;
         }
         n
+    }
+
+    /// Gives the entries sequence numbers 0.. in their current order and
+    /// rebuilds the structures (before sequence numbers run out; see
+    /// `classifier::SEQ_LIMIT`). Positions and handles do not change.
+    fn renumber(&mut self) {
+        let handles: Vec<u32> = self.order.values().copied().collect();
+        self.order.clear();
+        self.classifier = Auto::default();
+        for (seq, h) in handles.into_iter().enumerate() {
+            let Some(p) = self.pos_of.get(h as usize).copied() else {
+                continue;
+            };
+            let Some(e) = self.store.get_mut(p as usize) else {
+                continue;
+            };
+            e.seq = seq as u64;
+            let rank = Self::rank(e);
+            self.classifier.insert(Ref { rank, handle: h }, &e.compiled);
+            self.order.insert(Reverse(rank), h);
+        }
+        self.next_seq = self.store.len() as u64;
+    }
+
+    /// Test hook: pretends `n` sequence numbers were used.
+    #[cfg(test)]
+    pub(crate) fn skip_seq(&mut self, n: u64) {
+        self.next_seq += n;
     }
 }

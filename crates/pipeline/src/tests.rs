@@ -189,9 +189,9 @@ fn add_lookup_counters_and_priority() {
     let t = p.table(0).unwrap();
     assert_eq!(t.counters.lookup_count, 1);
     assert_eq!(t.counters.matched_count, 1);
-    assert_eq!(t.entries()[0].priority, 20);
-    assert_eq!(t.entries()[0].packet_count, 1);
-    assert_eq!(t.entries()[0].byte_count, f.len() as u64);
+    assert_eq!(t.entries().next().unwrap().priority, 20);
+    assert_eq!(t.entries().next().unwrap().packet_count, 1);
+    assert_eq!(t.entries().next().unwrap().byte_count, f.len() as u64);
     // No match and no table-miss entry: drop, counted as a lookup.
     assert!(run(&mut p, &udp_frame([10, 0, 0, 9], 53, 64), 1, SEC)
         .0
@@ -218,13 +218,16 @@ fn add_replaces_identical_keeping_or_resetting_counts() {
     .unwrap();
     let t = p.table(0).unwrap();
     assert_eq!(t.len(), 1);
-    assert_eq!(t.entries()[0].packet_count, 1);
-    assert_eq!(t.entries()[0].duration(5 * SEC), (0, 0));
+    assert_eq!(t.entries().next().unwrap().packet_count, 1);
+    assert_eq!(t.entries().next().unwrap().duration(5 * SEC), (0, 0));
     assert_eq!(run(&mut p, &f, 1, 0).ports(), vec![3]);
     let mut r = fm(cmd::ADD, 0, 10, m, vec![]);
     r.flags = ff::RESET_COUNTS;
     p.flow_mod(&r, 0).unwrap();
-    assert_eq!(p.table(0).unwrap().entries()[0].packet_count, 0);
+    assert_eq!(
+        p.table(0).unwrap().entries().next().unwrap().packet_count,
+        0
+    );
 }
 
 #[test]
@@ -310,7 +313,7 @@ fn modify_and_modify_strict_with_cookie_filter() {
         vec![3]
     );
     // Cookie unchanged by modify; no match adds nothing.
-    assert_eq!(p.table(0).unwrap().entries()[0].cookie, 0x22);
+    assert_eq!(p.table(0).unwrap().entries().next().unwrap().cookie, 0x22);
     p.flow_mod(&fm(cmd::MODIFY, 0, 0, udp_to([9, 9, 9, 9]), vec![]), 0)
         .unwrap();
     assert_eq!(p.table(0).unwrap().len(), 2);
@@ -662,7 +665,13 @@ fn table_miss_entry_sends_no_match() {
     );
     miss.cookie = 9;
     p.flow_mod(&miss, 0).unwrap();
-    assert!(p.table(0).unwrap().entries()[0].is_table_miss());
+    assert!(p
+        .table(0)
+        .unwrap()
+        .entries()
+        .next()
+        .unwrap()
+        .is_table_miss());
     let r = run(&mut p, &udp_frame([1, 2, 3, 4], 1, 64), 1, 0);
     assert!(matches!(
         r.0[0],

@@ -1,183 +1,455 @@
-//! Lookup structures behind `table::Classifier`, and the automatic choice
-//! between them (`Auto`).
+//! Lookup structures of a flow table, and the automatic choice between
+//! them ([`Auto`]).
 //!
-//! # One-shape hash (`ShapeHash`)
+//! # What a classifier answers
 //!
-//! The common big table is an L2 MAC table: thousands of entries that all
-//! match the same fields with the same masks (say `eth_dst` exact, or
-//! `in_port` + `eth_dst`), plus a table-miss entry. When every entry of a
-//! table either has one common *shape* — the same list of `(field, mask)`
-//! pairs — or matches everything, a lookup is one hash probe instead of a
-//! scan:
+//! Given a packet's [`FlowKey`], the spec wants the matching entry of
+//! highest priority; among equal priorities this switch picks the earliest
+//! installed one. Both criteria fold into one integer, the entry's
+//! [`Rank`]: priority in the high 16 bits, the complement of the
+//! installation sequence number below, so "better" is simply "larger".
+//! Every structure below returns the [`Ref`] (rank + handle) of the best
+//! matching entry; the table turns the handle into a position in its
+//! store. Structures never see the store: counters, timeouts and flow-mod
+//! semantics stay in `table.rs` / `flow_mod.rs` whatever the structure.
+//!
+//! # The shape of a match
+//!
+//! A compiled match is a list of `(field, value, mask)` triples. Its
+//! *shape* is the list of `(field, mask)` pairs without the values. Two
+//! entries of the same shape match a packet only if the packet's masked
+//! bits equal their values, so all entries of one shape can be found with
+//! a single hash probe keyed by the packet's masked bits. That is the base
+//! of everything here.
+//!
+//! # Tuple space search ([`tss`]) — always maintained
 //!
 //! ```text
-//!  shape: [(InPort, 0xffffffff), (EthDst, 0xffffffffffff)]
-//!  map:   [key bits & mask, per field]  ->  [(priority, seq), ...] best first
-//!  any:   [(priority, seq), ...] of the match-everything entries, best first
+//!  order: [(max prio 300, S2), (max prio 200, S0), (max prio 0, S1)]
+//!  S0  shape [(EthType, ffff), (Ipv4Dst, ffffff00)]
+//!      buckets: {[0x0800, 10.1.2.0]: [r5], [0x0800, 10.9.9.0]: [r7, r2]}
+//!  S1  shape []                      buckets: {[]: [r0]}   (table-miss)
+//!  S2  shape [(InPort, ffffffff)]    buckets: {[3]: [r9]}
 //! ```
 //!
-//! Entries with equal masked values match exactly the same packets, so the
-//! first of a map bucket (highest priority, then earliest installed) is the
-//! best of them; the answer is the better of that and the first
-//! match-everything entry. Entries are named by `(priority, seq)` rather
-//! than by their index in the store so that an insertion (which shifts the
-//! indices) costs one map update, not a rebuild; the index is found back by
-//! a binary search of the store, which is sorted by exactly that pair.
+//! One *subtable* per shape, each a hash table from masked values to the
+//! list of entries with exactly that match (equal matches at different
+//! priorities share a bucket, best first). Subtables are kept ordered by
+//! the highest priority they hold. A lookup probes them in that order and
+//! stops as soon as the next subtable's max priority is below the best
+//! match found so far (equal priority still probes: an earlier installed
+//! entry might hide there). Insert and remove touch one bucket, one
+//! per-subtable priority count (a small ordered map, so the max priority
+//! is known after a removal too) and, when the max priority changes, move
+//! one subtable in the order vector. The probes are allocation-free: the
+//! packet's masked bits are fed straight into the hasher and compared in
+//! place.
 //!
-//! `Auto` keeps a `ShapeHash` while the table has that form and at
-//! least [`HASH_MIN_ENTRIES`] entries, and falls back to the linear scan
-//! otherwise (rebuilding on every change the scan does not care about).
-//! The property tests compare both with a naive reference scan.
+//! The same structure is the table's strict index: `(priority, match)` ->
+//! entry is one shape probe plus one bucket probe (ADD's replace check,
+//! DELETE_STRICT, MODIFY_STRICT, the replicas' removals).
+//!
+//! The exact-match *hash* of the L2 MAC table case is the tuple space with
+//! a single non-empty subtable (plus, maybe, the match-everything one
+//! holding the table-miss entry): one probe per packet.
+//!
+//! # Longest prefix match ([`lpm`]) — maintained once the form shows up
+//!
+//! A routing table has many shapes (one per prefix length) that differ in
+//! the mask of a single field, a prefix mask (`eth_type=0x0800,
+//! ipv4_dst=10.0.0.0/8`, `.../24`, ...). Tuple space search would probe up
+//! to 33 subtables. When every non-empty shape is "the same context fields
+//! S, plus a prefix of field F (length 0 = F absent)", the table also keeps
+//! a multibit trie per context value, described in [`lpm`]: a packet walks
+//! at most `width(F)/4 + 1` nodes, and the best rank along the path wins,
+//! so the answer stays exact when priorities do not follow prefix lengths.
+//! Match-everything entries stay in the tuple space's empty subtable and
+//! are compared at the end.
+//!
+//! # Linear scan ([`linear`]) — small tables
+//!
+//! Up to [`LINEAR_MAX`] entries, a rank-sorted list checked entry by entry
+//! is cheaper than a few hash probes.
+//!
+//! # The choice ([`Auto`], recomputed after every change in O(1))
+//!
+//! | table                                                   | lookup via |
+//! |---------------------------------------------------------|------------|
+//! | fewer than [`HASH_MIN_ENTRIES`] entries, or up to [`LINEAR_MAX`] entries and not exactly one non-empty shape | `linear` |
+//! | exactly one non-empty shape                             | `hash`     |
+//! | all non-empty shapes in the LPM form                    | `lpm`      |
+//! | otherwise                                               | `tss`      |
+//!
+//! The tuple space is always up to date (it is also the strict index); the
+//! trie is built from it (O(n), no store access) when a table first shows
+//! the form with two shapes, then kept up to date while it holds
+//! conforming entries, even when a non-conforming shape comes and goes
+//! (lookups fall back to `tss` meanwhile, no rebuild when it leaves). The
+//! linear list exists while the table has at most [`LINEAR_MAX`] entries.
+//! No single insert or remove rebuilds anything proportional to the table.
+//!
+//! # Cost model (per packet, per table) and adversarial traffic
+//!
+//! There is no flow cache: the cost of a lookup depends on the rules, not
+//! on what traffic came before, so an attacker who controls only packets
+//! cannot build up state that slows the switch ("tuple space explosion"
+//! attacks against OVS work by making the *megaflow cache* grow one
+//! subtable per crafted packet; there is nothing here that grows).
+//!
+//! - `linear`: at most [`LINEAR_MAX`] match checks.
+//! - `hash`: one hash of the shape's masked fields + one SwissTable probe
+//!   (+ the match-everything bucket, read without hashing when the probe
+//!   missed).
+//! - `lpm`: one context probe + at most `width/4 + 1` trie nodes (9 for
+//!   IPv4, 33 for IPv6), two array reads per node.
+//! - `tss`: at most one probe per subtable, i.e. per distinct shape the
+//!   *controller* installed. Packets choose only how early the scan stops:
+//!   a packet that misses the high-priority subtables pays the whole list,
+//!   which is the bound to plan for. The hash is keyed with a random seed
+//!   per table, so crafted packets cannot aim at long probe sequences
+//!   either (and buckets hold only controller-installed entries).
+//!
+//! Control plane: insert/remove are O(shape length + log n) for the tuple
+//! space and the priority order, plus O(width/4) trie nodes in `lpm` form;
+//! a subtable's position in the order moves by one `Vec` shift (the number
+//! of shapes, not of entries).
 
-use crate::matcher::key_bits;
-use crate::table::{Classifier, FlowEntry, LinearScan};
-use packet::{Field, FieldSet, FlowKey};
-use std::cmp::Reverse;
-use std::collections::HashMap;
+pub mod linear;
+pub mod lpm;
+pub mod tss;
 
-/// Below this many entries the linear scan is as fast and simpler.
+#[cfg(test)]
+mod tests;
+
+use crate::matcher::CompiledMatch;
+use linear::Linear;
+use lpm::{Lpm, LpmForm};
+use packet::{Field, FlowKey};
+use tss::Tss;
+
+/// Below this many entries the table scans (old name kept for callers).
 pub const HASH_MIN_ENTRIES: usize = 4;
 
-/// Order of the store: priority high first, then installation order.
-type Rank = (Reverse<u16>, u64);
+/// Tables of up to this many entries keep a linear list; with more than
+/// one shape they scan it.
+pub const LINEAR_MAX: usize = 8;
 
-fn rank(e: &FlowEntry) -> Rank {
-    (Reverse(e.priority), e.seq)
+/// Bits of the installation sequence number in a [`Rank`].
+const SEQ_BITS: u32 = 48;
+
+/// Sequence numbers stay strictly below this; the table renumbers its
+/// entries (keeping their order) before reaching it. At a million
+/// flow-mods per second that takes nine years.
+pub(crate) const SEQ_LIMIT: u64 = (1 << SEQ_BITS) - 1;
+
+/// Priority and installation order packed so that a better entry has a
+/// larger rank: `priority << 48 | (SEQ_LIMIT - seq)`. Never zero for an
+/// entry (`seq < SEQ_LIMIT`), so `Rank::NONE` sorts below every entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Rank(u64);
+
+impl Rank {
+    /// Below every entry.
+    pub const NONE: Rank = Rank(0);
+
+    pub fn new(priority: u16, seq: u64) -> Rank {
+        Rank((u64::from(priority) << SEQ_BITS) | (SEQ_LIMIT - seq.min(SEQ_LIMIT - 1)))
+    }
+
+    pub fn priority(self) -> u16 {
+        (self.0 >> SEQ_BITS) as u16
+    }
+
+    /// The best and the worst possible rank of a priority.
+    pub fn bounds(priority: u16) -> (Rank, Rank) {
+        let base = u64::from(priority) << SEQ_BITS;
+        (Rank(base | SEQ_LIMIT), Rank(base | 1))
+    }
 }
 
-/// See the module comment.
+/// An entry as the structures know it: its rank and the table's stable
+/// handle for it (the table maps handles to store positions).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Ref {
+    pub rank: Rank,
+    pub handle: u32,
+}
+
+impl Ref {
+    pub const NONE: Ref = Ref {
+        rank: Rank::NONE,
+        handle: u32::MAX,
+    };
+
+    /// The better of two (by rank; `NONE` loses).
+    #[inline]
+    pub fn better(self, other: Ref) -> Ref {
+        if other.rank > self.rank {
+            other
+        } else {
+            self
+        }
+    }
+
+    pub fn is_none(self) -> bool {
+        self.rank == Rank::NONE
+    }
+
+    pub fn some(self) -> Option<Ref> {
+        (!self.is_none()).then_some(self)
+    }
+}
+
+/// Entries with one and the same match (they differ in priority or
+/// installation order), best first. The first is kept inline: almost every
+/// bucket has exactly one entry, and then no list is allocated.
 #[derive(Debug, Clone)]
-pub(crate) struct ShapeHash {
-    shape: Vec<(Field, u128)>,
-    required: FieldSet,
-    map: HashMap<Vec<u128>, Vec<Rank>>,
-    any: Vec<Rank>,
+pub struct Same {
+    best: Ref,
+    /// The others, best first.
+    rest: Vec<Ref>,
 }
 
-impl ShapeHash {
-    /// Builds the structure, or `None` if the entries do not have the form
-    /// (module comment).
-    fn build(entries: &[FlowEntry]) -> Option<ShapeHash> {
-        let first = entries.iter().find(|e| !e.compiled.is_empty())?;
-        let mut h = ShapeHash {
-            shape: first
-                .compiled
-                .fields()
-                .iter()
-                .map(|f| (f.field, f.mask))
-                .collect(),
-            required: first.compiled.required(),
-            map: HashMap::new(),
-            any: Vec::new(),
-        };
-        for e in entries {
-            if !h.add(e) {
-                return None;
-            }
+impl Same {
+    pub fn new(r: Ref) -> Same {
+        Same {
+            best: r,
+            rest: Vec::new(),
         }
-        Some(h)
     }
 
-    /// Adds one entry; false if it does not fit the shape. Entries are
-    /// added in store order or later than everything of their rank, and
-    /// each list is kept sorted either way.
-    fn add(&mut self, e: &FlowEntry) -> bool {
-        let r = rank(e);
-        let list = if e.compiled.is_empty() {
-            &mut self.any
+    #[inline]
+    pub fn best(&self) -> Ref {
+        self.best
+    }
+
+    pub fn add(&mut self, r: Ref) {
+        if r.rank > self.best.rank {
+            let old = std::mem::replace(&mut self.best, r);
+            self.rest.insert(0, old);
         } else {
-            let fields = e.compiled.fields();
-            if fields.len() != self.shape.len()
-                || fields
-                    .iter()
-                    .zip(&self.shape)
-                    .any(|(f, (sf, sm))| f.field != *sf || f.mask != *sm)
-            {
-                return false;
+            let pos = self.rest.partition_point(|x| x.rank > r.rank);
+            self.rest.insert(pos, r);
+        }
+    }
+
+    /// Removes `r`; `Some(now_empty)` if it was there.
+    pub fn remove(&mut self, r: Ref) -> Option<bool> {
+        if self.best == r {
+            if self.rest.is_empty() {
+                return Some(true);
             }
-            self.map
-                .entry(fields.iter().map(|f| f.value).collect())
-                .or_default()
-        };
-        let pos = list.partition_point(|x| *x < r);
-        list.insert(pos, r);
-        true
+            self.best = self.rest.remove(0);
+            return Some(false);
+        }
+        let pos = self.rest.iter().position(|x| *x == r)?;
+        self.rest.remove(pos);
+        Some(false)
     }
 
-    fn best(&self, key: &FlowKey) -> Option<Rank> {
-        let exact = if key.present.contains_all(self.required) {
-            let k: Vec<u128> = self
-                .shape
-                .iter()
-                .map(|(f, m)| key_bits(key, *f) & m)
-                .collect();
-            self.map.get(&k).and_then(|l| l.first().copied())
-        } else {
-            None
-        };
-        match (exact, self.any.first().copied()) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
+    /// Every entry, best first.
+    pub fn iter(&self) -> impl Iterator<Item = Ref> + '_ {
+        std::iter::once(self.best).chain(self.rest.iter().copied())
+    }
+}
+
+/// A shape: `(field, mask)` pairs sorted by field (module comment).
+pub type Shape = [(Field, u128)];
+
+/// Which structure answers lookups (module comment, "The choice").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Linear,
+    Hash,
+    Lpm,
+    Tss,
+}
+
+impl Kind {
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Linear => "linear",
+            Kind::Hash => "hash",
+            Kind::Lpm => "lpm",
+            Kind::Tss => "tss",
         }
     }
 }
 
-/// The table's classifier: a `ShapeHash` when the entries allow it, else
-/// the linear scan (module comment).
-#[derive(Debug, Default)]
+/// The table's classifier; see the module comment.
+#[derive(Debug, Clone)]
 pub(crate) struct Auto {
-    hash: Option<ShapeHash>,
-    /// The table is big enough but has no single shape: insertions cannot
-    /// fix that, so they do not retry (a removal rebuilds and retries).
-    mixed: bool,
+    tss: Tss,
+    lpm: Option<Lpm>,
+    /// Non-empty subtables of the tuple space whose shape is not in the
+    /// trie's form (lookups use `tss` while there are any).
+    lpm_odd: usize,
+    /// Present exactly while the table has at most `LINEAR_MAX` entries.
+    linear: Option<Linear>,
+    len: usize,
+    kind: Kind,
+}
+
+impl Default for Auto {
+    fn default() -> Self {
+        Auto {
+            tss: Tss::default(),
+            lpm: None,
+            lpm_odd: 0,
+            linear: Some(Linear::default()),
+            len: 0,
+            kind: Kind::Linear,
+        }
+    }
 }
 
 impl Auto {
-    /// Which structure is in use ("hash" or "linear"), for tests and
-    /// diagnostics.
-    pub fn kind(&self) -> &'static str {
-        if self.hash.is_some() {
-            "hash"
-        } else {
-            "linear"
+    /// The structure answering lookups now.
+    pub fn kind(&self) -> Kind {
+        self.kind
+    }
+
+    /// Number of distinct non-empty shapes (subtables) in the table.
+    #[cfg(test)]
+    pub fn n_shapes(&self) -> usize {
+        self.tss.n_nonempty()
+    }
+
+    /// Adds an entry.
+    pub fn insert(&mut self, r: Ref, m: &CompiledMatch) {
+        let created = self.tss.insert(r, m);
+        let nonempty = !m.is_empty();
+        match &mut self.lpm {
+            Some(lpm) if nonempty => {
+                if lpm
+                    .form()
+                    .conforms(m.fields().iter().map(|f| (f.field, f.mask)))
+                {
+                    lpm.insert(r, triples(m));
+                } else if created {
+                    self.lpm_odd += 1;
+                }
+            }
+            None if created && nonempty => self.try_lpm(),
+            _ => {}
         }
+        self.len += 1;
+        if self.len <= LINEAR_MAX {
+            self.linear.get_or_insert_with(Linear::default).insert(r, m);
+        } else {
+            self.linear = None;
+        }
+        self.choose();
+    }
+
+    /// Removes an entry (as inserted); false if it was not there.
+    pub fn remove(&mut self, r: Ref, m: &CompiledMatch) -> bool {
+        let Some(destroyed) = self.tss.remove(r, m) else {
+            return false;
+        };
+        let nonempty = !m.is_empty();
+        match &mut self.lpm {
+            Some(lpm) if nonempty => {
+                if lpm
+                    .form()
+                    .conforms(m.fields().iter().map(|f| (f.field, f.mask)))
+                {
+                    lpm.remove(r, triples(m));
+                    if lpm.is_empty() {
+                        // Nothing of that form left: pick a form afresh.
+                        self.lpm = None;
+                        self.lpm_odd = 0;
+                        self.try_lpm();
+                    }
+                } else if destroyed {
+                    self.lpm_odd = self.lpm_odd.saturating_sub(1);
+                }
+            }
+            None if destroyed && nonempty => self.try_lpm(),
+            _ => {}
+        }
+        self.len -= 1;
+        match &mut self.linear {
+            Some(l) => {
+                l.remove(r);
+            }
+            None if self.len <= LINEAR_MAX => {
+                let mut l = Linear::default();
+                self.tss
+                    .for_each(|r, fields| l.insert(r, &fields.compiled()));
+                self.linear = Some(l);
+            }
+            None => {}
+        }
+        self.choose();
+        true
+    }
+
+    /// The entry with exactly this match and priority.
+    pub fn find(&self, m: &CompiledMatch, priority: u16) -> Option<Ref> {
+        self.tss.find(m, priority)
+    }
+
+    /// The best entry matching `key`.
+    #[inline]
+    pub fn lookup(&self, key: &FlowKey) -> Option<Ref> {
+        match self.kind {
+            Kind::Linear => match &self.linear {
+                Some(l) => l.lookup(key),
+                None => self.tss.lookup(key),
+            },
+            Kind::Hash | Kind::Tss => self.tss.lookup(key),
+            Kind::Lpm => match &self.lpm {
+                Some(lpm) => lpm.lookup(key).better(self.tss.lookup_any()).some(),
+                None => self.tss.lookup(key),
+            },
+        }
+    }
+
+    fn choose(&mut self) {
+        let shapes = self.tss.n_nonempty();
+        self.kind = if self.len < HASH_MIN_ENTRIES || (self.len <= LINEAR_MAX && shapes != 1) {
+            Kind::Linear
+        } else if shapes == 1 {
+            Kind::Hash
+        } else if self.lpm.is_some() && self.lpm_odd == 0 {
+            Kind::Lpm
+        } else {
+            Kind::Tss
+        };
+    }
+
+    /// With no trie yet: builds one if every non-empty shape is in one LPM
+    /// form (module comment). Costs O(shapes) when the form does not hold,
+    /// O(entries) when it does.
+    fn try_lpm(&mut self) {
+        let form = {
+            let shapes: Vec<&Shape> = self.tss.shapes().filter(|s| !s.is_empty()).collect();
+            let Some((a, rest)) = shapes.split_first() else {
+                return;
+            };
+            // The first shape with each other one (a pair of a full-length
+            // and no prefix alone does not make the form).
+            let Some(form) = rest.iter().find_map(|b| LpmForm::derive(a, b)) else {
+                return;
+            };
+            if !shapes.iter().all(|s| form.conforms(s.iter().copied())) {
+                return;
+            }
+            form
+        };
+        let mut lpm = Lpm::new(form);
+        self.tss.for_each(|r, fields| {
+            if !fields.shape.is_empty() {
+                lpm.insert(r, fields.triples());
+            }
+        });
+        self.lpm = Some(lpm);
+        self.lpm_odd = 0;
     }
 }
 
-impl Classifier for Auto {
-    fn rebuild(&mut self, entries: &[FlowEntry]) {
-        let big = entries.len() >= HASH_MIN_ENTRIES;
-        self.hash = if big { ShapeHash::build(entries) } else { None };
-        self.mixed = big && self.hash.is_none() && entries.iter().any(|e| !e.compiled.is_empty());
-    }
-
-    fn inserted(&mut self, entries: &[FlowEntry], pos: usize) {
-        match (&mut self.hash, entries.get(pos)) {
-            (Some(h), Some(e)) => {
-                if !h.add(e) {
-                    self.hash = None;
-                    self.mixed = true;
-                }
-            }
-            _ if self.mixed => {}
-            _ => self.rebuild(entries),
-        }
-    }
-
-    fn lookup(&self, entries: &[FlowEntry], key: &FlowKey) -> Option<usize> {
-        match &self.hash {
-            Some(h) => {
-                let r = h.best(key)?;
-                let i = entries.partition_point(|e| rank(e) < r);
-                // The structure mirrors the store; a mismatch would be a
-                // bug, answered safely by the scan.
-                if entries.get(i).is_some_and(|e| rank(e) == r) {
-                    Some(i)
-                } else {
-                    LinearScan.lookup(entries, key)
-                }
-            }
-            None => LinearScan.lookup(entries, key),
-        }
-    }
+/// A match as `(field, mask, value)` triples.
+fn triples(m: &CompiledMatch) -> impl Iterator<Item = (Field, u128, u128)> + Clone + '_ {
+    m.fields().iter().map(|f| (f.field, f.mask, f.value))
 }

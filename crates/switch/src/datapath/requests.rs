@@ -218,7 +218,7 @@ impl Datapath {
             .tables()
             .iter()
             .filter(move |t| all || t.id == q.table_id)
-            .flat_map(|t| t.entries().iter().map(move |e| (t.id, e)))
+            .flat_map(|t| t.entries().map(move |e| (t.id, e)))
             .filter(move |(_, e)| {
                 e.cookie & q.cookie_mask == q.cookie & q.cookie_mask
                     && outputs_to(&e.instructions, q.out_port, q.out_group)

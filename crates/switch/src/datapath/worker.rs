@@ -317,8 +317,10 @@ impl Worker {
             Op::Port(no, info) => p.ports.insert(no, info),
             Op::RemoveFlows(ids) => {
                 for id in ids.iter() {
+                    // Same order of removals as the authoritative copy's
+                    // `remove_where`, so store positions stay in step.
                     if let Some(t) = p.table_mut(id.table_id) {
-                        t.remove_where(|e| e.priority == id.priority && e.compiled == id.compiled);
+                        t.remove_strict(&id.compiled, id.priority);
                     }
                 }
             }

@@ -1,0 +1,541 @@
+//! Every structure against a naive reference: random rule sets (random
+//! priorities, masks, prefix lengths, overlapping and equal matches),
+//! interleaved inserts and deletes, random packets. The reference reads
+//! the key through `FlowKey::get` (not the classifiers' `key_bits`) and
+//! picks the highest priority, earliest installed among equals.
+
+use super::*;
+use crate::matcher::FieldMatch;
+use crate::table::{FlowEntry, FlowTable};
+use packet::FieldSet;
+use proptest::prelude::*;
+use std::sync::Arc;
+
+/// The fields the generators use, with a few base values each.
+const FIELDS: [(Field, [u128; 3]); 6] = [
+    (Field::InPort, [1, 2, 3]),
+    (
+        Field::EthDst,
+        [0x0000_0000_0001, 0x0a00_0000_0002, 0xffff_0000_0003],
+    ),
+    (Field::EthType, [0x0800, 0x86dd, 0x0806]),
+    (Field::Ipv4Dst, [0x0a00_0000, 0x0a01_0200, 0xc0a8_0100]),
+    (Field::IpProto, [6, 17, 1]),
+    (
+        Field::Ipv6Dst,
+        [
+            0x2001_0db8 << 96,
+            (0x2001_0db8 << 96) | (0xab << 64),
+            0xfe80 << 112,
+        ],
+    ),
+];
+
+fn full(f: Field) -> u128 {
+    let bits = 8 * f.width() as u32;
+    if bits >= 128 {
+        u128::MAX
+    } else {
+        (1 << bits) - 1
+    }
+}
+
+fn prefix(f: Field, len: u32) -> u128 {
+    let bits = 8 * f.width() as u32;
+    if len == 0 {
+        0
+    } else if len >= bits {
+        full(f)
+    } else {
+        full(f) & !(full(f) >> len)
+    }
+}
+
+/// Naive reference match.
+fn reference_matches(m: &CompiledMatch, k: &FlowKey) -> bool {
+    m.fields().iter().all(|f| match k.get(f.field) {
+        Some(v) => v.to_u128() & f.mask == f.value,
+        None => false,
+    })
+}
+
+fn expected(live: &[(Ref, CompiledMatch)], k: &FlowKey) -> Option<Ref> {
+    live.iter()
+        .filter(|(_, m)| reference_matches(m, k))
+        .map(|(r, _)| *r)
+        .max_by_key(|r| r.rank)
+}
+
+/// One field constraint: field index, base value index, mask kind
+/// (0 exact, 1 prefix, 2 arbitrary), prefix length / arbitrary mask bits.
+fn field_match() -> impl Strategy<Value = FieldMatch> {
+    (
+        0usize..FIELDS.len(),
+        0usize..3,
+        0u8..3,
+        0u32..=128,
+        any::<u128>(),
+    )
+        .prop_map(|(fi, vi, kind, len, bits)| {
+            let (field, bases) = FIELDS[fi];
+            let mask = match kind {
+                0 => full(field),
+                1 => prefix(field, len % (8 * field.width() as u32 + 1)),
+                _ => bits & full(field),
+            };
+            FieldMatch {
+                field,
+                value: bases[vi] & mask,
+                mask,
+            }
+        })
+}
+
+fn general_match() -> impl Strategy<Value = CompiledMatch> {
+    proptest::collection::vec(field_match(), 0..4).prop_map(CompiledMatch::from_fields)
+}
+
+/// Routing-table-like matches: context + a prefix of one address field,
+/// with now and then a match-everything entry or (if `odd`) another shape.
+/// `mode`: 0 = eth_type + ipv4_dst, 1 = in_port + eth_type + ipv4_dst
+/// (several contexts), 2 = eth_type + ipv6_dst.
+fn lpm_match(mode: u8, odd: bool) -> impl Strategy<Value = CompiledMatch> {
+    (0u8..40, 0usize..3, 0u32..=128, 1u128..4).prop_map(move |(dice, vi, len, port)| {
+        if dice == 0 {
+            return CompiledMatch::any();
+        }
+        if odd && dice == 1 {
+            return CompiledMatch::from_fields(vec![FieldMatch {
+                field: Field::IpProto,
+                value: 6,
+                mask: 0xff,
+            }]);
+        }
+        let (ty, f) = if mode == 2 {
+            (0x86dd, Field::Ipv6Dst)
+        } else {
+            (0x0800, Field::Ipv4Dst)
+        };
+        let bases = FIELDS.iter().find(|(g, _)| *g == f).map_or([0; 3], |x| x.1);
+        let mask = prefix(f, len % (8 * f.width() as u32 + 1));
+        let mut v = vec![
+            FieldMatch {
+                field: Field::EthType,
+                value: ty,
+                mask: 0xffff,
+            },
+            FieldMatch {
+                field: f,
+                value: bases[vi] & mask,
+                mask,
+            },
+        ];
+        if mode == 1 {
+            v.push(FieldMatch {
+                field: Field::InPort,
+                value: port,
+                mask: 0xffff_ffff,
+            });
+        }
+        CompiledMatch::from_fields(v)
+    })
+}
+
+/// Packets near the base values: each field present or not, the base with
+/// some low bits flipped.
+fn any_key() -> impl Strategy<Value = FlowKey> {
+    proptest::collection::vec((any::<bool>(), 0usize..3, 0u32..=128, any::<u128>()), 6).prop_map(
+        |spec| {
+            let mut k = FlowKey::new(0);
+            k.present = FieldSet::EMPTY;
+            for ((field, bases), (present, vi, low, noise)) in FIELDS.iter().zip(spec) {
+                if !present && *field != Field::EthType {
+                    continue;
+                }
+                let lowmask = if low >= 128 {
+                    u128::MAX
+                } else {
+                    (1 << low) - 1
+                };
+                let v = (bases[vi] ^ (noise & lowmask)) & full(*field);
+                set(&mut k, *field, v);
+            }
+            k
+        },
+    )
+}
+
+fn set(k: &mut FlowKey, f: Field, v: u128) {
+    k.present.insert(f);
+    match f {
+        Field::InPort => k.in_port = v as u32,
+        Field::EthDst => {
+            let b = v.to_be_bytes();
+            k.eth_dst.copy_from_slice(&b[10..16]);
+        }
+        Field::EthType => k.eth_type = v as u16,
+        Field::Ipv4Dst => k.ipv4_dst = v as u32,
+        Field::IpProto => k.ip_proto = v as u8,
+        Field::Ipv6Dst => k.ipv6_dst = v,
+        _ => {}
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Op {
+    Add(u16, CompiledMatch),
+    /// Removes the live entry at this index (modulo the count).
+    Del(usize),
+}
+
+fn ops(m: impl Strategy<Value = CompiledMatch>, prios: u16) -> impl Strategy<Value = Vec<Op>> {
+    let op = prop_oneof![
+        3 => (0..prios, m).prop_map(|(p, m)| Op::Add(p, m)),
+        1 => any::<usize>().prop_map(Op::Del),
+    ];
+    proptest::collection::vec(op, 0..60)
+}
+
+/// Runs `ops` on every structure and checks each against the reference
+/// after every step.
+fn check_structures(ops: &[Op], keys: &[FlowKey]) -> Result<(), TestCaseError> {
+    let mut auto = Auto::default();
+    let mut tss = tss::Tss::default();
+    let mut lin = linear::Linear::default();
+    let mut live: Vec<(Ref, CompiledMatch)> = Vec::new();
+    for (seq, op) in ops.iter().enumerate() {
+        match op {
+            Op::Add(p, m) => {
+                let r = Ref {
+                    rank: Rank::new(*p, seq as u64),
+                    handle: seq as u32,
+                };
+                auto.insert(r, m);
+                tss.insert(r, m);
+                lin.insert(r, m);
+                live.push((r, m.clone()));
+            }
+            Op::Del(i) => {
+                if live.is_empty() {
+                    continue;
+                }
+                let (r, m) = live.remove(i % live.len());
+                prop_assert!(auto.remove(r, &m));
+                prop_assert!(tss.remove(r, &m).is_some());
+                prop_assert!(lin.remove(r));
+            }
+        }
+        for k in keys {
+            let want = expected(&live, k);
+            prop_assert_eq!(auto.lookup(k), want, "auto ({:?})", auto.kind());
+            prop_assert_eq!(tss.lookup(k), want, "tss");
+            prop_assert_eq!(lin.lookup(k), want, "linear");
+        }
+        for (r, m) in &live {
+            let want = live
+                .iter()
+                .filter(|(q, n)| q.rank.priority() == r.rank.priority() && n == m)
+                .map(|(q, _)| *q)
+                .max_by_key(|q| q.rank);
+            prop_assert_eq!(auto.find(m, r.rank.priority()), want);
+        }
+        // The choice follows the rules of the module comment.
+        let shapes: std::collections::BTreeSet<Vec<(Field, u128)>> = live
+            .iter()
+            .filter(|(_, m)| !m.is_empty())
+            .map(|(_, m)| m.fields().iter().map(|f| (f.field, f.mask)).collect())
+            .collect();
+        prop_assert_eq!(auto.n_shapes(), shapes.len());
+        let n = live.len();
+        let want_linear = n < HASH_MIN_ENTRIES || (n <= LINEAR_MAX && shapes.len() != 1);
+        prop_assert_eq!(auto.kind() == Kind::Linear, want_linear);
+        if !want_linear {
+            prop_assert_eq!(auto.kind() == Kind::Hash, shapes.len() == 1);
+        }
+    }
+    Ok(())
+}
+
+/// The LPM trie alone, in a fixed form, against the reference over the
+/// entries it holds.
+fn check_lpm(form_of: (&Shape, &Shape), ops: &[Op], keys: &[FlowKey]) -> Result<(), TestCaseError> {
+    let form = LpmForm::derive(form_of.0, form_of.1);
+    prop_assert!(form.is_some());
+    let Some(form) = form else { return Ok(()) };
+    let mut lpm = Lpm::new(form.clone());
+    let mut live: Vec<(Ref, CompiledMatch)> = Vec::new();
+    for (seq, op) in ops.iter().enumerate() {
+        match op {
+            Op::Add(p, m) => {
+                if !form.conforms(m.fields().iter().map(|f| (f.field, f.mask))) {
+                    continue;
+                }
+                let r = Ref {
+                    rank: Rank::new(*p, seq as u64),
+                    handle: seq as u32,
+                };
+                lpm.insert(r, triples(m));
+                live.push((r, m.clone()));
+            }
+            Op::Del(i) => {
+                if live.is_empty() {
+                    continue;
+                }
+                let (r, m) = live.remove(i % live.len());
+                prop_assert!(lpm.remove(r, triples(&m)));
+            }
+        }
+        prop_assert_eq!(lpm.is_empty(), live.is_empty());
+        for k in keys {
+            prop_assert_eq!(lpm.lookup(k).some(), expected(&live, k));
+        }
+    }
+    Ok(())
+}
+
+fn shape(fields: &[(Field, u128)]) -> Vec<(Field, u128)> {
+    let mut v: Vec<(Field, u128)> = fields.iter().filter(|(_, m)| *m != 0).copied().collect();
+    v.sort();
+    v
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    /// General masks: TSS, linear and the automatic choice.
+    #[test]
+    fn general_rules_equal_reference(
+        ops in ops(general_match(), 6),
+        keys in proptest::collection::vec(any_key(), 1..12),
+    ) {
+        check_structures(&ops, &keys)?;
+    }
+
+    /// Few shapes, many entries: the hash case (and equal matches at
+    /// several priorities).
+    #[test]
+    fn one_shape_rules_equal_reference(
+        fields in proptest::collection::vec(field_match(), 1..3),
+        picks in proptest::collection::vec((0u16..4, 0usize..3, any::<bool>()), 0..40),
+        dels in proptest::collection::vec(any::<usize>(), 0..10),
+        keys in proptest::collection::vec(any_key(), 1..12),
+    ) {
+        let mut ops = Vec::new();
+        for (p, vi, any) in picks {
+            let m = if any {
+                CompiledMatch::any()
+            } else {
+                CompiledMatch::from_fields(fields.iter().map(|f| {
+                    let bases = FIELDS.iter().find(|(g, _)| *g == f.field).map_or([0; 3], |x| x.1);
+                    FieldMatch { value: bases[vi] & f.mask, ..*f }
+                }).collect())
+            };
+            ops.push(Op::Add(p, m));
+        }
+        ops.extend(dels.into_iter().map(Op::Del));
+        check_structures(&ops, &keys)?;
+    }
+
+    /// Routing tables (priorities unrelated to prefix lengths, or equal to
+    /// them), several contexts, IPv6, match-everything and odd entries.
+    #[test]
+    fn lpm_rules_equal_reference(
+        follow in any::<bool>(),
+        ops in (0u8..3, any::<bool>()).prop_flat_map(|(mode, odd)| ops(lpm_match(mode, odd), 50)),
+        keys in proptest::collection::vec(any_key(), 1..12),
+    ) {
+        let ops: Vec<Op> = if follow {
+            // Priority = prefix length (the usual routing table).
+            ops.into_iter().map(|op| match op {
+                Op::Add(_, m) => {
+                    let len = m.fields().iter()
+                        .filter(|f| matches!(f.field, Field::Ipv4Dst | Field::Ipv6Dst))
+                        .map(|f| f.mask.count_ones() as u16).sum();
+                    Op::Add(len, m)
+                }
+                d => d,
+            }).collect()
+        } else {
+            ops
+        };
+        check_structures(&ops, &keys)?;
+        let v4 = |len| shape(&[(Field::EthType, 0xffff), (Field::Ipv4Dst, prefix(Field::Ipv4Dst, len))]);
+        let v4p = |len| shape(&[(Field::InPort, 0xffff_ffff), (Field::EthType, 0xffff), (Field::Ipv4Dst, prefix(Field::Ipv4Dst, len))]);
+        let v6 = |len| shape(&[(Field::EthType, 0xffff), (Field::Ipv6Dst, prefix(Field::Ipv6Dst, len))]);
+        check_lpm((&v4(8), &v4(24)), &ops, &keys)?;
+        check_lpm((&v4p(8), &v4p(0)), &ops, &keys)?;
+        check_lpm((&v6(128), &v6(64)), &ops, &keys)?;
+    }
+
+    /// Whole tables: positions, priority order, strict index, replicas.
+    #[test]
+    fn table_equals_reference_and_replicas_stay_in_step(
+        ops in ops(prop_oneof![general_match(), lpm_match(0, true)], 6),
+        clone_at in 0usize..60,
+        keys in proptest::collection::vec(any_key(), 1..8),
+    ) {
+        let mut t = FlowTable::new(0);
+        let mut replica: Option<FlowTable> = None;
+        // (priority, seq, match, cookie)
+        let mut live: Vec<(u16, u64, CompiledMatch, u64)> = Vec::new();
+        let mut seq = 0u64;
+        for (i, op) in ops.iter().enumerate() {
+            if i == clone_at {
+                replica = Some(t.clone());
+            }
+            for table in std::iter::once(&mut t).chain(replica.as_mut()) {
+                match op {
+                    // ADD: replaces an identical entry.
+                    Op::Add(p, m) => {
+                        table.remove_strict(m, *p);
+                        table.insert(entry(*p, m.clone(), i as u64));
+                    }
+                    Op::Del(j) if j % 3 == 0 => {
+                        // A non-strict delete of a few entries.
+                        table.remove_where(|e| e.cookie % 4 == (j / 3 % 4) as u64);
+                    }
+                    Op::Del(j) => {
+                        if let Some((p, _, m, _)) = live.get(j % live.len().max(1)) {
+                            prop_assert!(table.remove_strict(m, *p).is_some());
+                        }
+                    }
+                }
+            }
+            match op {
+                Op::Add(p, m) => {
+                    live.retain(|(q, _, n, _)| !(q == p && n == m));
+                    live.push((*p, seq, m.clone(), i as u64));
+                    seq += 1;
+                }
+                Op::Del(j) if j % 3 == 0 => live.retain(|e| e.3 % 4 != (j / 3 % 4) as u64),
+                Op::Del(j) => {
+                    if !live.is_empty() {
+                        let n = live.len();
+                        live.remove(j % n);
+                    }
+                }
+            }
+            prop_assert_eq!(t.len(), live.len());
+            let mut sorted = live.clone();
+            sorted.sort_by_key(|e| (std::cmp::Reverse(e.0), e.1));
+            let order: Vec<u64> = t.entries().map(|e| e.cookie).collect();
+            prop_assert_eq!(order, sorted.iter().map(|e| e.3).collect::<Vec<_>>());
+            for k in keys.iter() {
+                let want = sorted.iter().find(|e| reference_matches(&e.2, k)).map(|e| e.3);
+                prop_assert_eq!(t.peek(k).map(|e| e.cookie), want);
+                let pos = t.lookup(k);
+                prop_assert_eq!(pos.and_then(|p| t.entry(p)).map(|e| e.cookie), want);
+            }
+            for (p, _, m, c) in &live {
+                let pos = t.find_strict(m, *p);
+                prop_assert_eq!(pos.and_then(|i| t.entry(i)).map(|e| e.cookie), Some(*c));
+            }
+            if let Some(r) = &replica {
+                let a: Vec<u64> = (0..t.len()).filter_map(|i| t.entry(i)).map(|e| e.cookie).collect();
+                let b: Vec<u64> = (0..r.len()).filter_map(|i| r.entry(i)).map(|e| e.cookie).collect();
+                prop_assert_eq!(a, b);
+            }
+        }
+    }
+}
+
+fn entry(priority: u16, m: CompiledMatch, cookie: u64) -> FlowEntry {
+    FlowEntry {
+        match_: m.to_match(),
+        compiled: m,
+        priority,
+        cookie,
+        flags: 0,
+        idle_timeout: 0,
+        hard_timeout: 0,
+        instructions: Arc::from(Vec::new()),
+        packet_count: 0,
+        byte_count: 0,
+        installed_at: 0,
+        last_hit: 0,
+        seq: 0,
+    }
+}
+
+fn route(len: u32, addr: u32) -> CompiledMatch {
+    let mask = prefix(Field::Ipv4Dst, len);
+    CompiledMatch::from_fields(vec![
+        FieldMatch {
+            field: Field::EthType,
+            value: 0x0800,
+            mask: 0xffff,
+        },
+        FieldMatch {
+            field: Field::Ipv4Dst,
+            value: u128::from(addr) & mask,
+            mask,
+        },
+    ])
+}
+
+fn ipv4_key(addr: u32) -> FlowKey {
+    let mut k = FlowKey::new(1);
+    set(&mut k, Field::EthType, 0x0800);
+    set(&mut k, Field::Ipv4Dst, addr.into());
+    k
+}
+
+/// A routing table uses the trie, also when a shorter prefix has the
+/// higher priority, and keeps it through removals; an odd shape sends
+/// lookups to the tuple space until it leaves.
+#[test]
+fn routing_table_uses_lpm() {
+    let mut t = FlowTable::new(0);
+    for i in 0..16u32 {
+        t.insert(entry(24, route(24, 0x0a00_0000 | i << 8), u64::from(i)));
+    }
+    assert_eq!(t.classifier_kind(), "hash");
+    t.insert(entry(100, route(8, 0x0a00_0000), 100));
+    t.insert(entry(0, CompiledMatch::any(), 999));
+    assert_eq!(t.classifier_kind(), "lpm");
+    // 10.0.3.7: the /8 outranks the /24.
+    assert_eq!(t.peek(&ipv4_key(0x0a00_0307)).map(|e| e.cookie), Some(100));
+    assert_eq!(t.peek(&ipv4_key(0x0b00_0307)).map(|e| e.cookie), Some(999));
+    let odd = CompiledMatch::from_fields(vec![FieldMatch {
+        field: Field::InPort,
+        value: 1,
+        mask: 0xffff_ffff,
+    }]);
+    t.insert(entry(200, odd.clone(), 200));
+    assert_eq!(t.classifier_kind(), "tss");
+    assert_eq!(t.peek(&ipv4_key(0x0a00_0307)).map(|e| e.cookie), Some(200));
+    assert!(t.remove_strict(&odd, 200).is_some());
+    assert_eq!(t.classifier_kind(), "lpm");
+    assert!(t.remove_strict(&route(8, 0x0a00_0000), 100).is_some());
+    assert_eq!(t.peek(&ipv4_key(0x0a00_0307)).map(|e| e.cookie), Some(3));
+}
+
+/// Sequence numbers renumbered near their limit keep the order and the
+/// earliest-installed tie-break.
+#[test]
+fn renumbering_keeps_order() {
+    let mut t = FlowTable::new(0);
+    let m = |port: u128| {
+        CompiledMatch::from_fields(vec![FieldMatch {
+            field: Field::InPort,
+            value: port,
+            mask: 0xffff_ffff,
+        }])
+    };
+    t.insert(entry(5, CompiledMatch::any(), 1));
+    t.insert(entry(5, m(1), 2));
+    t.skip_seq(SEQ_LIMIT - 4);
+    for c in 3..10 {
+        t.insert(entry(5, m(u128::from(c % 2)), c));
+    }
+    let order: Vec<u64> = t.entries().map(|e| e.cookie).collect();
+    assert_eq!(order, (1..10).collect::<Vec<_>>());
+    let mut k = FlowKey::new(1);
+    k.present.insert(Field::InPort);
+    // Cookie 1 (match-all) was installed first.
+    assert_eq!(t.peek(&k).map(|e| e.cookie), Some(1));
+    assert!(t.remove_strict(&CompiledMatch::any(), 5).is_some());
+    assert_eq!(t.peek(&k).map(|e| e.cookie), Some(2));
+    k.in_port = 0;
+    assert_eq!(t.peek(&k).map(|e| e.cookie), Some(4));
+}

@@ -1,0 +1,357 @@
+//! Tuple space search: one hash subtable per shape, probed in order of the
+//! subtables' max priority (design and costs in the parent module comment).
+//!
+//! ```text
+//!  Tss
+//!   any        Same            the match-everything entries (empty shape)
+//!   subtables  [Option<Subtable>]   slab, freed slots reused
+//!   by_shape   HashTable<u32>  shape hash -> subtable (strict index, insert)
+//!   order      [(max prio, subtable)]   max prio descending
+//!  Subtable
+//!   shape      [(field, mask)], required presence bits
+//!   buckets    HashTable<Bucket>        hash of masked values -> Bucket
+//!   prios      BTreeMap<prio, count>    max priority after removals
+//!  Bucket
+//!   values     [u128] (one per shape field, inline up to 2), hash,
+//!              Same (entries, best first)
+//! ```
+//!
+//! Hashing: the masked values are written one by one into a hasher of the
+//! table's random-seeded `DefaultHashBuilder` (foldhash), both when an
+//! entry is added (from its match's values) and per packet (from the
+//! key's bits under the shape's masks), so a probe needs no key buffer;
+//! a candidate bucket is confirmed by comparing its values in place.
+
+use super::{Ref, Same, Shape};
+use crate::matcher::{key_bits, CompiledMatch, FieldMatch};
+use hashbrown::{DefaultHashBuilder, HashTable};
+use packet::{Field, FieldSet, FlowKey};
+use smallvec::SmallVec;
+use std::collections::BTreeMap;
+use std::hash::{BuildHasher, Hasher};
+
+/// Masked values of up to this many fields are kept inside the bucket (no
+/// pointer to follow on a probe).
+const INLINE_VALUES: usize = 2;
+
+#[derive(Debug, Clone)]
+struct Bucket {
+    values: SmallVec<[u128; INLINE_VALUES]>,
+    hash: u64,
+    same: Same,
+}
+
+#[derive(Debug, Clone)]
+struct Subtable {
+    shape: Box<Shape>,
+    shape_hash: u64,
+    required: FieldSet,
+    buckets: HashTable<Bucket>,
+    /// Number of entries per priority.
+    prios: BTreeMap<u16, u32>,
+}
+
+impl Subtable {
+    fn max_priority(&self) -> u16 {
+        self.prios.last_key_value().map_or(0, |(p, _)| *p)
+    }
+
+    /// The best entry of the bucket the packet falls in.
+    #[inline]
+    fn probe(&self, hasher: &DefaultHashBuilder, key: &FlowKey) -> Option<Ref> {
+        if !key.present.contains_all(self.required) {
+            return None;
+        }
+        let mut h = hasher.build_hasher();
+        for (f, m) in self.shape.iter() {
+            h.write_u128(key_bits(key, *f) & m);
+        }
+        let hash = h.finish();
+        self.buckets
+            .find(hash, |b| {
+                b.values
+                    .iter()
+                    .zip(self.shape.iter())
+                    .all(|(v, (f, m))| key_bits(key, *f) & m == *v)
+            })
+            .map(|b| b.same.best())
+    }
+}
+
+/// A bucket's match, as the structures rebuilding from the tuple space
+/// see it.
+pub struct BucketFields<'a> {
+    pub shape: &'a Shape,
+    pub values: &'a [u128],
+}
+
+impl BucketFields<'_> {
+    pub fn triples(&self) -> impl Iterator<Item = (Field, u128, u128)> + Clone + '_ {
+        self.shape
+            .iter()
+            .zip(self.values)
+            .map(|((f, m), v)| (*f, *m, *v))
+    }
+
+    pub fn compiled(&self) -> CompiledMatch {
+        CompiledMatch::from_fields(
+            self.triples()
+                .map(|(field, mask, value)| FieldMatch { field, value, mask })
+                .collect(),
+        )
+    }
+}
+
+/// See the module comment.
+#[derive(Debug, Clone, Default)]
+pub struct Tss {
+    hasher: DefaultHashBuilder,
+    any: Option<Same>,
+    subtables: Vec<Option<Subtable>>,
+    free: Vec<u32>,
+    by_shape: HashTable<u32>,
+    order: Vec<(u16, u32)>,
+}
+
+impl Tss {
+    /// Number of subtables (distinct non-empty shapes).
+    pub fn n_nonempty(&self) -> usize {
+        self.order.len()
+    }
+
+    /// The non-empty shapes, in subtable order.
+    pub fn shapes(&self) -> impl Iterator<Item = &Shape> + '_ {
+        self.order
+            .iter()
+            .filter_map(|(_, i)| self.sub(*i))
+            .map(|s| &*s.shape)
+    }
+
+    fn sub(&self, i: u32) -> Option<&Subtable> {
+        self.subtables.get(i as usize).and_then(Option::as_ref)
+    }
+
+    fn shape_hash(&self, fields: &[FieldMatch]) -> u64 {
+        let mut h = self.hasher.build_hasher();
+        for f in fields {
+            h.write_u8(f.field as u8);
+            h.write_u128(f.mask);
+        }
+        h.finish()
+    }
+
+    fn values_hash(&self, fields: &[FieldMatch]) -> u64 {
+        let mut h = self.hasher.build_hasher();
+        for f in fields {
+            h.write_u128(f.value);
+        }
+        h.finish()
+    }
+
+    /// The subtable of a non-empty match's shape.
+    fn find_sub(&self, fields: &[FieldMatch], shape_hash: u64) -> Option<u32> {
+        self.by_shape
+            .find(shape_hash, |i| {
+                self.sub(*i).is_some_and(|s| {
+                    s.shape.len() == fields.len()
+                        && s.shape
+                            .iter()
+                            .zip(fields)
+                            .all(|((f, m), g)| *f == g.field && *m == g.mask)
+                })
+            })
+            .copied()
+    }
+
+    /// Moves subtable `i` to its place in `order` after its max priority
+    /// changed (or to add it).
+    fn reorder(&mut self, i: u32) {
+        if let Some(pos) = self.order.iter().position(|(_, j)| *j == i) {
+            self.order.remove(pos);
+        }
+        if let Some(s) = self.sub(i) {
+            let p = s.max_priority();
+            let pos = self.order.partition_point(|(q, _)| *q >= p);
+            self.order.insert(pos, (p, i));
+        }
+    }
+
+    /// Adds an entry; true if its shape got a new subtable.
+    pub fn insert(&mut self, r: Ref, m: &CompiledMatch) -> bool {
+        let fields = m.fields();
+        if fields.is_empty() {
+            match &mut self.any {
+                Some(s) => s.add(r),
+                None => self.any = Some(Same::new(r)),
+            }
+            return false;
+        }
+        let shape_hash = self.shape_hash(fields);
+        let (i, created) = match self.find_sub(fields, shape_hash) {
+            Some(i) => (i, false),
+            None => {
+                let sub = Subtable {
+                    shape: fields.iter().map(|f| (f.field, f.mask)).collect(),
+                    shape_hash,
+                    required: m.required(),
+                    buckets: HashTable::new(),
+                    prios: BTreeMap::new(),
+                };
+                let i = match self.free.pop() {
+                    Some(i) => {
+                        if let Some(slot) = self.subtables.get_mut(i as usize) {
+                            *slot = Some(sub);
+                        }
+                        i
+                    }
+                    None => {
+                        self.subtables.push(Some(sub));
+                        (self.subtables.len() - 1) as u32
+                    }
+                };
+                let subtables = &self.subtables;
+                self.by_shape.insert_unique(shape_hash, i, |j| {
+                    subtables
+                        .get(*j as usize)
+                        .and_then(Option::as_ref)
+                        .map_or(0, |s| s.shape_hash)
+                });
+                (i, true)
+            }
+        };
+        let hash = self.values_hash(fields);
+        let Some(sub) = self.subtables.get_mut(i as usize).and_then(Option::as_mut) else {
+            return created;
+        };
+        let old_max = sub.max_priority();
+        let eq = |b: &Bucket| b.values.iter().zip(fields).all(|(v, f)| *v == f.value);
+        match sub.buckets.find_mut(hash, eq) {
+            Some(b) => b.same.add(r),
+            None => {
+                sub.buckets.insert_unique(
+                    hash,
+                    Bucket {
+                        values: fields.iter().map(|f| f.value).collect(),
+                        hash,
+                        same: Same::new(r),
+                    },
+                    |b| b.hash,
+                );
+            }
+        }
+        *sub.prios.entry(r.rank.priority()).or_insert(0) += 1;
+        if created || sub.max_priority() != old_max {
+            self.reorder(i);
+        }
+        created
+    }
+
+    /// Removes an entry: `None` if absent, else whether its subtable went
+    /// away with it.
+    pub fn remove(&mut self, r: Ref, m: &CompiledMatch) -> Option<bool> {
+        let fields = m.fields();
+        if fields.is_empty() {
+            let any = self.any.as_mut()?;
+            if any.remove(r)? {
+                self.any = None;
+            }
+            return Some(false);
+        }
+        let shape_hash = self.shape_hash(fields);
+        let i = self.find_sub(fields, shape_hash)?;
+        let hash = self.values_hash(fields);
+        let sub = self
+            .subtables
+            .get_mut(i as usize)
+            .and_then(Option::as_mut)?;
+        let old_max = sub.max_priority();
+        let eq = |b: &Bucket| b.values.iter().zip(fields).all(|(v, f)| *v == f.value);
+        let mut entry = sub.buckets.find_entry(hash, eq).ok()?;
+        if entry.get_mut().same.remove(r)? {
+            entry.remove();
+        }
+        let p = r.rank.priority();
+        if let Some(c) = sub.prios.get_mut(&p) {
+            *c -= 1;
+            if *c == 0 {
+                sub.prios.remove(&p);
+            }
+        }
+        if sub.buckets.is_empty() {
+            self.subtables[i as usize] = None;
+            self.free.push(i);
+            if let Ok(e) = self.by_shape.find_entry(shape_hash, |j| *j == i) {
+                e.remove();
+            }
+            self.reorder(i);
+            return Some(true);
+        }
+        if sub.max_priority() != old_max {
+            self.reorder(i);
+        }
+        Some(false)
+    }
+
+    /// The entry with exactly this match and priority.
+    pub fn find(&self, m: &CompiledMatch, priority: u16) -> Option<Ref> {
+        let fields = m.fields();
+        let same = if fields.is_empty() {
+            self.any.as_ref()?
+        } else {
+            let sub = self.sub(self.find_sub(fields, self.shape_hash(fields))?)?;
+            let eq = |b: &Bucket| b.values.iter().zip(fields).all(|(v, f)| *v == f.value);
+            &sub.buckets.find(self.values_hash(fields), eq)?.same
+        };
+        same.iter().find(|r| r.rank.priority() == priority)
+    }
+
+    /// The best match-everything entry (or `Ref::NONE`).
+    #[inline]
+    pub fn lookup_any(&self) -> Ref {
+        self.any.as_ref().map_or(Ref::NONE, Same::best)
+    }
+
+    /// The best entry matching `key` (module comment).
+    #[inline]
+    pub fn lookup(&self, key: &FlowKey) -> Option<Ref> {
+        let mut best = self.lookup_any();
+        for &(max, i) in &self.order {
+            if max < best.rank.priority() {
+                break;
+            }
+            if let Some(r) = self.sub(i).and_then(|s| s.probe(&self.hasher, key)) {
+                best = best.better(r);
+            }
+        }
+        best.some()
+    }
+
+    /// Calls `f` for every entry with its match (in no particular order).
+    pub fn for_each(&self, mut f: impl FnMut(Ref, BucketFields<'_>)) {
+        if let Some(any) = &self.any {
+            for r in any.iter() {
+                f(
+                    r,
+                    BucketFields {
+                        shape: &[],
+                        values: &[],
+                    },
+                );
+            }
+        }
+        for (_, i) in &self.order {
+            let Some(sub) = self.sub(*i) else { continue };
+            for b in sub.buckets.iter() {
+                for r in b.same.iter() {
+                    f(
+                        r,
+                        BucketFields {
+                            shape: &sub.shape,
+                            values: &b.values,
+                        },
+                    );
+                }
+            }
+        }
+    }
+}
