@@ -9,6 +9,8 @@
 //! fwd_xdp IN_IFACE OUT_IFACE [--seconds S] [--json]
 //! ```
 //!
+//! `FWD_XDP_MODE=native` or `=generic` in the environment forces a mode.
+//!
 //! Runs in the current network namespace (`ip netns exec NS ...`).
 
 #[path = "fwd_common/mod.rs"]
@@ -27,7 +29,7 @@ use xsk_rs::{CompQueue, FillQueue, FrameDesc, RxQueue, Socket, TxQueue, Umem};
 
 const BATCH: usize = 64;
 /// Frames in the UMEM; also the size of every ring.
-const FRAMES: u32 = 4096;
+const FRAMES: u32 = 1024;
 
 struct Fwd {
     rx: RxQueue,
@@ -52,10 +54,15 @@ fn err(e: impl std::fmt::Display) -> io::Error {
 fn open(a: &fwd_common::Args) -> io::Result<(Fwd, Vec<FrameDesc>)> {
     let ring = QueueSize::new(FRAMES).map_err(err)?;
     let mut last = String::new();
+    // FWD_XDP_MODE=native|generic forces one mode.
+    let only = std::env::var("FWD_XDP_MODE").ok();
     for (mode, xdp) in [
         ("native", XdpFlags::XDP_FLAGS_DRV_MODE),
         ("generic", XdpFlags::XDP_FLAGS_SKB_MODE),
     ] {
+        if only.as_deref().is_some_and(|m| m != mode) {
+            continue;
+        }
         let ucfg = UmemConfig::builder()
             .frame_size(FrameSize::new(2048).map_err(err)?)
             .fill_queue_size(ring)

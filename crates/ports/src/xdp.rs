@@ -129,11 +129,6 @@ struct RxHalf {
     counters: Arc<RxCounters>,
 }
 
-// SAFETY: xsk-rs queues and UMEM are Send except for raw ring pointers
-// used only through &mut self here; the UMEM area is shared with the
-// kernel only.
-unsafe impl Send for RxHalf {}
-
 impl RxHalf {
     fn fd(&self) -> RawFd {
         self.rx.fd().as_raw_fd()
@@ -204,9 +199,6 @@ struct TxHalf {
     frame_room: usize,
     counters: Arc<TxCounters>,
 }
-
-// SAFETY: as for RxHalf.
-unsafe impl Send for TxHalf {}
 
 impl TxHalf {
     /// Moves completed frames back to the free list.
