@@ -7,7 +7,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 CARGO ?= cargo
 
-.PHONY: all setup build test test-rust test-python lint fmt demo bench fuzz vectors clean bench-compare
+.PHONY: all setup build test test-rust test-python lint fmt demo bench bench-packet fuzz vectors clean bench-compare
 
 all: build
 
@@ -35,7 +35,16 @@ test: lint test-rust test-python
 demo:
 	@bash scripts/demo.sh
 
+# One run measuring oxflow, Open vSwitch and the plain forwarders on the same
+# traffic; writes results/bench-<date>.md and .json (scripts/bench.sh). Not part
+# of `make test`. QUICK=1: a short run; PARTS=pipeline,raw,fwd,oxflow,oxflow_xdp,ovs
+# and SIZES=..., WORKLOADS=... select a subset.
+QUICK ?= 0
 bench: setup
+	QUICK=$(QUICK) bash scripts/bench.sh
+
+# Criterion micro-benchmarks of the packet parser and rewrites.
+bench-packet: setup
 	$(CARGO) bench -p packet -- --warm-up-time 1 --measurement-time 3
 
 # Every `oxflow bench` experiment (default parameters) against oxflow and

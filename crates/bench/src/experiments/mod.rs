@@ -29,6 +29,7 @@ pub fn all() -> Vec<Box<dyn Experiment>> {
         Box::new(cpu_load::CpuLoad::default()),
         Box::new(crate::pipeline_only::PipelineExperiment::default()),
         Box::new(throughput::Throughput::default()),
+        Box::new(throughput::ThroughputRaw::default()),
     ]
 }
 

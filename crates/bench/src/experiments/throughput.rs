@@ -361,6 +361,44 @@ fn run_load(gen: &Gen, cap: &Iface, pid: Option<u32>, pps: f64, o: LoadOpts) -> 
     Ok(load)
 }
 
+/// The max rate (flat out) and, with `search`, the no-loss rate by binary
+/// search (`steps` probes, pass when loss <= `tolerance`).
+fn search_rates(
+    gen: &Gen,
+    cap: &Iface,
+    pid: Option<u32>,
+    o: LoadOpts,
+    steps: u32,
+    tolerance: f64,
+    search: bool,
+) -> Result<(Load, Option<Load>, Vec<Load>)> {
+    let max = run_load(gen, cap, pid, 0.0, o)?;
+    let mut probes = Vec::new();
+    let mut no_loss = None;
+    if search {
+        if max.loss <= tolerance {
+            no_loss = Some(max);
+        } else {
+            // Invariant: `lo` passed (or is 0), `hi` failed.
+            let (mut lo, mut hi) = (0.0f64, max.offered_pps);
+            // First probe just under what came through at full speed.
+            let mut rate = (max.rx_pps * 0.98).clamp(hi / 64.0, hi);
+            for _ in 0..steps {
+                let l = run_load(gen, cap, pid, rate, o)?;
+                probes.push(l);
+                if l.loss <= tolerance {
+                    lo = rate;
+                    no_loss = Some(l);
+                } else {
+                    hi = rate;
+                }
+                rate = (lo + hi) / 2.0;
+            }
+        }
+    }
+    Ok((max, no_loss, probes))
+}
+
 /// One measured workload.
 #[derive(Debug, Clone, serde::Serialize)]
 struct Row {
@@ -439,30 +477,7 @@ impl Throughput {
         let gen = Gen::new(engine, gen_if, w, pin)?;
         ctx.progress
             .println(&format!("{}: installed in {install_s:.3} s", w.name()));
-        let max = run_load(&gen, &cap_if, pid, 0.0, o)?;
-        let mut probes = Vec::new();
-        let mut no_loss = None;
-        if search {
-            if max.loss <= tolerance {
-                no_loss = Some(max);
-            } else {
-                // Invariant: `lo` passed (or is 0), `hi` failed.
-                let (mut lo, mut hi) = (0.0f64, max.offered_pps);
-                // First probe just under what came through at full speed.
-                let mut rate = (max.rx_pps * 0.98).clamp(hi / 64.0, hi);
-                for _ in 0..steps {
-                    let l = run_load(&gen, &cap_if, pid, rate, o)?;
-                    probes.push(l);
-                    if l.loss <= tolerance {
-                        lo = rate;
-                        no_loss = Some(l);
-                    } else {
-                        hi = rate;
-                    }
-                    rate = (lo + hi) / 2.0;
-                }
-            }
-        }
+        let (max, no_loss, probes) = search_rates(&gen, &cap_if, pid, o, steps, tolerance, search)?;
         let generator_limited = max.loss <= tolerance.max(1e-4);
         ctx.progress.println(&format!(
             "{}: max {:.3} Mpps (offered {:.3}), no-loss {}",
@@ -685,6 +700,113 @@ impl Experiment for Throughput {
         for (w, e) in &self.failures {
             r.note(format!("{w}: FAILED: {e}"));
         }
+        Ok(r)
+    }
+}
+
+/// The `throughput_raw` experiment: the same load runs with no OpenFlow at
+/// all, for the I/O ceiling. Without a switch the generator is wired
+/// straight to the sink (raw veth); with `--switch external` it measures
+/// whatever forwards from `gen_iface` to `cap_iface` (the plain
+/// `fwd_afpacket` / `fwd_xdp` forwarders; give `switch_pid` for its CPU).
+#[derive(Debug, Default)]
+pub struct ThroughputRaw {
+    row: Option<(Load, Option<Load>, Vec<Load>)>,
+}
+
+impl Experiment for ThroughputRaw {
+    fn name(&self) -> &'static str {
+        "throughput_raw"
+    }
+
+    fn description(&self) -> &'static str {
+        "I/O ceiling: max and no-loss rate of 64-byte frames over raw veth or through a plain forwarder (--switch external), no OpenFlow"
+    }
+
+    fn params(&self) -> Vec<ParamSpec> {
+        vec![
+            ParamSpec::new(
+                "frames",
+                "1000",
+                "distinct frames sent round-robin (l2 workload frames)",
+            ),
+            ParamSpec::new("seconds", "2", "measurement window per load run"),
+            ParamSpec::new("warmup", "1", "seconds of traffic before each window"),
+            ParamSpec::new("search", "true", "binary-search the no-loss rate"),
+            ParamSpec::new("search_steps", "6", "probes of the no-loss search"),
+            ParamSpec::new("loss_tolerance", "0", "fraction a no-loss probe may lose"),
+            ParamSpec::new("generator", "afpacket", "afpacket (built in) or trafgen"),
+        ]
+    }
+
+    fn needs_switch(&self) -> bool {
+        false
+    }
+
+    fn start(&mut self, ctx: &mut Ctx) -> Result<()> {
+        let o = LoadOpts {
+            warmup: Duration::from_secs_f64(ctx.param::<f64>("warmup")?.clamp(0.0, 60.0)),
+            window: Duration::from_secs_f64(ctx.param::<f64>("seconds")?.clamp(0.05, 600.0)),
+        };
+        let w = Workload::new(Kind::L2, ctx.param::<usize>("frames")?, Traffic::Spread);
+        let gen = Gen::new(
+            ctx.param("generator")?,
+            ctx.iface("gen")?.clone(),
+            &w,
+            ctx.param("pin")?,
+        )?;
+        let cap = ctx.iface("cap")?.clone();
+        let r = search_rates(
+            &gen,
+            &cap,
+            ctx.switch_pid(),
+            o,
+            ctx.param("search_steps")?,
+            ctx.param("loss_tolerance")?,
+            ctx.param("search")?,
+        )?;
+        ctx.progress.println(&format!(
+            "raw: max {:.3} Mpps (offered {:.3}), no-loss {}",
+            r.0.rx_pps / 1e6,
+            r.0.offered_pps / 1e6,
+            r.1.map(|l| format!("{:.3} Mpps", l.rx_pps / 1e6))
+                .unwrap_or_else(|| "-".into())
+        ));
+        self.row = Some(r);
+        ctx.done();
+        Ok(())
+    }
+
+    fn finish(&mut self, _ctx: &mut Ctx) -> Result<Results> {
+        let mut r = Results::new();
+        let Some((max, no_loss, probes)) = &self.row else {
+            bail!("no measurement");
+        };
+        r.scalar("max_mpps", max.rx_pps / 1e6, "Mpps");
+        r.scalar("offered_mpps", max.offered_pps / 1e6, "Mpps");
+        r.scalar("loss_at_max", max.loss, "fraction");
+        if let Some(l) = no_loss {
+            r.scalar("no_loss_mpps", l.rx_pps / 1e6, "Mpps");
+        }
+        if let Some(c) = max.switch_cpu {
+            r.scalar("switch_cpu_pct", c, "%");
+        }
+        let rows = probes
+            .iter()
+            .map(|p| {
+                vec![
+                    (p.requested_pps / 1e6).into(),
+                    (p.offered_pps / 1e6).into(),
+                    (p.rx_pps / 1e6).into(),
+                    p.loss.into(),
+                ]
+            })
+            .collect();
+        r.table(
+            "no_loss_search",
+            &["requested_mpps", "offered_mpps", "rx_mpps", "loss"],
+            rows,
+        );
         Ok(r)
     }
 }

@@ -1,0 +1,351 @@
+#!/usr/bin/env bash
+# make bench: one run that measures oxflow, Open vSwitch and the plain
+# forwarders on the same namespace topology and the same traffic (issue 4
+# item 6), then prints a table and writes results/bench-<date>.md + .json.
+# NOT part of `make test` (it takes minutes and needs root).
+#
+#   make bench                 everything (about 30-60 minutes here)
+#   make bench QUICK=1         sizes 100 and 10000, short windows, 3 search steps
+#   PARTS=pipeline,oxflow make bench      only some parts (see PARTS below)
+#   SIZES=100,1000 WORKLOADS=l2,l3 make bench
+#
+# Topology (prefix obw; created here, deleted on exit):
+#
+#   netns obwg               netns obws (switch, core 1)          netns obwc
+#   obwg0 10.78.0.1 ---veth--- obws1 [OF port 1]  [OF port 2] obws2 ---veth--- obwc0 10.78.0.2
+#
+# Every switch under test runs in obws pinned to core 1; the bench (its
+# generator thread, trafgen, ping, iperf3) runs on core 0. The bench runs
+# inside obws too and is the switch's controller (`oxflow bench run ...
+# --switch external --set controller=listen:127.0.0.1:6653`), so oxflow and
+# OVS get the very same messages and traffic.
+#
+# Parts (PARTS, comma-separated; default all):
+#   pipeline    pipeline only (no I/O): Mpps per core, ns/packet, 2-worker scaling
+#   raw         raw veth (generator -> sink, nothing between): the generator's ceiling
+#   fwd         plain fwd_afpacket / fwd_xdp forwarders (crates/ports examples): I/O ceiling
+#   oxflow      oxflow, AF_PACKET ports
+#   oxflow_xdp  oxflow, AF_XDP ports (port_backend = "xdp")
+#   ovs         Open vSwitch, private instance, userspace (netdev) datapath
+# For each switch: throughput per workload and size (spread and tse traffic),
+# ping RTT median, iperf3 TCP (offloads off and on), 100,000 flow-mods +
+# barrier, idle CPU.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+
+QUICK=${QUICK:-0}
+PARTS=${PARTS:-pipeline,raw,fwd,oxflow,oxflow_xdp,ovs}
+WORKLOADS=${WORKLOADS:-single,l2,l3,lb_acl,gateway}
+TRAFFIC=${TRAFFIC:-spread,tse}
+if [ "$QUICK" = 1 ]; then
+    SIZES=${SIZES:-100,10000}
+    WINDOW=${WINDOW:-1}
+    WARMUP=${WARMUP:-0.5}
+    STEPS=${STEPS:-3}
+    PIPE_SECONDS=${PIPE_SECONDS:-0.3}
+    PINGS=${PINGS:-100}
+    IPERF_SECONDS=${IPERF_SECONDS:-2}
+else
+    SIZES=${SIZES:-100,1000,10000,100000}
+    WINDOW=${WINDOW:-2}
+    WARMUP=${WARMUP:-1}
+    STEPS=${STEPS:-6}
+    PIPE_SECONDS=${PIPE_SECONDS:-1}
+    PINGS=${PINGS:-300}
+    IPERF_SECONDS=${IPERF_SECONDS:-5}
+fi
+IDLE_SECONDS=${IDLE_SECONDS:-5}
+CARGO=${CARGO:-cargo}
+
+if [ "$(id -u)" != 0 ]; then
+    echo "make bench needs root (network namespaces, AF_PACKET, AF_XDP)" >&2
+    exit 1
+fi
+has_part() { [[ ",$PARTS," == *",$1,"* ]]; }
+
+STAMP=$(date -u +%Y%m%d-%H%M%S)
+mkdir -p results
+RUN=$ROOT/results/bench-$STAMP          # raw results of every part
+MD=$ROOT/results/bench-$STAMP.md
+JSON=$ROOT/results/bench-$STAMP.json
+mkdir -p "$RUN"
+LOG=$RUN/bench.log
+log() { echo "[bench $(date -u +%H:%M:%S)] $*" | tee -a "$LOG" >&2; }
+
+# ---------------------------------------------------------------- build
+log "building (release)"
+$CARGO build --release -p oxflow 2>&1 | tail -n 3
+$CARGO build --release -p ports --example fwd_afpacket 2>&1 | tail -n 1 || true
+$CARGO build --release -p ports --example fwd_xdp 2>&1 | tail -n 1 || true
+OXFLOW=$ROOT/target/release/oxflow
+EX=$ROOT/target/release/examples
+
+# ---------------------------------------------------------------- topology
+P=obw
+NS_G=${P}g NS_S=${P}s NS_C=${P}c
+PIDS=()
+cleanup() {
+    set +e
+    for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null; done
+    stop_ovs 2>/dev/null
+    for ns in $NS_G $NS_S $NS_C; do ip netns del "$ns" 2>/dev/null; done
+}
+trap cleanup EXIT
+
+topo_up() {
+    for ns in $NS_G $NS_S $NS_C; do
+        ip netns del "$ns" 2>/dev/null || true
+        ip netns add "$ns"
+        ip -n "$ns" link set lo up
+        ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
+        ip netns exec "$ns" sysctl -qw net.ipv6.conf.default.disable_ipv6=1
+    done
+    ip link add ${P}g0 netns $NS_G type veth peer name ${P}s1 netns $NS_S
+    ip link add ${P}c0 netns $NS_C type veth peer name ${P}s2 netns $NS_S
+    ip -n $NS_S link set ${P}s1 up
+    ip -n $NS_S link set ${P}s2 up
+    ip -n $NS_G link set ${P}g0 address 02:00:00:00:00:01
+    ip -n $NS_C link set ${P}c0 address 02:00:00:00:00:02
+    ip -n $NS_G addr add 10.78.0.1/24 dev ${P}g0
+    ip -n $NS_C addr add 10.78.0.2/24 dev ${P}c0
+    ip -n $NS_G link set ${P}g0 up
+    ip -n $NS_C link set ${P}c0 up
+    ip -n $NS_G neigh replace 10.78.0.2 lladdr 02:00:00:00:00:02 dev ${P}g0 nud permanent
+    ip -n $NS_C neigh replace 10.78.0.1 lladdr 02:00:00:00:00:01 dev ${P}c0 nud permanent
+    offloads off
+}
+
+# offloads on|off: checksum/segmentation offloads of the two hosts' ends.
+offloads() {
+    ip netns exec $NS_G ethtool -K ${P}g0 tx "$1" tso "$1" gso "$1" >/dev/null 2>&1 || true
+    ip netns exec $NS_C ethtool -K ${P}c0 tx "$1" tso "$1" gso "$1" >/dev/null 2>&1 || true
+}
+
+# ---------------------------------------------------------------- switches
+SW_PID=""
+SW_CTL=""      # oxflow ctl target of the running switch
+OVS_DIR=$RUN/ovs-state
+
+# start_oxflow afpacket|xdp
+start_oxflow() {
+    local cfg=$RUN/oxflow-$1.toml
+    cat > "$cfg" <<EOF
+datapath_id = 1
+fail_mode = "secure"
+workers = 1
+log_level = "info"
+controllers = ["tcp:127.0.0.1:6653"]
+listeners = ["ptcp:6634:127.0.0.1"]
+reconnect_initial = 1
+reconnect_max = 1
+port_backend = "$1"
+
+[[port]]
+interface = "${P}s1"
+
+[[port]]
+interface = "${P}s2"
+EOF
+    ip netns exec $NS_S taskset -c 1 "$OXFLOW" run --config "$cfg" \
+        > "$RUN/oxflow-$1.log" 2>&1 &
+    SW_PID=$!
+    PIDS+=("$SW_PID")
+    SW_CTL=tcp:127.0.0.1:6634
+    for _ in $(seq 100); do
+        ip netns exec $NS_S "$OXFLOW" ctl show $SW_CTL >/dev/null 2>&1 && return 0
+        kill -0 "$SW_PID" 2>/dev/null || break
+        sleep 0.1
+    done
+    log "oxflow ($1) did not start; see $RUN/oxflow-$1.log"
+    return 1
+}
+
+stop_pid() {
+    [ -n "$1" ] || return 0
+    kill "$1" 2>/dev/null || true
+    for _ in $(seq 50); do kill -0 "$1" 2>/dev/null || return 0; sleep 0.1; done
+    kill -9 "$1" 2>/dev/null || true
+}
+
+ovs_env() { env OVS_RUNDIR=$OVS_DIR OVS_DBDIR=$OVS_DIR OVS_LOGDIR=$OVS_DIR OVS_SYSCONFDIR=$OVS_DIR "$@"; }
+vsctl() { ovs_env ovs-vsctl --db=unix:$OVS_DIR/db.sock --timeout=20 "$@"; }
+
+start_ovs() {
+    rm -rf "$OVS_DIR"; mkdir -p "$OVS_DIR"
+    ovs_env ovsdb-tool create $OVS_DIR/conf.db /usr/share/openvswitch/vswitch.ovsschema
+    ovs_env ovsdb-server $OVS_DIR/conf.db --remote=punix:$OVS_DIR/db.sock \
+        --pidfile=$OVS_DIR/ovsdb-server.pid --unixctl=$OVS_DIR/ovsdb-server.ctl \
+        --log-file=$OVS_DIR/ovsdb-server.log --detach
+    vsctl --no-wait init
+    # Userspace TSO: the OVS figure the issue compares iperf3 against.
+    vsctl --no-wait set Open_vSwitch . other_config:userspace-tso-enable=true
+    ip netns exec $NS_S env OVS_RUNDIR=$OVS_DIR OVS_DBDIR=$OVS_DIR OVS_LOGDIR=$OVS_DIR \
+        OVS_SYSCONFDIR=$OVS_DIR taskset -c 1 ovs-vswitchd unix:$OVS_DIR/db.sock \
+        --pidfile=$OVS_DIR/ovs-vswitchd.pid --unixctl=$OVS_DIR/ovs-vswitchd.ctl \
+        --log-file=$OVS_DIR/ovs-vswitchd.log --detach
+    vsctl add-br ${P}br -- set bridge ${P}br datapath_type=netdev protocols=OpenFlow13 \
+        fail-mode=secure other-config:datapath-id=0000000000000001 \
+        -- add-port ${P}br ${P}s1 -- set Interface ${P}s1 ofport_request=1 \
+        -- add-port ${P}br ${P}s2 -- set Interface ${P}s2 ofport_request=2
+    vsctl set-controller ${P}br tcp:127.0.0.1:6653 -- set controller ${P}br \
+        connection-mode=out-of-band inactivity_probe=0 max_backoff=1000
+    SW_PID=$(cat $OVS_DIR/ovs-vswitchd.pid)
+    SW_CTL=unix:$OVS_DIR/${P}br.mgmt
+    for _ in $(seq 100); do [ -S "$OVS_DIR/${P}br.mgmt" ] && return 0; sleep 0.1; done
+    log "OVS did not start; see $OVS_DIR"
+    return 1
+}
+
+stop_ovs() {
+    for f in ovs-vswitchd ovsdb-server; do
+        [ -f "$OVS_DIR/$f.pid" ] && stop_pid "$(cat "$OVS_DIR/$f.pid")"
+        rm -f "$OVS_DIR/$f.pid"
+    done
+    return 0
+}
+
+# ---------------------------------------------------------------- measurements
+EXT_SETS=(--set "controller=listen:127.0.0.1:6653"
+          --set gen_iface=${P}g0 --set gen_netns=$NS_G --set gen_port=1
+          --set cap_iface=${P}c0 --set cap_netns=$NS_C --set cap_port=2)
+
+# bench_ext LABEL EXPERIMENT [--set ...]: an experiment against the switch
+# running in obws (pid $SW_PID).
+bench_ext() {
+    local label=$1 exp=$2; shift 2
+    log "$label: oxflow bench run $exp $*"
+    ip netns exec $NS_S "$OXFLOW" bench run "$exp" --switch external --out "$RUN/$label" \
+        "${EXT_SETS[@]}" --set "switch_pid=${SW_PID:-0}" "$@" 2>&1 | tail -n 40 >> "$LOG" || {
+        log "$label: FAILED (see $LOG)"; return 0; }
+}
+
+# throughput LABEL: every workload, size and traffic mode through the switch.
+throughput() {
+    bench_ext "$1" throughput --set "workloads=$WORKLOADS" --set "sizes=$SIZES" \
+        --set "traffic=$TRAFFIC" --set "seconds=$WINDOW" --set "warmup=$WARMUP" \
+        --set "search_steps=$STEPS"
+    if [[ ",$SIZES," != *",100000,"* ]]; then
+        # the 100,000 flow-mods + barrier figure (and l2/100K's rate)
+        bench_ext "$1-100k" throughput --set workloads=l2 --set sizes=100000 \
+            --set traffic=spread --set search=false --set "seconds=$WINDOW" --set "warmup=$WARMUP"
+    fi
+}
+
+# latency LABEL: ping RTT and iperf3 through the switch with in_port=1<->2.
+latency() {
+    local label=$1 out=$RUN/$1-latency.json
+    ip netns exec $NS_S "$OXFLOW" ctl del-flows $SW_CTL >/dev/null
+    ip netns exec $NS_S "$OXFLOW" ctl add-flow $SW_CTL "priority=10,in_port=1,actions=output:2"
+    ip netns exec $NS_S "$OXFLOW" ctl add-flow $SW_CTL "priority=10,in_port=2,actions=output:1"
+    local rtts
+    rtts=$(ip netns exec $NS_G taskset -c 0 ping -c "$PINGS" -i 0.01 -W 1 10.78.0.2 2>/dev/null \
+        | sed -n 's/.*time=\([0-9.]*\) ms.*/\1/p' | tr '\n' ' ')
+    local iperf_off=0 iperf_on=0
+    for mode in off on; do
+        offloads $mode
+        ip netns exec $NS_C taskset -c 0 iperf3 -s -1 -p 5201 >/dev/null 2>&1 &
+        local srv=$!
+        sleep 0.5
+        local bps
+        bps=$(ip netns exec $NS_G taskset -c 0 timeout $((IPERF_SECONDS + 15)) \
+            iperf3 -c 10.78.0.2 -p 5201 -t "$IPERF_SECONDS" -J 2>/dev/null \
+            | python3 -c 'import json,sys
+try: print(json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"])
+except Exception: print(0)') || true
+        bps=$(echo "${bps:-0}" | tail -n 1)
+        stop_pid $srv
+        if [ $mode = off ]; then iperf_off=$bps; else iperf_on=$bps; fi
+    done
+    offloads off
+    # idle CPU: flows installed, no traffic
+    local t0 t1
+    t0=$(awk '{print $14+$15}' /proc/$SW_PID/stat)
+    sleep "$IDLE_SECONDS"
+    t1=$(awk '{print $14+$15}' /proc/$SW_PID/stat)
+    python3 - "$out" "$t0" "$t1" "$(getconf CLK_TCK)" "$IDLE_SECONDS" "${iperf_off:-0}" "${iperf_on:-0}" $rtts <<'PY' || log "$label: latency summary failed"
+import json, statistics, sys
+out, t0, t1, hz, secs, off, on = sys.argv[1:8]
+rtts = [float(x) for x in sys.argv[8:]]
+json.dump({
+    "ping_rtt_ms_median": statistics.median(rtts) if rtts else None,
+    "ping_count": len(rtts),
+    "iperf3_gbps_offloads_off": float(off) / 1e9,
+    "iperf3_gbps_offloads_on": float(on) / 1e9,
+    "idle_cpu_pct": (int(t1) - int(t0)) / int(hz) / float(secs) * 100.0,
+}, open(out, "w"), indent=1)
+PY
+    log "$label: $(tr -d '\n' < "$out")"
+}
+
+run_switch() { # LABEL START_CMD...
+    local label=$1; shift
+    if ! "$@"; then log "$label: switch did not start, skipped"; return 0; fi
+    throughput "$label"
+    latency "$label"
+}
+
+log "results in $RUN"
+topo_up
+
+if has_part pipeline; then
+    log "pipeline only"
+    taskset -c 0,1 "$OXFLOW" bench run pipeline --out "$RUN/pipeline" \
+        --set "workloads=$WORKLOADS" --set "sizes=$SIZES" --set "traffic=$TRAFFIC" \
+        --set "seconds=$PIPE_SECONDS" --set workers=2 2>&1 | tail -n 40 >> "$LOG" || log "pipeline: FAILED"
+fi
+
+if has_part raw; then
+    SW_PID=""
+    log "raw veth: generator -> sink"
+    "$OXFLOW" bench run throughput_raw --out "$RUN/raw" --set "seconds=$WINDOW" \
+        --set "warmup=$WARMUP" --set "search_steps=$STEPS" 2>&1 | tail -n 20 >> "$LOG" || log "raw: FAILED"
+fi
+
+if has_part fwd; then
+    for f in fwd_afpacket fwd_xdp; do
+        if [ ! -x "$EX/$f" ]; then log "$f: not built, skipped"; continue; fi
+        ip netns exec $NS_S taskset -c 1 "$EX/$f" ${P}s1 ${P}s2 --seconds 3600 \
+            > "$RUN/$f.log" 2>&1 &
+        SW_PID=$!
+        PIDS+=("$SW_PID")
+        sleep 1
+        if kill -0 "$SW_PID" 2>/dev/null; then
+            bench_ext "$f" throughput_raw --set "seconds=$WINDOW" --set "warmup=$WARMUP" \
+                --set "search_steps=$STEPS"
+        else
+            log "$f: exited at start: $(tail -n 2 "$RUN/$f.log")"
+        fi
+        stop_pid "$SW_PID"
+    done
+fi
+
+if has_part oxflow; then
+    run_switch oxflow start_oxflow afpacket
+    stop_pid "$SW_PID"
+fi
+
+if has_part oxflow_xdp; then
+    if grep -q '"xdp"' crates/switch/src/config.rs; then
+        run_switch oxflow_xdp start_oxflow xdp
+        grep -i -m3 "xdp\|fall" "$RUN/oxflow-xdp.log" >> "$LOG" || true
+        stop_pid "$SW_PID"
+    else
+        log "oxflow_xdp: this oxflow has no xdp port backend, skipped"
+    fi
+fi
+
+if has_part ovs; then
+    if command -v ovs-vswitchd >/dev/null; then
+        run_switch ovs start_ovs
+        stop_ovs
+    else
+        log "ovs: ovs-vswitchd not installed, skipped"
+    fi
+fi
+
+# ---------------------------------------------------------------- report
+python3 scripts/bench_report.py "$RUN" "$MD" "$JSON" \
+    "QUICK=$QUICK PARTS=$PARTS SIZES=$SIZES WORKLOADS=$WORKLOADS TRAFFIC=$TRAFFIC WINDOW=$WINDOW STEPS=$STEPS"
+cat "$MD"
+log "wrote $MD and $JSON (raw results: $RUN)"

@@ -1,0 +1,205 @@
+#!/usr/bin/env python3
+"""Summarise one `make bench` run (scripts/bench.sh) into a Markdown table
+file and one JSON file.
+
+    bench_report.py RUN_DIR OUT.md OUT.json "options line"
+
+RUN_DIR holds one `oxflow bench run` output folder per part (pipeline, raw,
+fwd_afpacket, fwd_xdp, oxflow, oxflow_xdp, ovs, and SWITCH-100k when the
+100K size was measured separately) and SWITCH-latency.json files.
+"""
+import json
+import os
+import platform
+import sys
+
+SWITCHES = ["oxflow", "oxflow_xdp", "ovs"]
+CEILING = {"oxflow": "fwd_afpacket", "oxflow_xdp": "fwd_xdp"}
+
+
+def load(run, name):
+    p = os.path.join(run, name, "results.json")
+    if not os.path.exists(p):
+        return None
+    with open(p) as f:
+        return json.load(f).get("results")
+
+
+def table(res, name):
+    if not res:
+        return []
+    for t in res.get("tables", []):
+        if t["name"] == name:
+            return [dict(zip(t["columns"], r)) for r in t["rows"]]
+    return []
+
+
+def scalar(res, name):
+    if not res:
+        return None
+    for s in res.get("scalars", []):
+        if s["name"] == name:
+            return s["value"]
+    return None
+
+
+def fmt(v, digits=3):
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return f"{v:.{digits}f}"
+    return str(v)
+
+
+def ratio(a, b):
+    if a is None or b is None or b == 0:
+        return None
+    return a / b
+
+
+def main():
+    run, md_path, json_path, opts = sys.argv[1:5]
+    out = {"options": opts, "machine": {
+        "kernel": platform.release(), "cpus": os.cpu_count()}}
+    lines = [f"# oxflow bench {os.path.basename(run)}", "",
+             f"Options: `{opts}`. Machine: Linux {platform.release()}, "
+             f"{os.cpu_count()} CPUs; 64-byte frames over veth, generator on "
+             "core 0, switch on core 1. Raw results: "
+             f"`{os.path.relpath(run)}`.", ""]
+
+    # --- I/O ceilings
+    ceil = {}
+    for name in ["raw", "fwd_afpacket", "fwd_xdp"]:
+        r = load(run, name)
+        if r:
+            ceil[name] = {"max_mpps": scalar(r, "max_mpps"),
+                          "offered_mpps": scalar(r, "offered_mpps"),
+                          "no_loss_mpps": scalar(r, "no_loss_mpps"),
+                          "cpu_pct": scalar(r, "switch_cpu_pct")}
+    out["ceilings"] = ceil
+    if ceil:
+        lines += ["## I/O ceilings (no OpenFlow)", "",
+                  "| path | max Mpps | offered Mpps | no-loss Mpps | CPU % |",
+                  "|---|---|---|---|---|"]
+        for k, v in ceil.items():
+            lines.append(f"| {k} | {fmt(v['max_mpps'])} | {fmt(v['offered_mpps'])} | "
+                         f"{fmt(v['no_loss_mpps'])} | {fmt(v['cpu_pct'], 0)} |")
+        lines.append("")
+
+    # --- throughput per workload
+    rows = {}
+    order = []
+    for sw in SWITCHES:
+        for part in [sw, sw + "-100k"]:
+            for r in table(load(run, part), "throughput"):
+                w = r["workload"]
+                if w not in rows:
+                    rows[w] = {}
+                    order.append(w)
+                rows[w][sw] = r
+    out["throughput"] = rows
+    present = [s for s in SWITCHES if any(s in rows[w] for w in rows)]
+    if rows:
+        hdr = ["workload"]
+        for s in present:
+            hdr += [f"{s} max", f"{s} no-loss"]
+        if "oxflow" in present and "ovs" in present:
+            hdr.append("oxflow/OVS")
+        if "oxflow_xdp" in present and "ovs" in present:
+            hdr.append("xdp/OVS")
+        for s in present:
+            if s in CEILING and CEILING[s] in ceil:
+                hdr.append(f"{s}/{CEILING[s]}")
+        lines += ["## Throughput (Mpps, max and RFC 2544 no-loss)", "",
+                  "| " + " | ".join(hdr) + " |", "|" + "---|" * len(hdr)]
+        for w in order:
+            cells = [w]
+            mx = {}
+            for s in present:
+                r = rows[w].get(s)
+                mx[s] = r["max_mpps"] if r else None
+                cells += [fmt(mx[s]), fmt(r["no_loss_mpps"] if r else None)]
+            if "oxflow" in present and "ovs" in present:
+                cells.append(fmt(ratio(mx["oxflow"], mx["ovs"]), 2))
+            if "oxflow_xdp" in present and "ovs" in present:
+                cells.append(fmt(ratio(mx["oxflow_xdp"], mx["ovs"]), 2))
+            for s in present:
+                if s in CEILING and CEILING[s] in ceil:
+                    cells.append(fmt(ratio(mx[s], ceil[CEILING[s]]["max_mpps"]), 2))
+            lines.append("| " + " | ".join(cells) + " |")
+        lines.append("")
+        # tse vs spread, l2/100K vs single
+        lines += ["## Cache-unfriendly traffic (max rate ratios)", "",
+                  "| switch | workload | tse/spread | l2 at size / single |",
+                  "|---|---|---|---|"]
+        for s in present:
+            single = rows.get("single/1", {}).get(s)
+            for w in order:
+                if w.endswith("/tse") or w not in rows or s not in rows[w]:
+                    continue
+                sp = rows[w][s]["max_mpps"]
+                tse = rows.get(w + "/tse", {}).get(s)
+                l2 = (ratio(sp, single["max_mpps"]) if single and w.startswith("l2/")
+                      else None)
+                if tse or l2:
+                    lines.append(f"| {s} | {w} | "
+                                 f"{fmt(ratio(tse['max_mpps'], sp) if tse else None, 2)} | "
+                                 f"{fmt(l2, 2)} |")
+        lines.append("")
+
+    # --- per switch: latency, TCP, flow-mods, idle CPU
+    per = {}
+    for s in SWITCHES:
+        p = os.path.join(run, f"{s}-latency.json")
+        lat = json.load(open(p)) if os.path.exists(p) else None
+        fm = rows.get("l2/100000", {}).get(s)
+        if lat or fm:
+            per[s] = dict(lat or {})
+            per[s]["flow_mods_100k_barrier_s"] = fm["install_s"] if fm else None
+    out["per_switch"] = per
+    if per:
+        lines += ["## Latency, TCP, control plane, idle CPU", "",
+                  "| switch | ping RTT median ms | iperf3 Gbit/s (offloads off) | "
+                  "iperf3 Gbit/s (offloads on) | 100K flow-mods + barrier s | idle CPU % |",
+                  "|---|---|---|---|---|---|"]
+        for s, v in per.items():
+            lines.append(
+                f"| {s} | {fmt(v.get('ping_rtt_ms_median'))} | "
+                f"{fmt(v.get('iperf3_gbps_offloads_off'), 2)} | "
+                f"{fmt(v.get('iperf3_gbps_offloads_on'), 2)} | "
+                f"{fmt(v.get('flow_mods_100k_barrier_s'))} | {fmt(v.get('idle_cpu_pct'), 1)} |")
+        lines.append("")
+
+    # --- pipeline only
+    pr = table(load(run, "pipeline"), "pipeline")
+    out["pipeline"] = pr
+    if pr:
+        one = {r["workload"]: r for r in pr if r["workers"] == 1}
+        many = {r["workload"]: r for r in pr if r["workers"] > 1}
+        lines += ["## Pipeline only (no I/O)", "",
+                  "| workload | Mpps (1 core) | ns/packet | Mpps (2 workers) | scaling |",
+                  "|---|---|---|---|---|"]
+        for w, r in one.items():
+            m = many.get(w)
+            lines.append(f"| {w} | {fmt(r['mpps'], 2)} | {fmt(r['ns_per_packet'], 1)} | "
+                         f"{fmt(m['mpps'] if m else None, 2)} | "
+                         f"{fmt(ratio(m['mpps'], r['mpps']) if m else None, 2)} |")
+        lines.append("")
+
+    notes = []
+    for part in sorted(os.listdir(run)):
+        r = load(run, part)
+        for n in (r or {}).get("notes", []):
+            if "FAILED" in n or "limited" in n:
+                notes.append(f"- {part}: {n}")
+    if notes:
+        lines += ["## Notes", ""] + notes + [""]
+
+    with open(md_path, "w") as f:
+        f.write("\n".join(lines))
+    with open(json_path, "w") as f:
+        json.dump(out, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
