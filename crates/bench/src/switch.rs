@@ -112,9 +112,13 @@ impl Drop for RunningSwitch {
     }
 }
 
+/// Cores online on the machine (not the affinity mask of this process,
+/// which the bench narrows to core 0 when it pins itself).
 pub fn cores() -> usize {
-    std::thread::available_parallelism()
-        .map(|n| n.get())
+    nix::unistd::sysconf(nix::unistd::SysconfVar::_NPROCESSORS_ONLN)
+        .ok()
+        .flatten()
+        .map(|n| n.max(1) as usize)
         .unwrap_or(1)
 }
 

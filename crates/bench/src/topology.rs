@@ -8,9 +8,10 @@
 //! ```
 //!
 //! Without a switch (the timestamp floor) `PREFIXg0` and `PREFIXc0` are the
-//! two ends of one veth pair. PREFIX is `obh` + a number unique to the run,
-//! so names stay under 15 characters and never clash with other users of
-//! the machine. IPv6 is off in the namespaces (no router solicitations or
+//! two ends of one veth pair. PREFIX is `obh` + the bench's pid, so names
+//! stay within 15 characters, never clash with other users of the machine,
+//! and namespaces of a run that died are recognised and reaped
+//! ([`reap_stale`]). IPv6 is off in the namespaces (no router solicitations or
 //! MLD reports in the measurements), transmit checksum offload is off on the
 //! host ends (a user-space switch forwards what it reads; iperf3's TCP needs
 //! complete checksums), and static ARP entries let IP traffic flow without
@@ -91,16 +92,41 @@ fn ip_str(a: &[u8; 4]) -> String {
     format!("{}.{}.{}.{}", a[0], a[1], a[2], a[3])
 }
 
-/// A short run-unique prefix: `obh` + up to 5 digits.
+/// The run-unique prefix `obh` + the bench's pid (at most 7 digits, so
+/// `obhPIDg0` stays within the 15 characters of an interface name).
 pub fn run_prefix() -> String {
-    let pid = std::process::id() % 100_000;
-    format!("obh{pid}")
+    format!("obh{}", std::process::id())
+}
+
+/// Delete namespaces `obhPID[gcs]` left behind by bench runs that died
+/// without cleaning up (killed, crashed): those whose PID no longer exists.
+pub fn reap_stale() {
+    let Ok(dir) = std::fs::read_dir("/run/netns") else {
+        return;
+    };
+    for e in dir.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(rest) = name.strip_prefix("obh") else {
+            continue;
+        };
+        let (digits, role) = rest.split_at(rest.len().saturating_sub(1));
+        if !matches!(role, "g" | "c" | "s") || digits.is_empty() {
+            continue;
+        }
+        let Ok(pid) = digits.parse::<u32>() else {
+            continue;
+        };
+        if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = Command::new("ip").args(["netns", "del", &name]).status();
+        }
+    }
 }
 
 impl Topology {
     /// Build the namespaces and veths. `with_switch`: via a switch
     /// namespace (see the module docs) or straight gen <-> cap.
     pub fn build(prefix: &str, with_switch: bool) -> Result<Topology> {
+        reap_stale();
         let g = format!("{prefix}g");
         let c = format!("{prefix}c");
         let s = format!("{prefix}s");

@@ -133,3 +133,33 @@ fn timers_capture_and_report() {
     assert!(e.to_string().contains("\"m\""), "{e}");
     let _ = std::fs::remove_dir_all(&out);
 }
+
+#[test]
+fn namespaces_of_dead_runs_are_reaped() {
+    if !is_root() {
+        eprintln!("skipped: needs root");
+        return;
+    }
+    // A pid that does not exist now stands for a bench run that died.
+    let dead = (4_000_000u32..4_194_304)
+        .find(|p| !std::path::Path::new(&format!("/proc/{p}")).exists())
+        .expect("a free pid");
+    let name = format!("obh{dead}c");
+    let ok = std::process::Command::new("ip")
+        .args(["netns", "add", &name])
+        .status()
+        .expect("ip");
+    assert!(ok.success());
+    let live = format!("obh{}c", std::process::id());
+    std::process::Command::new("ip")
+        .args(["netns", "add", &live])
+        .status()
+        .expect("ip");
+    bench::topology::reap_stale();
+    let exists = |n: &str| std::path::Path::new(&format!("/run/netns/{n}")).exists();
+    assert!(!exists(&name), "stale namespace reaped");
+    assert!(exists(&live), "a live run's namespace is kept");
+    let _ = std::process::Command::new("ip")
+        .args(["netns", "del", &live])
+        .status();
+}
