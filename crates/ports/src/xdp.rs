@@ -34,6 +34,16 @@
 //! socket would pass its frames to the kernel stack, unseen by the switch),
 //! so [`Port::rx_queues`] can give them to up to that many workers.
 //!
+//! # Frame size
+//!
+//! One frame is one UMEM frame of 2048 bytes, 1792 after the XDP headroom
+//! ([`MAX_XDP_FRAME`]), so [`XdpPort::open`] refuses a device whose MTU
+//! (plus Ethernet header and two VLAN tags) does not fit; the switch then
+//! falls back to AF_PACKET. Bigger UMEM frames would not lift the limit:
+//! the kernel hands XDP any skb of more than about 2 KB in fragments
+//! (seen here with generic and veth native XDP), which only multi-buffer
+//! AF_XDP (`XDP_USE_SG` and a frags-aware program) could take.
+//!
 //! # Waking the kernel
 //!
 //! Sockets are bound with `XDP_USE_NEED_WAKEUP`: the kernel sets a flag on
@@ -111,6 +121,10 @@ impl Default for XdpOpts {
         }
     }
 }
+
+/// Largest frame an [`XdpPort`] carries: 2048-byte UMEM frames less the
+/// XDP headroom (module comment, "Frame size").
+pub const MAX_XDP_FRAME: usize = 2048 - 256;
 
 /// Frames per `consume`/`produce` call on the rings.
 const RING_BATCH: usize = BATCH;
@@ -526,6 +540,25 @@ impl XdpPort {
         sys::ifindex(c, name).map_err(|e| ctx(e, "no such interface", name))?;
         let hw_addr = sys::hw_addr(c, name).map_err(|e| ctx(e, "SIOCGIFHWADDR", name))?;
         let queues = rx_queue_count(c, name)?;
+        // An MTU-sized frame with two VLAN tags must fit a UMEM frame after
+        // the XDP headroom. Larger frames would need multi-buffer AF_XDP
+        // (XDP_USE_SG and a frags-aware program), which this backend does
+        // not do; the kernel also splits skbs of more than about 2 KB into
+        // fragments before XDP (seen with generic and veth native XDP), so
+        // 4096-byte frames would not help either.
+        let mtu = sys::mtu(c, name).unwrap_or(1500) as usize;
+        let room = (opts.frame_size as usize)
+            .saturating_sub(256)
+            .min(MAX_XDP_FRAME);
+        if mtu + 22 > room {
+            return Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                format!(
+                    "{name}: MTU {mtu} too large for AF_XDP frames of {room} bytes \
+                     (multi-buffer AF_XDP is not supported)"
+                ),
+            ));
+        }
         let mut errors = Vec::new();
         for &mode in &opts.modes {
             let opened: io::Result<Vec<QueueSocket>> = (0..queues as u32)
@@ -604,6 +637,10 @@ impl Port for XdpPort {
 
     fn mtu(&self) -> io::Result<u32> {
         sys::mtu(self.ctl.as_raw_fd(), &self.name)
+    }
+
+    fn max_frame_len(&self) -> usize {
+        self.tx.frame_room.max(packet::buf::DEFAULT_CAPACITY)
     }
 
     fn stats(&self) -> PortStats {

@@ -856,3 +856,26 @@ fn vnet_hdr_ports_pass_tcp_super_frames_whole_or_segmented() {
     assert_eq!(a.tx_batch(&[&small]).unwrap(), 1);
     assert_eq!(recv(&mut b, &|g| !g.is_empty()), vec![small]);
 }
+
+#[test]
+fn xdp_port_refuses_an_mtu_its_frames_cannot_hold() {
+    let ns = Netns::new();
+    ns.veth("va", "vb");
+    ns.ip(&["link", "set", "va", "mtu", "3000"]);
+    let e = ns
+        .open_xdp("va", XdpOpts::default())
+        .err()
+        .expect("refused");
+    assert_eq!(e.kind(), std::io::ErrorKind::Unsupported);
+    assert!(e.to_string().contains("MTU 3000"), "{e}");
+    // The largest MTU it takes carries full-sized frames (two VLAN tags of
+    // slack).
+    let mtu = ports::xdp::MAX_XDP_FRAME - 22;
+    ns.ip(&["link", "set", "va", "mtu", &mtu.to_string()]);
+    ns.ip(&["link", "set", "vb", "mtu", &mtu.to_string()]);
+    let mut x = ns.open_xdp("va", XdpOpts::default()).unwrap();
+    let mut p = ns.open("vb", AfPacketOpts::default());
+    let frames: Vec<Vec<u8>> = (0..4).map(|i| frame(5, i, mtu + 14 - i as usize)).collect();
+    check_exchange(&mut p, &mut x, &frames);
+    check_exchange(&mut x, &mut p, &frames);
+}
