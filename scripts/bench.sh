@@ -171,7 +171,8 @@ stop_pid() {
 ovs_env() { env OVS_RUNDIR=$OVS_DIR OVS_DBDIR=$OVS_DIR OVS_LOGDIR=$OVS_DIR OVS_SYSCONFDIR=$OVS_DIR "$@"; }
 vsctl() { ovs_env ovs-vsctl --db=unix:$OVS_DIR/db.sock --timeout=20 "$@"; }
 
-start_ovs() {
+start_ovs() { start_ovs_quiet >> "$LOG" 2>&1; }
+start_ovs_quiet() {
     rm -rf "$OVS_DIR"; mkdir -p "$OVS_DIR"
     ovs_env ovsdb-tool create $OVS_DIR/conf.db /usr/share/openvswitch/vswitch.ovsschema
     ovs_env ovsdb-server $OVS_DIR/conf.db --remote=punix:$OVS_DIR/db.sock \

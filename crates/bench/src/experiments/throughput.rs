@@ -9,7 +9,9 @@
 //!    barrier"); an OFPT_ERROR for any of them fails the row;
 //! 2. *max rate*: the generator sends the workload's frames round-robin
 //!    flat out from the generator namespace (pinned to core 0; the switch
-//!    runs on core 1) for `warmup` + `seconds`; the rate is what the sink
+//!    runs on core 1) for a warm-up (`warmup` seconds and at least one pass
+//!    over all frames, so a flow cache has seen every flow) and then a
+//!    window of `seconds`; the rate is what the sink
 //!    interface received during the `seconds` window, from the kernel's
 //!    interface counters (`/proc/net/dev` of the sink's namespace); the
 //!    offered rate is what the generator interface transmitted (a generator
@@ -329,7 +331,19 @@ fn run_load(gen: &Gen, cap: &Iface, pid: Option<u32>, pps: f64, o: LoadOpts) -> 
             }
             std::thread::sleep(Duration::from_millis(20));
         }
+        // Warm-up: at least `o.warmup`, and at least one pass over every
+        // frame (so a switch with a flow cache has seen each flow once
+        // before the window; bounded at 60 s).
+        let warm_from = Instant::now();
         std::thread::sleep(o.warmup);
+        let pass = gen.frames.len() as u64;
+        while warm_from.elapsed() < Duration::from_secs(60) {
+            let g = counters(&gen.iface)?;
+            if (g.tx_packets + g.tx_dropped).saturating_sub(g0.tx_packets + g0.tx_dropped) >= pass {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
         let (g1, c1) = (counters(&gen.iface)?, counters(cap)?);
         let t1 = Instant::now();
         let cpu = pid.and_then(CpuMark::now);
