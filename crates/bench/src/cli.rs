@@ -106,6 +106,7 @@ pub fn main_with_args(args: Vec<String>) -> i32 {
                 sets,
                 config,
             };
+            crate::interrupt::install();
             match runner::run(&opts) {
                 Ok(dir) => {
                     println!("{}", dir.join("index.html").display());

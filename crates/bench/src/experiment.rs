@@ -389,6 +389,9 @@ impl Ctx {
         let deadline = Instant::now() + timeout;
         let mut asm: MultipartAssembler<MultipartReply> = MultipartAssembler::new(64 << 20);
         loop {
+            if crate::interrupt::interrupted() {
+                bail!("interrupted");
+            }
             let Some(ev) = self.take_matching(deadline, |e| {
                 matches!(e, Event::Control(m, _) if m.xid == xid)
                     || matches!(e, Event::ControlLost(_))
@@ -541,7 +544,14 @@ impl Ctx {
     }
 
     fn recv_until(&mut self, deadline: Instant) -> Option<Event> {
-        let wait = deadline.saturating_duration_since(Instant::now());
+        if crate::interrupt::interrupted() {
+            self.finished = true;
+            return None;
+        }
+        // Wake at least every 100 ms to notice an interrupt.
+        let wait = deadline
+            .saturating_duration_since(Instant::now())
+            .min(Duration::from_millis(100));
         match self.events_rx.recv_timeout(wait) {
             Ok(e) => Some(e),
             Err(RecvTimeoutError::Timeout) | Err(RecvTimeoutError::Disconnected) => None,
@@ -559,7 +569,12 @@ impl Ctx {
             return self.pending.remove(i);
         }
         loop {
-            let e = self.recv_until(deadline)?;
+            if Instant::now() >= deadline || crate::interrupt::interrupted() {
+                return None;
+            }
+            let Some(e) = self.recv_until(deadline) else {
+                continue;
+            };
             if want(&e) {
                 return Some(e);
             }

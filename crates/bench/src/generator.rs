@@ -102,6 +102,9 @@ impl Generator {
         let gap = if pps > 0.0 { 1.0 / pps } else { 0.0 };
         let (mut sent, mut dropped) = (0u64, 0u64);
         for i in 0..count {
+            if i.is_multiple_of(256) && crate::interrupt::interrupted() {
+                bail!("interrupted");
+            }
             if gap > 0.0 {
                 let due = Duration::from_secs_f64(gap * i as f64);
                 while start.elapsed() < due {

@@ -19,6 +19,7 @@ pub mod experiments;
 pub mod flows;
 pub mod frames;
 pub mod generator;
+pub mod interrupt;
 pub mod ovs;
 pub mod pipeline_only;
 pub mod progress;

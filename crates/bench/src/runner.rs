@@ -236,6 +236,9 @@ fn event_loop(exp: &mut dyn Experiment, ctx: &mut Ctx) -> Result<()> {
     let start = Instant::now();
     exp.start(ctx)?;
     while !ctx.finished {
+        if crate::interrupt::interrupted() {
+            bail!("interrupted");
+        }
         if start.elapsed() > max {
             ctx.note(format!("stopped after max_seconds={}s", max.as_secs_f64()));
             break;
@@ -284,7 +287,12 @@ pub fn run_experiment(mut exp: Box<dyn Experiment>, opts: &RunOpts) -> Result<Pa
         ))
     })?;
     let ctx = &mut running.ctx;
-    let outcome = event_loop(exp.as_mut(), ctx).and_then(|_| exp.finish(ctx));
+    let outcome = event_loop(exp.as_mut(), ctx).and_then(|_| {
+        if crate::interrupt::interrupted() {
+            bail!("interrupted");
+        }
+        exp.finish(ctx)
+    });
     ctx.progress.finish();
     let mut results = outcome.map_err(|e| e.context(format!("experiment {}", exp.name())))?;
     results.notes.append(&mut ctx.notes);

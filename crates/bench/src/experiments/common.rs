@@ -19,6 +19,9 @@ pub struct ProbeRun {
     pub sent: u64,
     pub received: u64,
     pub rate: RateReport,
+    /// The first few frames as they arrived on the capture side (to check
+    /// what the switch did to them).
+    pub samples: Vec<Vec<u8>>,
 }
 
 impl ProbeRun {
@@ -55,6 +58,7 @@ pub fn probe_run(
     let last = seq0 + warmup + count;
     let mut tx: HashMap<u64, u64> = HashMap::new();
     let mut rx: HashMap<u64, u64> = HashMap::new();
+    let mut samples = Vec::new();
     let deadline = Instant::now() + linger;
     while let Some(ev) = ctx.wait_event(deadline) {
         let Event::Packet(pkt) = ev else { continue };
@@ -70,6 +74,9 @@ pub fn probe_run(
             }
             ("cap", Dir::Rx) => {
                 rx.entry(seq).or_insert(pkt.ts_ns);
+                if samples.len() < 16 {
+                    samples.push(pkt.data.clone());
+                }
             }
             _ => {}
         }
@@ -87,6 +94,7 @@ pub fn probe_run(
         sent: count,
         received: rx.len() as u64,
         rate,
+        samples,
     })
 }
 

@@ -29,6 +29,24 @@ const ACTIONS: &[(&str, bool, &str)] = &[
     ("vlan_strip", true, "pop_vlan,"),
 ];
 
+/// Whether a received (untagged) frame shows the effect of action `name`;
+/// None where the capture cannot tell (the kernel strips 802.1Q tags into
+/// metadata before an AF_PACKET socket sees the frame).
+pub fn modified(name: &str, f: &[u8]) -> Option<bool> {
+    use crate::topology::{CAP_MAC, GEN_MAC};
+    let get = |r: std::ops::Range<usize>| f.get(r).unwrap_or(&[]);
+    Some(match name {
+        "forward" => get(0..6) == CAP_MAC && get(6..12) == GEN_MAC,
+        "mac_src" => get(6..12) == [2, 0xaa, 0, 0, 0, 1],
+        "mac_dst" => get(0..6) == [2, 0xaa, 0, 0, 0, 2],
+        "ip_src" => get(26..30) == [10, 99, 0, 1],
+        "ip_dst" => get(30..34) == [10, 99, 0, 2],
+        "ip_tos" => f.get(15).map(|t| t >> 2) == Some(8),
+        "l4_port" => get(36..38) == 7777u16.to_be_bytes(),
+        _ => return None,
+    })
+}
+
 #[derive(Default)]
 pub struct PktModLatency {
     res: Results,
@@ -100,12 +118,25 @@ impl Experiment for PktModLatency {
             let run = probe_run(ctx, &probe, seq, warmup, count, pps, Duration::from_secs(2))?;
             seq += warmup + count + 1;
             let s = summarize(&run.latencies_us());
+            let checks: Vec<bool> = run
+                .samples
+                .iter()
+                .filter_map(|f| modified(name, f))
+                .collect();
+            let ok = (!checks.is_empty())
+                .then(|| checks.iter().filter(|c| **c).count() as f64 / checks.len() as f64);
+            if ok.is_some_and(|f| f < 1.0) {
+                ctx.note(format!(
+                    "{name}: the switch forwarded probes without the expected modification"
+                ));
+            }
             rows.push(vec![
                 json!(name),
                 json!(s.median),
                 json!(s.stddev),
                 json!(run.loss()),
                 json!(s.n),
+                json!(ok),
             ]);
             self.res
                 .scalar(&format!("{name}_median_us"), s.median, "us");
@@ -122,7 +153,7 @@ impl Experiment for PktModLatency {
         }
         self.res.table(
             "latency_per_action",
-            &["action", "median_us", "stddev_us", "loss", "n"],
+            &["action", "median_us", "stddev_us", "loss", "n", "modified"],
             rows,
         );
         self.res.series(
@@ -152,6 +183,33 @@ impl Experiment for PktModLatency {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn modification_checks_read_the_right_bytes() {
+        let p = crate::frames::Probe::default().build(1);
+        assert_eq!(modified("forward", &p), Some(true));
+        for a in [
+            "mac_src", "mac_dst", "ip_src", "ip_dst", "ip_tos", "l4_port",
+        ] {
+            assert_eq!(modified(a, &p), Some(false), "{a} on an unmodified probe");
+        }
+        let q = crate::frames::Probe {
+            src: [2, 0xaa, 0, 0, 0, 1],
+            dst: [2, 0xaa, 0, 0, 0, 2],
+            ip_src: [10, 99, 0, 1],
+            ip_dst: [10, 99, 0, 2],
+            tos: 8 << 2,
+            dport: 7777,
+            ..Default::default()
+        }
+        .build(1);
+        for a in [
+            "mac_src", "mac_dst", "ip_src", "ip_dst", "ip_tos", "l4_port",
+        ] {
+            assert_eq!(modified(a, &q), Some(true), "{a}");
+        }
+        assert_eq!(modified("vlan_id", &q), None);
+    }
 
     #[test]
     fn every_action_flow_parses() {
