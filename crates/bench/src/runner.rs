@@ -299,7 +299,11 @@ pub fn run_experiment(mut exp: Box<dyn Experiment>, opts: &RunOpts) -> Result<Pa
     let meta = Meta {
         experiment: exp.name().into(),
         description: exp.description().into(),
-        switch: opts.switch.as_str().into(),
+        switch: if exp.needs_switch() {
+            opts.switch.as_str().into()
+        } else {
+            "none".into()
+        },
         switch_version: running.switch.version.clone(),
         switch_pid: running.switch.pid,
         params: ctx
@@ -308,7 +312,21 @@ pub fn run_experiment(mut exp: Box<dyn Experiment>, opts: &RunOpts) -> Result<Pa
             .iter()
             .map(|(k, (v, f))| (k.clone(), (v.clone(), f.clone())))
             .collect(),
-        machine: report::machine_facts(),
+        machine: {
+            let mut m = report::machine_facts();
+            let pinned = ctx.params.get::<bool>("pin").unwrap_or(false) && switch::cores() >= 2;
+            m.insert(
+                "pinning".into(),
+                if pinned && opts.switch == SwitchKind::External {
+                    "bench (generator, capture) on core 0; external switch not pinned".into()
+                } else if pinned {
+                    "bench (generator, capture) on core 0, switch on core 1".into()
+                } else {
+                    "none".into()
+                },
+            );
+            m
+        },
         started_unix_ns: started,
         duration_s: t0.elapsed().as_secs_f64(),
         topology: serde_json::to_value(&ctx.topo).unwrap_or_default(),
