@@ -32,6 +32,8 @@ pub const GSO_NONE: u8 = 0;
 pub const GSO_TCPV4: u8 = 1;
 pub const GSO_TCPV6: u8 = 4;
 pub const GSO_ECN: u8 = 0x80;
+/// `csum_offset` of SCTP's checksum field.
+const SCTP_CSUM_OFFSET: u16 = 8;
 
 /// A decoded `virtio_net_hdr`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -79,6 +81,16 @@ pub fn complete_rx(frame: &mut [u8], h: &VnetHdr, shift: usize) -> bool {
     }
     let start = usize::from(h.csum_start) + shift;
     let field = start + usize::from(h.csum_offset);
+    // SCTP's CRC32c (the only common checksum 8 bytes into its header; the
+    // kernel marks it partial the same way when the device claims SCTP CRC
+    // offload): computed whole, stored little-endian.
+    if h.csum_offset == SCTP_CSUM_OFFSET {
+        let Some(crc) = frame.get(start..).and_then(checksum::sctp_crc) else {
+            return false;
+        };
+        frame[field..field + 4].copy_from_slice(&crc.to_le_bytes());
+        return true;
+    }
     if field + 2 > frame.len() {
         return false;
     }
@@ -274,6 +286,28 @@ mod tests {
         // No flag: nothing to do.
         assert!(complete_rx(&mut f, &VnetHdr::default(), 0));
         assert_eq!(f, before);
+    }
+
+    #[test]
+    fn partial_sctp_checksum_is_a_crc32c() {
+        // Ethernet + IPv4 (proto 132) + SCTP common header + a chunk.
+        let mut f = vec![0u8; 14 + 20];
+        f[12] = 0x08;
+        f[14] = 0x45;
+        f[14 + 9] = 132;
+        let sctp_at = f.len();
+        f.extend_from_slice(&[0x13, 0x88, 0x13, 0x89, 1, 2, 3, 4, 0xaa, 0xbb, 0xcc, 0xdd]);
+        f.extend_from_slice(&[0, 0, 0, 8, 9, 9, 9, 9]);
+        let h = VnetHdr {
+            flags: F_NEEDS_CSUM,
+            csum_start: sctp_at as u16,
+            csum_offset: 8,
+            ..VnetHdr::default()
+        };
+        assert!(complete_rx(&mut f, &h, 0));
+        let want = checksum::sctp_crc(&f[sctp_at..]).unwrap();
+        assert_eq!(f[sctp_at + 8..sctp_at + 12], want.to_le_bytes());
+        assert!(!complete_rx(&mut f[..sctp_at + 10], &h, 0));
     }
 
     #[test]
