@@ -340,6 +340,24 @@ impl Ctx {
         self.switch_pid
     }
 
+    /// A CPU-time mark of the switch process: `mark.percent_since(pid)`
+    /// later gives its CPU use in between (None without a switch pid).
+    pub fn cpu_mark(&self) -> Option<crate::sampler::CpuMark> {
+        self.switch_pid.and_then(crate::sampler::CpuMark::now)
+    }
+
+    /// Sample the switch's CPU and memory every `interval` on a thread
+    /// until `.stop()` (None without a switch pid).
+    pub fn sample_switch(&self, interval: Duration) -> Option<crate::sampler::Sampler> {
+        self.switch_pid
+            .map(|p| crate::sampler::Sampler::start(p, interval))
+    }
+
+    /// Resident memory of the switch process in KiB.
+    pub fn switch_rss_kib(&self) -> Option<u64> {
+        self.switch_pid.and_then(crate::sampler::rss_kib)
+    }
+
     /// "oxflow", "ovs" or "external".
     pub fn switch_kind(&self) -> &str {
         &self.switch_kind

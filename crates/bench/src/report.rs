@@ -357,7 +357,6 @@ pub fn compare(a: &Path, b: &Path, out: &Path) -> Result<()> {
     let lb = format!("{} ({})", db.meta.switch, b.display());
     let (ta, tb) = (da.meta.switch.clone(), db.meta.switch.clone());
     let mut figs = Vec::new();
-    let mut merged = Results::new();
     for p in &da.results.plots {
         let mut curves = Vec::new();
         for n in &p.series {
@@ -391,7 +390,6 @@ pub fn compare(a: &Path, b: &Path, out: &Path) -> Result<()> {
             ratio.map(|r| format!("{r:.3}")).unwrap_or_default(),
             s.unit.clone(),
         ]);
-        merged.scalars.push(s.clone());
     }
     let cols = vec![
         "scalar".to_string(),
@@ -418,7 +416,27 @@ pub fn compare(a: &Path, b: &Path, out: &Path) -> Result<()> {
     for f in &figs {
         let _ = write!(h, "<img src=\"{f}\" alt=\"{f}\">");
     }
+    h += "<h2>Scalars</h2>";
     h += &html_table(&cols, &rows);
+    // Tables of both runs, one after the other.
+    for t in &da.results.tables {
+        for (who, doc) in [(&ta, &da), (&tb, &db)] {
+            if let Some(t) = doc.results.tables.iter().find(|x| x.name == t.name) {
+                let rows: Vec<Vec<String>> = t
+                    .rows
+                    .iter()
+                    .map(|row| row.iter().map(csv_cell).collect())
+                    .collect();
+                let _ = write!(
+                    h,
+                    "<h2>{} ({})</h2>{}",
+                    esc(&t.name),
+                    esc(who),
+                    html_table(&t.columns, &rows)
+                );
+            }
+        }
+    }
     h += "</body></html>\n";
     std::fs::write(out.join("index.html"), h).ctx("writing index.html")?;
     Ok(())

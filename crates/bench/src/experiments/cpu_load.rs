@@ -206,6 +206,9 @@ impl Experiment for CpuLoad {
             }
         }
         ctx.progress.inc(1);
+        if let Some(kib) = ctx.switch_rss_kib() {
+            self.res.scalar("switch_rss_kib_at_end", kib as f64, "KiB");
+        }
         let r = &mut self.res;
         r.table(
             "cpu_load",
