@@ -73,7 +73,7 @@ pub use packet::PacketBuf;
 pub use poll::{Poller, Waker};
 pub use stats::{PortStats, RxCounters, TxCounters};
 pub use tap::TapPort;
-pub use xdp::{XdpMode, XdpOpts, XdpPort, XdpRx};
+pub use xdp::{XdpMode, XdpOpts, XdpPort, XdpRx, XdpTx};
 
 /// Default number of packets per batch.
 pub const BATCH: usize = 32;

@@ -53,10 +53,15 @@
 //!
 //! # Transmit clones
 //!
-//! [`Port::tx_clone`] is not offered: a second transmit socket on the same
-//! queue would share this socket's completion ring, which is single
-//! consumer, so it would need a lock anyway. The switch then shares the
-//! port (under its mutex) for transmission.
+//! Every queue's socket has its own UMEM and completion ring, so the
+//! transmit half of each queue other than 0 (the port's own) can be handed
+//! to another thread as a lock-free [`Port::tx_clone`]: a device with `n`
+//! queues gives `n - 1` clones, then `Unsupported` (a veth has one queue
+//! unless made with `numtxqueues`/`numrxqueues`). More clones on one queue
+//! are not offered: a second socket on a queue shares that queue's
+//! completion ring, which is single consumer, so it would need a lock
+//! anyway; the switch then transmits through the port (under its mutex).
+//! All transmit halves count into the port's one [`TxCounters`].
 
 use std::ffi::CString;
 use std::io;
@@ -71,7 +76,7 @@ use xsk_rs::config::{
 use xsk_rs::{CompQueue, FillQueue, FrameDesc, RxQueue, Socket, TxQueue, Umem};
 
 use crate::sys::{self, cvt};
-use crate::{Port, PortRx, PortStats, RxCounters, TxCounters, BATCH};
+use crate::{Port, PortRx, PortStats, PortTx, RxCounters, TxCounters, BATCH};
 
 /// How the sockets of an [`XdpPort`] are attached (see the module comment).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -369,6 +374,18 @@ impl PortRx for XdpRx {
     }
 }
 
+/// A transmit clone of an [`XdpPort`] ([`Port::tx_clone`]): the transmit
+/// half of one device queue's socket.
+pub struct XdpTx {
+    tx: TxHalf,
+}
+
+impl PortTx for XdpTx {
+    fn tx_batch(&mut self, pkts: &[&[u8]]) -> io::Result<usize> {
+        Ok(self.tx.send(pkts))
+    }
+}
+
 /// A Linux interface opened with AF_XDP; see the module comment.
 pub struct XdpPort {
     name: String,
@@ -378,10 +395,10 @@ pub struct XdpPort {
     rx: Option<RxSet>,
     /// Number of device queues (= sockets).
     queues: usize,
-    /// Transmit through queue 0's socket; the other sockets' transmit
-    /// halves are kept only so their sockets live.
+    /// Transmit through queue 0's socket; the other queues' transmit
+    /// halves wait here to be handed out by `tx_clone` (module comment).
     tx: TxHalf,
-    _idle_tx: Vec<TxHalf>,
+    spare_tx: std::sync::Mutex<Vec<TxHalf>>,
     rx_counters: Vec<Arc<RxCounters>>,
     /// Socket descriptors of every queue, for kernel statistics.
     socket_fds: Vec<RawFd>,
@@ -573,6 +590,12 @@ impl XdpPort {
                         txs.push(s.tx);
                     }
                     let tx = txs.remove(0);
+                    // One set of transmit counters for the port.
+                    for t in &mut txs {
+                        t.counters = Arc::clone(&tx.counters);
+                    }
+                    // Handed out last queue first (`pop`).
+                    txs.reverse();
                     return Ok(XdpPort {
                         name: name.to_string(),
                         hw_addr,
@@ -582,7 +605,7 @@ impl XdpPort {
                         rx: Some(RxSet::new(rxs)?),
                         queues,
                         tx,
-                        _idle_tx: txs,
+                        spare_tx: std::sync::Mutex::new(txs),
                         ctl,
                     });
                 }
@@ -637,6 +660,20 @@ impl Port for XdpPort {
 
     fn mtu(&self) -> io::Result<u32> {
         sys::mtu(self.ctl.as_raw_fd(), &self.name)
+    }
+
+    fn tx_clone(&self) -> io::Result<Box<dyn PortTx>> {
+        let spare = self.spare_tx.lock().ok().and_then(|mut v| v.pop());
+        match spare {
+            Some(tx) => Ok(Box::new(XdpTx { tx })),
+            None => Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                format!(
+                    "{}: no free queue for another AF_XDP transmit socket",
+                    self.name
+                ),
+            )),
+        }
     }
 
     fn max_frame_len(&self) -> usize {

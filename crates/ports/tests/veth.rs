@@ -658,7 +658,12 @@ fn xdp_port_default_open_takes_the_best_mode_and_hands_out_its_queue() {
     let mut x = ns.open_xdp("va", XdpOpts::default()).unwrap();
     eprintln!("default XDP mode on veth: {}", x.mode());
     let mut p = ns.open("vb", AfPacketOpts::default());
-    // One queue: two handles cannot be made, one can.
+    // One queue: no lock-free transmit clone; two handles cannot be made,
+    // one can.
+    assert_eq!(
+        x.tx_clone().err().map(|e| e.kind()),
+        Some(std::io::ErrorKind::Unsupported)
+    );
     assert!(x.rx_queues(2).is_err());
     let mut qs = x.rx_queues(1).unwrap();
     let mut q = qs.pop().unwrap();
@@ -734,6 +739,23 @@ fn xdp_port_on_a_multi_queue_veth_splits_flows_over_handles() {
         got.iter().all(|g| !g.is_empty()),
         "one queue got nothing: {got:?}"
     );
+
+    // Two queues: one lock-free transmit clone (queue 1's socket), used
+    // from another thread, counted on the port.
+    let mut tx = x.tx_clone().unwrap();
+    assert!(x.tx_clone().is_err());
+    let frames: Vec<Vec<u8>> = (0..40).map(|i| frame(9, i, 100)).collect();
+    let f2 = frames.clone();
+    std::thread::spawn(move || {
+        let refs: Vec<&[u8]> = f2.iter().map(|f| f.as_slice()).collect();
+        assert_eq!(tx.tx_batch(&refs).unwrap(), 40);
+    })
+    .join()
+    .unwrap();
+    assert_eq!(recv_n(&mut p, 40), frames);
+    assert_eq!(x.stats().tx_packets, 40);
+    check_exchange(&mut x, &mut p, &[frame(9, 99, 60)]);
+    assert_eq!(x.stats().tx_packets, 41);
 }
 
 /// An Ethernet/IPv4/TCP frame with `payload` bytes and valid checksums
