@@ -91,7 +91,8 @@ def test_iperf3_with_offloads_on_passes_super_frames(offload_hosts, tmp_path):
         assert pkts > 0
         # On average the frames port 1 received were larger than an
         # Ethernet frame of MTU 1500: TSO super-frames got through whole.
-        print("port 1 received %d frames, %.0f bytes on average"
-              % (pkts, byts / pkts))
+        print("port 1 received %d frames, %.0f bytes on average, "
+              "%d dropped" % (pkts, byts / pkts,
+                              after["rx_drop"] - before["rx_drop"]))
         assert byts / pkts > 1514, (pkts, byts)
         assert sw.stop() == 0
