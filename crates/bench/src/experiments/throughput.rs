@@ -311,6 +311,8 @@ struct Load {
 struct LoadOpts {
     warmup: Duration,
     window: Duration,
+    /// Max-rate runs; the median one is reported, with the spread.
+    repeats: u32,
 }
 
 fn run_load(gen: &Gen, cap: &Iface, pid: Option<u32>, pps: f64, o: LoadOpts) -> Result<Load> {
@@ -385,8 +387,14 @@ fn search_rates(
     steps: u32,
     tolerance: f64,
     search: bool,
-) -> Result<(Load, Option<Load>, Vec<Load>)> {
-    let max = run_load(gen, cap, pid, 0.0, o)?;
+) -> Result<Rates> {
+    let mut runs = Vec::new();
+    for _ in 0..o.repeats.max(1) {
+        runs.push(run_load(gen, cap, pid, 0.0, o)?);
+    }
+    runs.sort_by(|a, b| a.rx_pps.total_cmp(&b.rx_pps));
+    let max_runs: Vec<f64> = runs.iter().map(|l| l.rx_pps / 1e6).collect();
+    let max = runs[runs.len() / 2];
     let mut probes = Vec::new();
     let mut no_loss = None;
     if search {
@@ -410,7 +418,34 @@ fn search_rates(
             }
         }
     }
-    Ok((max, no_loss, probes))
+    Ok(Rates {
+        max,
+        no_loss,
+        probes,
+        max_runs,
+    })
+}
+
+/// What [`search_rates`] found.
+#[derive(Debug, Clone)]
+struct Rates {
+    /// The median max-rate run.
+    max: Load,
+    no_loss: Option<Load>,
+    probes: Vec<Load>,
+    /// Received Mpps of every max-rate run, ascending.
+    max_runs: Vec<f64>,
+}
+
+/// Max minus min of `xs` (0 for one value).
+fn spread(xs: &[f64]) -> f64 {
+    let lo = xs.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if xs.is_empty() {
+        0.0
+    } else {
+        hi - lo
+    }
 }
 
 /// One measured workload.
@@ -425,6 +460,8 @@ struct Row {
     frames: usize,
     install_s: f64,
     max: Load,
+    /// Received Mpps of every max-rate run (`repeats`), ascending.
+    max_runs: Vec<f64>,
     /// Highest rate that passed, with its load run (None: none passed).
     no_loss: Option<Load>,
     probes: Vec<Load>,
@@ -491,7 +528,12 @@ impl Throughput {
         let gen = Gen::new(engine, gen_if, w, pin)?;
         ctx.progress
             .println(&format!("{}: installed in {install_s:.3} s", w.name()));
-        let (max, no_loss, probes) = search_rates(&gen, &cap_if, pid, o, steps, tolerance, search)?;
+        let Rates {
+            max,
+            no_loss,
+            probes,
+            max_runs,
+        } = search_rates(&gen, &cap_if, pid, o, steps, tolerance, search)?;
         let generator_limited = max.loss <= tolerance.max(1e-4);
         ctx.progress.println(&format!(
             "{}: max {:.3} Mpps (offered {:.3}), no-loss {}",
@@ -512,6 +554,7 @@ impl Throughput {
             frames: w.frames.len(),
             install_s,
             max,
+            max_runs,
             no_loss,
             probes,
             generator_limited,
@@ -539,6 +582,11 @@ impl Experiment for Throughput {
             ParamSpec::new("traffic", "spread", "traffic modes (spread, tse)"),
             ParamSpec::new("seconds", "2", "measurement window per load run"),
             ParamSpec::new("warmup", "1", "seconds of traffic before each window"),
+            ParamSpec::new(
+                "repeats",
+                "1",
+                "max-rate runs (median reported, with the spread)",
+            ),
             ParamSpec::new("search", "true", "binary-search the no-loss rate"),
             ParamSpec::new("search_steps", "6", "probes of the no-loss search"),
             ParamSpec::new(
@@ -557,6 +605,7 @@ impl Experiment for Throughput {
         let o = LoadOpts {
             warmup: Duration::from_secs_f64(ctx.param::<f64>("warmup")?.clamp(0.0, 60.0)),
             window: Duration::from_secs_f64(ctx.param::<f64>("seconds")?.clamp(0.05, 600.0)),
+            repeats: ctx.param::<u32>("repeats")?.clamp(1, 100),
         };
         let search: bool = ctx.param("search")?;
         let steps: u32 = ctx.param("search_steps")?;
@@ -611,6 +660,7 @@ impl Experiment for Throughput {
                     x.flows.into(),
                     x.install_s.into(),
                     (x.max.rx_pps / 1e6).into(),
+                    spread(&x.max_runs).into(),
                     (x.max.offered_pps / 1e6).into(),
                     x.max.loss.into(),
                     opt(x.no_loss.map(|l| l.rx_pps / 1e6)),
@@ -629,6 +679,7 @@ impl Experiment for Throughput {
                 "flows",
                 "install_s",
                 "max_mpps",
+                "max_mpps_spread",
                 "offered_mpps",
                 "loss_at_max",
                 "no_loss_mpps",
@@ -725,7 +776,7 @@ impl Experiment for Throughput {
 /// `fwd_afpacket` / `fwd_xdp` forwarders; give `switch_pid` for its CPU).
 #[derive(Debug, Default)]
 pub struct ThroughputRaw {
-    row: Option<(Load, Option<Load>, Vec<Load>)>,
+    row: Option<Rates>,
 }
 
 impl Experiment for ThroughputRaw {
@@ -746,6 +797,11 @@ impl Experiment for ThroughputRaw {
             ),
             ParamSpec::new("seconds", "2", "measurement window per load run"),
             ParamSpec::new("warmup", "1", "seconds of traffic before each window"),
+            ParamSpec::new(
+                "repeats",
+                "1",
+                "max-rate runs (median reported, with the spread)",
+            ),
             ParamSpec::new("search", "true", "binary-search the no-loss rate"),
             ParamSpec::new("search_steps", "6", "probes of the no-loss search"),
             ParamSpec::new("loss_tolerance", "0", "fraction a no-loss probe may lose"),
@@ -761,6 +817,7 @@ impl Experiment for ThroughputRaw {
         let o = LoadOpts {
             warmup: Duration::from_secs_f64(ctx.param::<f64>("warmup")?.clamp(0.0, 60.0)),
             window: Duration::from_secs_f64(ctx.param::<f64>("seconds")?.clamp(0.05, 600.0)),
+            repeats: ctx.param::<u32>("repeats")?.clamp(1, 100),
         };
         let w = Workload::new(Kind::L2, ctx.param::<usize>("frames")?, Traffic::Spread);
         let gen = Gen::new(
@@ -781,9 +838,10 @@ impl Experiment for ThroughputRaw {
         )?;
         ctx.progress.println(&format!(
             "raw: max {:.3} Mpps (offered {:.3}), no-loss {}",
-            r.0.rx_pps / 1e6,
-            r.0.offered_pps / 1e6,
-            r.1.map(|l| format!("{:.3} Mpps", l.rx_pps / 1e6))
+            r.max.rx_pps / 1e6,
+            r.max.offered_pps / 1e6,
+            r.no_loss
+                .map(|l| format!("{:.3} Mpps", l.rx_pps / 1e6))
                 .unwrap_or_else(|| "-".into())
         ));
         self.row = Some(r);
@@ -793,10 +851,17 @@ impl Experiment for ThroughputRaw {
 
     fn finish(&mut self, _ctx: &mut Ctx) -> Result<Results> {
         let mut r = Results::new();
-        let Some((max, no_loss, probes)) = &self.row else {
+        let Some(Rates {
+            max,
+            no_loss,
+            probes,
+            max_runs,
+        }) = &self.row
+        else {
             bail!("no measurement");
         };
         r.scalar("max_mpps", max.rx_pps / 1e6, "Mpps");
+        r.scalar("max_mpps_spread", spread(max_runs), "Mpps");
         r.scalar("offered_mpps", max.offered_pps / 1e6, "Mpps");
         r.scalar("loss_at_max", max.loss, "fraction");
         if let Some(l) = no_loss {
