@@ -3,6 +3,7 @@
 //! delete-strict over the flow tables, and timeouts.
 
 use crate::matcher::CompiledMatch;
+use crate::program::Program;
 use crate::table::{FlowEntry, Nanos};
 use crate::Pipeline;
 use ofp::action::Action;
@@ -176,6 +177,7 @@ impl Pipeline {
                     idle_timeout: fm.idle_timeout,
                     hard_timeout: fm.hard_timeout,
                     instructions: Arc::from(fm.instructions.as_slice()),
+                    program: Arc::new(Program::compile(&fm.instructions)),
                     packet_count: 0,
                     byte_count: 0,
                     installed_at: now,
@@ -200,12 +202,14 @@ impl Pipeline {
                 crate::consistency::check(&fm.match_, &fm.instructions)?;
                 let strict = fm.command == cmd::MODIFY_STRICT;
                 let insts: Arc<[Instruction]> = Arc::from(fm.instructions.as_slice());
+                let program = Arc::new(Program::compile(&fm.instructions));
                 let reset = fm.flags & flow_mod_flags::RESET_COUNTS != 0;
                 let table = self
                     .table_mut(fm.table_id)
                     .ok_or(fm_err(FlowModFailedCode::BadTableId))?;
                 let modify = |e: &mut FlowEntry| {
                     e.instructions = insts.clone();
+                    e.program = program.clone();
                     if reset {
                         e.packet_count = 0;
                         e.byte_count = 0;

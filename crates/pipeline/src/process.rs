@@ -8,11 +8,10 @@
 
 use crate::action_set::ActionSet;
 use crate::meter::Verdict;
-use crate::program::Op;
+use crate::program::{Op, Program};
 use crate::table::Nanos;
 use crate::Pipeline;
 use ofp::action::Action;
-use ofp::instruction::Instruction;
 use ofp::message::packet_in_reason;
 use ofp::oxm::{Match, OxmField};
 use ofp::port::{config, port_no};
@@ -220,55 +219,42 @@ impl Pipeline {
                 return;
             };
             entry.hit(len, ctx.now);
-            let insts = entry.instructions.clone();
+            let prog = entry.program.clone();
             ctx.table_id = table_id;
             ctx.cookie = entry.cookie;
             ctx.miss = entry.is_table_miss();
 
             // Spec order: meter, apply-actions, clear-actions,
-            // write-actions, write-metadata, goto-table. Flow-mod
-            // validation allows each type once: one pass sorts them out.
-            let mut meter = None;
-            let mut apply = None;
-            let mut clear = false;
-            let mut write = None;
-            let mut metadata = None;
-            let mut goto = None;
-            for i in insts.iter() {
-                match i {
-                    Instruction::Meter(m) => meter = Some(*m),
-                    Instruction::ApplyActions(a) => apply = Some(a),
-                    Instruction::ClearActions => clear = true,
-                    Instruction::WriteActions(a) => write = Some(a),
-                    Instruction::WriteMetadata { metadata: v, mask } => {
-                        metadata = Some((*v, *mask))
-                    }
-                    Instruction::GotoTable(t) => goto = Some(*t),
-                    _ => {}
-                }
-            }
-            if let Some(m) = meter {
+            // write-actions, write-metadata, goto-table (the program holds
+            // them in that order).
+            let Program {
+                meter,
+                apply,
+                clear,
+                write,
+                metadata,
+                goto,
+            } = &*prog;
+            if let Some(m) = *meter {
                 if self.meters.apply_to_packet(m, pkt, key, ctx.now) == Verdict::Drop {
                     return;
                 }
             }
-            if let Some(acts) = apply {
-                if self.execute_actions(pkt, key, acts, &mut ctx, out) == Flow::Stop {
+            if let Some(ops) = apply {
+                if self.execute_ops(pkt, key, ops, &mut ctx, out) == Flow::Stop {
                     return;
                 }
             }
-            if clear {
+            if *clear {
                 set.clear();
             }
-            if let Some(acts) = write {
-                for a in acts {
-                    set.write(std::slice::from_ref(&Op::compile(a)));
-                }
+            if let Some(ops) = write {
+                set.write(ops);
             }
-            if let Some((v, mask)) = metadata {
+            if let Some((v, mask)) = *metadata {
                 key.metadata = (key.metadata & !mask) | (v & mask);
             }
-            match goto {
+            match *goto {
                 Some(next) if next > table_id => table_id = next,
                 _ => break,
             }

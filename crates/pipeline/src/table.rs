@@ -39,6 +39,7 @@
 
 use crate::classifier::{Auto, Rank, Ref, SEQ_LIMIT};
 use crate::matcher::CompiledMatch;
+use crate::program::Program;
 use ofp::instruction::Instruction;
 use ofp::message::flow_mod_flags;
 use ofp::oxm::Match;
@@ -66,6 +67,9 @@ pub struct FlowEntry {
     pub idle_timeout: u16,
     pub hard_timeout: u16,
     pub instructions: std::sync::Arc<[Instruction]>,
+    /// `instructions` compiled for the packet path (`crate::program`);
+    /// always set together with them.
+    pub program: std::sync::Arc<Program>,
     pub packet_count: u64,
     pub byte_count: u64,
     /// When the entry was installed (duration counts from here).

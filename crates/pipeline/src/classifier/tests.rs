@@ -449,6 +449,7 @@ fn entry(priority: u16, m: CompiledMatch, cookie: u64) -> FlowEntry {
         idle_timeout: 0,
         hard_timeout: 0,
         instructions: Arc::from(Vec::new()),
+        program: Arc::default(),
         packet_count: 0,
         byte_count: 0,
         installed_at: 0,
