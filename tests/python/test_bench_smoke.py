@@ -25,7 +25,8 @@ pytestmark = pytest.mark.skipif(os.geteuid() != 0,
 SMALL = {
     "timestamp_floor": ["count=300", "warmup=20"],
     "pkt_mod_latency": ["count=100", "warmup=10", "rate_pps=1000"],
-    "flow_insertion": ["n_list=1,10,100", "repeats=2", "warmup=1"],
+    "flow_insertion": ["n_list=1,10,100", "repeats=2", "warmup=1",
+                       "activation_flows=50"],
     "control_channel": ["echo_count=50", "flowmods=300", "repeats=2",
                         "pktin_rates=100,1000", "pktin_count=100"],
     "stats_polling": ["flows=256", "updates=20", "poll_rates=0,20"],
@@ -166,6 +167,9 @@ def check_flow_insertion(doc):
         assert 0 < r["dataplane_ms"] < 1000, r
         assert 0 <= r["barrier_before_dataplane"] <= r["repeats"]
     assert [p[0] for p in series(doc, "add_barrier_ms")] == [1, 10, 100]
+    # Every one of the 50 flows added in bulk forwarded its probes.
+    assert scalar(doc, "activation_flows_active") == 50
+    assert len(series(doc, "flows_active")) == 50
 
 
 def test_pkt_mod_latency_oxflow(binary, tmp_path):

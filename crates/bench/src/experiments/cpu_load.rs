@@ -167,6 +167,12 @@ impl Experiment for CpuLoad {
                     rep.achieved_pps
                 ));
             }
+            if let Some(c) = cpu {
+                self.res
+                    .scalar(&format!("cpu_percent_at_{lv}_mbps"), c, "%");
+            }
+            self.res
+                .scalar(&format!("received_mbps_at_{lv}_mbps"), rx_mbps, "Mbit/s");
             rows.push(vec![
                 json!(lv),
                 json!(sent_mbps),

@@ -15,6 +15,11 @@
 //! the barrier reply (plus two probe gaps of slack) were still not
 //! forwarded: the switch answered the barrier before its data plane used
 //! the new rules.
+//!
+//! Then (OFLOPS Fig. 4) `activation_flows` flows are added in one bulk
+//! while probes cycle round robin over all of them, skipping flows already
+//! seen: the curve "flows forwarding vs time" against the barrier reply.
+//! Its resolution is one probe cycle (unseen flows x `probe_gap_us`).
 
 use std::time::{Duration, Instant};
 
@@ -179,6 +184,84 @@ impl FlowInsertion {
     }
 }
 
+impl FlowInsertion {
+    /// OFLOPS Fig. 4: add `n` flows in bulk while probes cycle over all of
+    /// them; returns, per flow, when its first probe arrived (ms after the
+    /// bulk write started; NaN if never within `timeout`) and the barrier
+    /// reply time.
+    fn activation(
+        &self,
+        ctx: &mut Ctx,
+        n: usize,
+        gap: Duration,
+        timeout: Duration,
+        seq0: &mut u64,
+    ) -> Result<(Vec<f64>, f64)> {
+        let (gp, cp) = (ctx.iface("gen")?.of_port, ctx.iface("cap")?.of_port);
+        ctx.delete_all_flows()?;
+        let mut mods: Vec<Message> = (0..n)
+            .map(|i| flows::add_msg(&spec(i, gp, cp, true)))
+            .collect::<Result<_>>()?;
+        mods.push(Message::BarrierRequest);
+        let probes: Vec<Vec<u8>> = (0..n)
+            .map(|i| {
+                Probe {
+                    ip_dst: dst(i),
+                    ..Probe::default()
+                }
+                .build(0)
+            })
+            .collect();
+        ctx.clear_events();
+        let bulk = ctx.send_bulk(mods)?;
+        let bxid = *bulk.xids.last().expect("barrier appended");
+        let mut first: Vec<Option<u64>> = vec![None; n];
+        let mut seen = 0usize;
+        let mut barrier = None;
+        let start = Instant::now();
+        let mut next_send = Instant::now();
+        let mut k = 0usize;
+        while (seen < n || barrier.is_none()) && start.elapsed() < timeout {
+            if seen < n && Instant::now() >= next_send {
+                // Next flow not yet seen, round robin.
+                for _ in 0..n {
+                    k = (k + 1) % n;
+                    if first[k].is_none() {
+                        break;
+                    }
+                }
+                ctx.send_frame("gen", &probes[k])?;
+                *seq0 += 1;
+                next_send += gap;
+            }
+            let wake = next_send.max(Instant::now() + Duration::from_micros(5));
+            match ctx.wait_event(wake) {
+                Some(Event::Control(m, ts)) if m.xid == bxid => barrier = Some(ts),
+                Some(Event::Packet(p)) if p.role == "cap" && p.dir == Dir::Rx => {
+                    // The probe's IPv4 destination names its flow.
+                    if let Some(&[10, 78, hi, lo]) = p.data.get(30..34) {
+                        let f = usize::from(hi) * 256 + usize::from(lo);
+                        if f < n && first[f].is_none() {
+                            first[f] = Some(p.ts_ns);
+                            seen += 1;
+                        }
+                    }
+                }
+                Some(Event::ControlLost(w)) => bail!("control connection lost: {w}"),
+                _ => {}
+            }
+        }
+        ctx.clear_events();
+        let t0 = bulk.start_ns as f64;
+        let act = first
+            .iter()
+            .map(|f| f.map(|t| (t as f64 - t0) / 1e6).unwrap_or(f64::NAN))
+            .collect();
+        let b = barrier.map(|t| (t as f64 - t0) / 1e6).unwrap_or(f64::NAN);
+        Ok((act, b))
+    }
+}
+
 impl Experiment for FlowInsertion {
     fn name(&self) -> &'static str {
         "flow_insertion"
@@ -205,6 +288,11 @@ impl Experiment for FlowInsertion {
                 "warmup",
                 "1",
                 "unrecorded repeats (N = first of n_list) before measuring",
+            ),
+            ParamSpec::new(
+                "activation_flows",
+                "1000",
+                "then add this many flows while probing all of them round robin: when each became active, resolution flows x probe_gap (OFLOPS Fig. 4; 0: skip)",
             ),
         ]
     }
@@ -268,6 +356,10 @@ impl Experiment for FlowInsertion {
                     json!(reps),
                 ]);
                 s_tx.push([n as f64, tx.median]);
+                self.res
+                    .scalar(&format!("{mode}_{n}_barrier_ms"), bar.median, "ms");
+                self.res
+                    .scalar(&format!("{mode}_{n}_dataplane_ms"), dp.median, "ms");
                 s_bar.push([n as f64, bar.median]);
                 s_dp.push([n as f64, dp.median]);
             }
@@ -318,6 +410,58 @@ impl Experiment for FlowInsertion {
             self.res.note(format!(
                 "{flagged_total} repeat(s): the barrier reply came before the data plane forwarded with the new flows"
             ));
+        }
+        let n: usize = ctx.param("activation_flows")?;
+        if n > 65_536 {
+            bail!("flow_insertion: activation_flows={n}: at most 65536");
+        }
+        if n > 0 {
+            ctx.progress.message(format!("activation of {n} flows"));
+            let (act, bar) = self.activation(ctx, n, gap, timeout, &mut seq)?;
+            let active = act.iter().filter(|a| a.is_finite()).count();
+            let mut sorted: Vec<f64> = act.iter().copied().filter(|a| a.is_finite()).collect();
+            sorted.sort_by(|a, b| a.total_cmp(b));
+            let curve: Vec<[f64; 2]> = sorted
+                .iter()
+                .enumerate()
+                .map(|(i, t)| [*t, (i + 1) as f64])
+                .collect();
+            self.res.series(
+                "activation_per_flow",
+                "flow",
+                "first packet (ms)",
+                act.iter()
+                    .enumerate()
+                    .map(|(i, a)| [i as f64, *a])
+                    .collect(),
+            );
+            self.res.series(
+                "flows_active",
+                "ms after first flow-mod",
+                "flows forwarding",
+                curve,
+            );
+            self.res.series(
+                "barrier_reply",
+                "ms after first flow-mod",
+                "flows forwarding",
+                vec![[bar, 0.0], [bar, n as f64]],
+            );
+            self.res.plot(
+                "flow_activation",
+                &format!("Flows forwarding vs time, {n} flows added in bulk"),
+                "ms after the first flow-mod",
+                "flows forwarding",
+                false,
+                false,
+                &["flows_active", "barrier_reply"],
+            );
+            self.res
+                .scalar("activation_flows_active", active as f64, "count");
+            self.res.scalar("activation_barrier_ms", bar, "ms");
+            if let Some(last) = sorted.last() {
+                self.res.scalar("activation_last_flow_ms", *last, "ms");
+            }
         }
         ctx.delete_all_flows()?;
         ctx.done();

@@ -219,6 +219,12 @@ impl Experiment for StatsPolling {
                 json!(l.cpu),
             ]);
             s_upd.push([rate, u.median]);
+            self.res
+                .scalar(&format!("update_ms_at_{rate}_polls"), u.median, "ms");
+            if let Some(c) = l.cpu {
+                self.res
+                    .scalar(&format!("cpu_percent_at_{rate}_polls"), c, "%");
+            }
             if r.n > 0 {
                 s_rep.push([rate, r.median]);
             }
