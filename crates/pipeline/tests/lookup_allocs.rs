@@ -1,5 +1,6 @@
 //! Flow table lookups allocate nothing, whatever structure a table uses
-//! (linear scan, exact hash, LPM trie, tuple space search): a counting
+//! (linear scan, exact hash, LPM trie (with tuple space subtables beside
+//! it), tuple space search): a counting
 //! allocator (`ports::alloc_count`, which holds the `unsafe` for it)
 //! watches the lookups, which must also return the expected entries.
 
@@ -135,14 +136,18 @@ fn lookups_do_not_allocate() {
         })
         .collect();
     flows.push(flow(0, vec![], 9999));
+    // A shape outside the form: looked up in the tuple space after the trie.
+    flows.push(flow(300, vec![OxmField::InPort(5)], 7777));
     let mut p = table(&flows);
     let mut k = key();
     v4(&mut k, 1, 0x0a00_0001);
     let mut miss = key();
     v4(&mut miss, 1, 0x0b00_0001);
-    let found = lookups(&mut p, &[k, miss], "lpm");
-    assert!(found[0].is_some_and(|c| c != 9999));
-    assert_eq!(found[1], Some(9999));
+    let mut port5 = miss;
+    port5.in_port = 5;
+    let found = lookups(&mut p, &[k, miss, port5], "lpm");
+    assert!(found[0].is_some_and(|c| c != 9999 && c != 7777));
+    assert_eq!(found[1..], [Some(9999), Some(7777)]);
     let flows: Vec<FlowMod> = (0..100u32)
         .map(|i| {
             let len = 16 + i;
@@ -166,10 +171,11 @@ fn lookups_do_not_allocate() {
     // The longest (/115, all zero past the /32) prefix wins.
     assert_eq!(lookups(&mut p, &[k], "lpm"), [Some(99)]);
 
-    // Tuple space: src/dst prefix pairs with and without tcp_dst.
+    // Tuple space: src/dst prefixes of equal lengths with and without
+    // tcp_dst (no two shapes differ in one prefix only: no LPM form).
     let mut flows = Vec::new();
     for i in 0..64u32 {
-        let (ls, ld) = (8 * (1 + i % 4), 8 * (1 + i / 4 % 4));
+        let (ls, ld) = (8 * (1 + i % 4), 8 * (1 + i % 4));
         let mut m = vec![
             OxmField::EthType(0x0800),
             OxmField::Ipv4Src(

@@ -170,7 +170,10 @@ pub fn linear() -> Workload {
 
 /// Routing table: 10K IPv4 prefixes /8../32 (mostly /24), priority =
 /// prefix length, and a default route; keys fall in random prefixes.
-pub fn lpm_v4() -> Workload {
+/// With `extra`, four rules of other shapes above the routes (ARP, an
+/// in_port, a UDP port, an eth_src) that traffic misses: the trie plus
+/// four subtable probes.
+pub fn lpm_v4(extra: bool) -> Workload {
     let mut rng = Rng(11);
     let mut flows = Vec::new();
     let mut prefixes = Vec::new();
@@ -200,6 +203,20 @@ pub fn lpm_v4() -> Workload {
         ));
     }
     flows.push(flow(0, vec![OxmField::EthType(0x0800)], 0));
+    if extra {
+        flows.push(flow(500, vec![OxmField::EthType(0x0806)], 1_000_001));
+        flows.push(flow(500, vec![OxmField::InPort(7)], 1_000_002));
+        flows.push(flow(
+            500,
+            vec![
+                OxmField::EthType(0x0800),
+                OxmField::IpProto(17),
+                OxmField::UdpDst(53),
+            ],
+            1_000_003,
+        ));
+        flows.push(flow(500, vec![OxmField::EthSrc(mac(9), None)], 1_000_004));
+    }
     let keys = (0..RING)
         .map(|_| {
             let (addr, len) = prefixes[rng.below(prefixes.len() as u64) as usize];
@@ -216,7 +233,11 @@ pub fn lpm_v4() -> Workload {
         })
         .collect();
     Workload {
-        name: "lpm_ipv4_10k",
+        name: if extra {
+            "lpm_ipv4_10k_plus_4_shapes"
+        } else {
+            "lpm_ipv4_10k"
+        },
         pipeline: install(&flows),
         kind: "lpm",
         keys,
@@ -270,38 +291,34 @@ pub fn lpm_v6() -> Workload {
     }
 }
 
-/// An ACL-like table with 32 distinct shapes (ipv4_src / ipv4_dst prefix
-/// pairs of /8,/16,/24,/32, with or without ip_proto + tcp_dst), 10K
-/// rules with random priorities, a table-miss entry. Two key rings:
-/// packets that hit a rule, and random packets that miss every rule but
-/// the table-miss (the worst case: every subtable probed).
+/// An ACL-like table: 10K rules with random priorities over 32 shapes
+/// (an ipv4_src mask x an ipv4_dst mask, with or without ip_proto +
+/// tcp_dst) and a table-miss entry. The masks are non-contiguous (e.g.
+/// `255.0.255.0`) so that no LPM form exists: a pure tuple space.
+///
+/// Two key rings: packets that hit a rule, and random packets that miss
+/// every rule but the table-miss (the worst case: every subtable probed).
 pub fn tss() -> (Workload, Workload) {
     let mut rng = Rng(17);
-    let lens = [8u32, 16, 24, 32];
+    let masks: [u32; 4] = [0xff00_ff00, 0xf0f0_f0f0, 0xffff_0f00, 0x0fff_ff0f];
     let mut flows = Vec::new();
     let mut rules = Vec::new();
     for i in 0..10_000u64 {
-        let (ls, ld) = (lens[rng.below(4) as usize], lens[rng.below(4) as usize]);
+        let (ms, md) = (masks[rng.below(4) as usize], masks[rng.below(4) as usize]);
         let l4 = rng.below(2) == 0;
-        let src = (rng.next() as u32) & (u32::MAX << (32 - ls));
-        let dst = (rng.next() as u32) & (u32::MAX << (32 - ld));
+        let src = (rng.next() as u32) & ms;
+        let dst = (rng.next() as u32) & md;
         let port = 1 + rng.below(1024) as u16;
         let mut m = vec![
             OxmField::EthType(0x0800),
-            OxmField::Ipv4Src(
-                Ipv4Addr::from(src),
-                Some(Ipv4Addr::from(u32::MAX << (32 - ls))),
-            ),
-            OxmField::Ipv4Dst(
-                Ipv4Addr::from(dst),
-                Some(Ipv4Addr::from(u32::MAX << (32 - ld))),
-            ),
+            OxmField::Ipv4Src(Ipv4Addr::from(src), Some(Ipv4Addr::from(ms))),
+            OxmField::Ipv4Dst(Ipv4Addr::from(dst), Some(Ipv4Addr::from(md))),
         ];
         if l4 {
             m.push(OxmField::IpProto(6));
             m.push(OxmField::TcpDst(port));
         }
-        rules.push((src, ls, dst, ld, l4.then_some(port)));
+        rules.push((src, ms, dst, md, l4.then_some(port)));
         flows.push(flow(1 + rng.below(1000) as u16, m, i));
     }
     flows.push(flow(0, vec![], 0));
@@ -324,19 +341,12 @@ pub fn tss() -> (Workload, Workload) {
         k.tp_dst = port;
         k
     };
-    let host = |len: u32, r: u64| {
-        if len == 32 {
-            0
-        } else {
-            (r as u32) & (u32::MAX >> len)
-        }
-    };
     let hit = (0..RING)
         .map(|_| {
-            let (src, ls, dst, ld, port) = rules[rng.below(rules.len() as u64) as usize];
+            let (src, ms, dst, md, port) = rules[rng.below(rules.len() as u64) as usize];
             tcp_key(
-                src | host(ls, rng.next()),
-                dst | host(ld, rng.next()),
+                src | (rng.next() as u32 & !ms),
+                dst | (rng.next() as u32 & !md),
                 port.unwrap_or(80),
             )
         })
@@ -367,7 +377,8 @@ pub fn all() -> Vec<Workload> {
         l2(100),
         l2(100_000),
         linear(),
-        lpm_v4(),
+        lpm_v4(false),
+        lpm_v4(true),
         lpm_v6(),
         hit,
         miss,

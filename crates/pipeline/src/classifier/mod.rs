@@ -25,20 +25,22 @@
 //! # Tuple space search ([`tss`]) — always maintained
 //!
 //! ```text
-//!  order: [(max prio 300, S2), (max prio 200, S0), (max prio 0, S1)]
+//!  any:   [r0]                  match-everything entries (the table-miss)
+//!  order: [(max prio 300, S2), (max prio 200, S0)]
 //!  S0  shape [(EthType, ffff), (Ipv4Dst, ffffff00)]
 //!      buckets: {[0x0800, 10.1.2.0]: [r5], [0x0800, 10.9.9.0]: [r7, r2]}
-//!  S1  shape []                      buckets: {[]: [r0]}   (table-miss)
 //!  S2  shape [(InPort, ffffffff)]    buckets: {[3]: [r9]}
 //! ```
 //!
-//! One *subtable* per shape, each a hash table from masked values to the
-//! list of entries with exactly that match (equal matches at different
-//! priorities share a bucket, best first). Subtables are kept ordered by
-//! the highest priority they hold. A lookup probes them in that order and
-//! stops as soon as the next subtable's max priority is below the best
-//! match found so far (equal priority still probes: an earlier installed
-//! entry might hide there). Insert and remove touch one bucket, one
+//! One *subtable* per non-empty shape, each a hash table from masked values
+//! to the list of entries with exactly that match (equal matches at
+//! different priorities share a bucket, best first); match-everything
+//! entries need no probe and sit in one list. Subtables are kept ordered by
+//! the highest priority they hold. A lookup starts from the best
+//! match-everything entry, probes the subtables in that order and stops as
+//! soon as the next subtable's max priority is below the best match found
+//! so far (equal priority still probes: an earlier installed entry might
+//! hide there). Insert and remove touch one bucket, one
 //! per-subtable priority count (a small ordered map, so the max priority
 //! is known after a removal too) and, when the max priority changes, move
 //! one subtable in the order vector. The probes are allocation-free: the
@@ -50,21 +52,36 @@
 //! DELETE_STRICT, MODIFY_STRICT, the replicas' removals).
 //!
 //! The exact-match *hash* of the L2 MAC table case is the tuple space with
-//! a single non-empty subtable (plus, maybe, the match-everything one
-//! holding the table-miss entry): one probe per packet.
+//! a single subtable (plus, maybe, match-everything entries such as the
+//! table-miss): one probe per packet.
 //!
-//! # Longest prefix match ([`lpm`]) — maintained once the form shows up
+//! # Longest prefix match ([`lpm`]) — beside the tuple space
 //!
 //! A routing table has many shapes (one per prefix length) that differ in
 //! the mask of a single field, a prefix mask (`eth_type=0x0800,
 //! ipv4_dst=10.0.0.0/8`, `.../24`, ...). Tuple space search would probe up
-//! to 33 subtables. When every non-empty shape is "the same context fields
-//! S, plus a prefix of field F (length 0 = F absent)", the table also keeps
-//! a multibit trie per context value, described in [`lpm`]: a packet walks
-//! at most `width(F)/4 + 1` nodes, and the best rank along the path wins,
-//! so the answer stays exact when priorities do not follow prefix lengths.
-//! Match-everything entries stay in the tuple space's empty subtable and
-//! are compared at the end.
+//! to 33 subtables. Shapes of the form "the same context fields S, plus a
+//! prefix of field F (length 0 = F absent)" also go into a multibit trie
+//! per context value, described in [`lpm`]: a packet walks at most
+//! `width(F)/4 + 1` nodes, and the best rank along the path wins, so the
+//! answer stays exact when priorities do not follow prefix lengths.
+//!
+//! The trie stands for the subtables in its form, which are marked in the
+//! tuple space; shapes outside the form (an ARP rule, an `in_port` rule
+//! next to the routes) stay ordinary subtables. A lookup walks the trie,
+//! then the unmarked subtables with the trie's answer as the best so far
+//! (so the priority cut-off applies), then compares the match-everything
+//! entries.
+//!
+//! Which form: when a new shape arrives and there is no trie, every pair of
+//! the first [`LPM_PAIR_SHAPES`] subtables that differ in exactly one
+//! field, prefix-masked on both sides and shorter than the field on one,
+//! proposes a form; the form most subtables share wins if it covers at
+//! least half of them, and the trie is built from the tuple space's
+//! buckets. The trie is then kept up to date entry by entry. It is dropped
+//! when its last entry goes, or when new shapes outside its form leave it
+//! standing for less than half of the subtables (then a form is sought
+//! afresh).
 //!
 //! # Linear scan ([`linear`]) — small tables
 //!
@@ -77,16 +94,15 @@
 //! |---------------------------------------------------------|------------|
 //! | fewer than [`HASH_MIN_ENTRIES`] entries, or up to [`LINEAR_MAX`] entries and not exactly one non-empty shape | `linear` |
 //! | exactly one non-empty shape                             | `hash`     |
-//! | all non-empty shapes in the LPM form                    | `lpm`      |
+//! | a trie exists (LPM form covering at least half of the shapes when chosen) | `lpm` (trie + other subtables) |
 //! | otherwise                                               | `tss`      |
 //!
-//! The tuple space is always up to date (it is also the strict index); the
-//! trie is built from it (O(n), no store access) when a table first shows
-//! the form with two shapes, then kept up to date while it holds
-//! conforming entries, even when a non-conforming shape comes and goes
-//! (lookups fall back to `tss` meanwhile, no rebuild when it leaves). The
-//! linear list exists while the table has at most [`LINEAR_MAX`] entries.
-//! No single insert or remove rebuilds anything proportional to the table.
+//! The tuple space is always up to date (it is also the strict index). The
+//! linear list exists while the table has at most [`LINEAR_MAX`] entries
+//! (rebuilt from the tuple space when a table shrinks back to that size).
+//! Apart from a trie (re)build when the set of *shapes* changes as
+//! described, no insert or remove rebuilds anything proportional to the
+//! table.
 //!
 //! # Cost model (per packet, per table) and adversarial traffic
 //!
@@ -98,10 +114,10 @@
 //!
 //! - `linear`: at most [`LINEAR_MAX`] match checks.
 //! - `hash`: one hash of the shape's masked fields + one SwissTable probe
-//!   (+ the match-everything bucket, read without hashing when the probe
-//!   missed).
+//!   (+ reading the best match-everything entry, no hashing).
 //! - `lpm`: one context probe + at most `width/4 + 1` trie nodes (9 for
-//!   IPv4, 33 for IPv6), two array reads per node.
+//!   IPv4, 33 for IPv6), one cache line per node; plus one probe per
+//!   subtable outside the form.
 //! - `tss`: at most one probe per subtable, i.e. per distinct shape the
 //!   *controller* installed. Packets choose only how early the scan stops:
 //!   a packet that misses the high-priority subtables pays the whole list,
@@ -280,10 +296,9 @@ impl Kind {
 #[derive(Debug, Clone)]
 pub(crate) struct Auto {
     tss: Tss,
+    /// The trie, over the entries whose shape is in its form; those
+    /// subtables of `tss` are marked `in_lpm`.
     lpm: Option<Lpm>,
-    /// Non-empty subtables of the tuple space whose shape is not in the
-    /// trie's form (lookups use `tss` while there are any).
-    lpm_odd: usize,
     /// Present exactly while the table has at most `LINEAR_MAX` entries.
     linear: Option<Linear>,
     len: usize,
@@ -295,13 +310,16 @@ impl Default for Auto {
         Auto {
             tss: Tss::default(),
             lpm: None,
-            lpm_odd: 0,
             linear: Some(Linear::default()),
             len: 0,
             kind: Kind::Linear,
         }
     }
 }
+
+/// At most this many subtables (those of highest max priority) are paired
+/// up when looking for an LPM form.
+const LPM_PAIR_SHAPES: usize = 16;
 
 impl Auto {
     /// The structure answering lookups now.
@@ -315,22 +333,27 @@ impl Auto {
         self.tss.n_nonempty()
     }
 
+    fn in_lpm_form(&self, m: &CompiledMatch) -> bool {
+        self.lpm.as_ref().is_some_and(|lpm| {
+            lpm.form()
+                .conforms(m.fields().iter().map(|f| (f.field, f.mask)))
+        })
+    }
+
     /// Adds an entry.
     pub fn insert(&mut self, r: Ref, m: &CompiledMatch) {
-        let created = self.tss.insert(r, m);
-        let nonempty = !m.is_empty();
+        let in_lpm = self.in_lpm_form(m);
+        let created = self.tss.insert(r, m, in_lpm);
         match &mut self.lpm {
-            Some(lpm) if nonempty => {
-                if lpm
-                    .form()
-                    .conforms(m.fields().iter().map(|f| (f.field, f.mask)))
-                {
-                    lpm.insert(r, triples(m));
-                } else if created {
-                    self.lpm_odd += 1;
-                }
+            Some(lpm) if in_lpm => lpm.insert(r, triples(m)),
+            // A new shape outside the form: if the trie now stands for
+            // less than half of the subtables, look for a better form.
+            Some(_) if created && 2 * self.tss.n_in_lpm() < self.tss.n_nonempty() => {
+                self.lpm = None;
+                self.tss.mark_lpm(|_| false);
+                self.try_lpm();
             }
-            None if created && nonempty => self.try_lpm(),
+            None if created => self.try_lpm(),
             _ => {}
         }
         self.len += 1;
@@ -344,28 +367,21 @@ impl Auto {
 
     /// Removes an entry (as inserted); false if it was not there.
     pub fn remove(&mut self, r: Ref, m: &CompiledMatch) -> bool {
+        let in_lpm = self.in_lpm_form(m);
         let Some(destroyed) = self.tss.remove(r, m) else {
             return false;
         };
-        let nonempty = !m.is_empty();
         match &mut self.lpm {
-            Some(lpm) if nonempty => {
-                if lpm
-                    .form()
-                    .conforms(m.fields().iter().map(|f| (f.field, f.mask)))
-                {
-                    lpm.remove(r, triples(m));
-                    if lpm.is_empty() {
-                        // Nothing of that form left: pick a form afresh.
-                        self.lpm = None;
-                        self.lpm_odd = 0;
-                        self.try_lpm();
-                    }
-                } else if destroyed {
-                    self.lpm_odd = self.lpm_odd.saturating_sub(1);
+            Some(lpm) if in_lpm => {
+                lpm.remove(r, triples(m));
+                if lpm.is_empty() {
+                    // Nothing of that form left: pick a form afresh.
+                    self.lpm = None;
+                    self.tss.mark_lpm(|_| false);
+                    self.try_lpm();
                 }
             }
-            None if destroyed && nonempty => self.try_lpm(),
+            None if destroyed => self.try_lpm(),
             _ => {}
         }
         self.len -= 1;
@@ -393,16 +409,11 @@ impl Auto {
     /// The best entry matching `key`.
     #[inline]
     pub fn lookup(&self, key: &FlowKey) -> Option<Ref> {
-        match self.kind {
-            Kind::Linear => match &self.linear {
-                Some(l) => l.lookup(key),
-                None => self.tss.lookup(key),
-            },
-            Kind::Hash | Kind::Tss => self.tss.lookup(key),
-            Kind::Lpm => match &self.lpm {
-                Some(lpm) => lpm.lookup(key).better(self.tss.lookup_any()).some(),
-                None => self.tss.lookup(key),
-            },
+        match (self.kind, &self.linear, &self.lpm) {
+            (Kind::Linear, Some(l), _) => l.lookup(key),
+            // The trie, then the subtables it does not stand for.
+            (Kind::Lpm, _, Some(lpm)) => self.tss.lookup_with(key, lpm.lookup(key), true).some(),
+            _ => self.tss.lookup_with(key, Ref::NONE, false).some(),
         }
     }
 
@@ -412,40 +423,56 @@ impl Auto {
             Kind::Linear
         } else if shapes == 1 {
             Kind::Hash
-        } else if self.lpm.is_some() && self.lpm_odd == 0 {
+        } else if self.lpm.is_some() {
             Kind::Lpm
         } else {
             Kind::Tss
         };
     }
 
-    /// With no trie yet: builds one if every non-empty shape is in one LPM
-    /// form (module comment). Costs O(shapes) when the form does not hold,
-    /// O(entries) when it does.
+    /// With no trie yet: looks for the LPM form (module comment) that the
+    /// most subtables share, among the forms two of the first
+    /// `LPM_PAIR_SHAPES` subtables make, and builds the trie for it if at
+    /// least half of the subtables are in that form (a trie for a few of
+    /// many subtables saves little). Costs O(`LPM_PAIR_SHAPES`² x shapes)
+    /// shape comparisons when a new shape comes (not per entry),
+    /// O(entries) when a form is found.
     fn try_lpm(&mut self) {
         let form = {
-            let shapes: Vec<&Shape> = self.tss.shapes().filter(|s| !s.is_empty()).collect();
-            let Some((a, rest)) = shapes.split_first() else {
-                return;
-            };
-            // The first shape with each other one (a pair of a full-length
-            // and no prefix alone does not make the form).
-            let Some(form) = rest.iter().find_map(|b| LpmForm::derive(a, b)) else {
-                return;
-            };
-            if !shapes.iter().all(|s| form.conforms(s.iter().copied())) {
-                return;
+            let shapes: Vec<&Shape> = self.tss.shapes().collect();
+            let head = &shapes[..shapes.len().min(LPM_PAIR_SHAPES)];
+            let mut best: Option<(usize, LpmForm)> = None;
+            for (i, a) in head.iter().enumerate() {
+                for b in &head[i + 1..] {
+                    let Some(form) = LpmForm::derive(a, b) else {
+                        continue;
+                    };
+                    if best.as_ref().is_some_and(|(_, f)| *f == form) {
+                        continue;
+                    }
+                    let n = shapes
+                        .iter()
+                        .filter(|s| form.conforms(s.iter().copied()))
+                        .count();
+                    if best.as_ref().is_none_or(|(m, _)| n > *m) {
+                        best = Some((n, form));
+                    }
+                }
             }
-            form
+            match best {
+                Some((n, form)) if 2 * n >= shapes.len() => form,
+                _ => return,
+            }
         };
         let mut lpm = Lpm::new(form);
         self.tss.for_each(|r, fields| {
-            if !fields.shape.is_empty() {
+            if lpm.form().conforms(fields.shape.iter().copied()) {
                 lpm.insert(r, fields.triples());
             }
         });
+        self.tss
+            .mark_lpm(|shape| lpm.form().conforms(shape.iter().copied()));
         self.lpm = Some(lpm);
-        self.lpm_odd = 0;
     }
 }
 

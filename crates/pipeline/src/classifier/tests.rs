@@ -211,7 +211,7 @@ fn check_structures(ops: &[Op], keys: &[FlowKey]) -> Result<(), TestCaseError> {
                     handle: seq as u32,
                 };
                 auto.insert(r, m);
-                tss.insert(r, m);
+                tss.insert(r, m, false);
                 lin.insert(r, m);
                 live.push((r, m.clone()));
             }
@@ -482,8 +482,8 @@ fn ipv4_key(addr: u32) -> FlowKey {
 }
 
 /// A routing table uses the trie, also when a shorter prefix has the
-/// higher priority, and keeps it through removals; an odd shape sends
-/// lookups to the tuple space until it leaves.
+/// higher priority, and keeps it through removals; a shape outside the
+/// form is looked up in the tuple space next to the trie.
 #[test]
 fn routing_table_uses_lpm() {
     let mut t = FlowTable::new(0);
@@ -502,9 +502,13 @@ fn routing_table_uses_lpm() {
         value: 1,
         mask: 0xffff_ffff,
     }]);
+    // Another shape: its subtable is probed after the trie.
     t.insert(entry(200, odd.clone(), 200));
-    assert_eq!(t.classifier_kind(), "tss");
+    assert_eq!(t.classifier_kind(), "lpm");
     assert_eq!(t.peek(&ipv4_key(0x0a00_0307)).map(|e| e.cookie), Some(200));
+    let mut other_port = ipv4_key(0x0a00_0307);
+    other_port.in_port = 2;
+    assert_eq!(t.peek(&other_port).map(|e| e.cookie), Some(100));
     assert!(t.remove_strict(&odd, 200).is_some());
     assert_eq!(t.classifier_kind(), "lpm");
     assert!(t.remove_strict(&route(8, 0x0a00_0000), 100).is_some());

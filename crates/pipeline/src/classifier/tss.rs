@@ -6,7 +6,7 @@
 //!   any        Same            the match-everything entries (empty shape)
 //!   subtables  [Option<Subtable>]   slab, freed slots reused
 //!   by_shape   HashTable<u32>  shape hash -> subtable (strict index, insert)
-//!   order      [(max prio, subtable)]   max prio descending
+//!   order      [(max prio, in_lpm, subtable)]   max prio descending
 //!  Subtable
 //!   shape      [(field, mask)], required presence bits
 //!   buckets    HashTable<Bucket>        hash of masked values -> Bucket
@@ -49,6 +49,8 @@ struct Subtable {
     buckets: HashTable<Bucket>,
     /// Number of entries per priority.
     prios: BTreeMap<u16, u32>,
+    /// An LPM trie stands for this subtable (lookups may skip it).
+    in_lpm: bool,
 }
 
 impl Subtable {
@@ -102,6 +104,15 @@ impl BucketFields<'_> {
     }
 }
 
+/// An entry of the probe order: what a lookup needs to decide whether to
+/// probe a subtable, without touching it.
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    max: u16,
+    in_lpm: bool,
+    sub: u32,
+}
+
 /// See the module comment.
 #[derive(Debug, Clone, Default)]
 pub struct Tss {
@@ -110,7 +121,7 @@ pub struct Tss {
     subtables: Vec<Option<Subtable>>,
     free: Vec<u32>,
     by_shape: HashTable<u32>,
-    order: Vec<(u16, u32)>,
+    order: Vec<Slot>,
 }
 
 impl Tss {
@@ -123,7 +134,7 @@ impl Tss {
     pub fn shapes(&self) -> impl Iterator<Item = &Shape> + '_ {
         self.order
             .iter()
-            .filter_map(|(_, i)| self.sub(*i))
+            .filter_map(|o| self.sub(o.sub))
             .map(|s| &*s.shape)
     }
 
@@ -166,18 +177,23 @@ impl Tss {
     /// Moves subtable `i` to its place in `order` after its max priority
     /// changed (or to add it).
     fn reorder(&mut self, i: u32) {
-        if let Some(pos) = self.order.iter().position(|(_, j)| *j == i) {
+        if let Some(pos) = self.order.iter().position(|o| o.sub == i) {
             self.order.remove(pos);
         }
         if let Some(s) = self.sub(i) {
-            let p = s.max_priority();
-            let pos = self.order.partition_point(|(q, _)| *q >= p);
-            self.order.insert(pos, (p, i));
+            let slot = Slot {
+                max: s.max_priority(),
+                in_lpm: s.in_lpm,
+                sub: i,
+            };
+            let pos = self.order.partition_point(|o| o.max >= slot.max);
+            self.order.insert(pos, slot);
         }
     }
 
     /// Adds an entry; true if its shape got a new subtable.
-    pub fn insert(&mut self, r: Ref, m: &CompiledMatch) -> bool {
+    /// `in_lpm` marks the subtable if this creates it.
+    pub fn insert(&mut self, r: Ref, m: &CompiledMatch, in_lpm: bool) -> bool {
         let fields = m.fields();
         if fields.is_empty() {
             match &mut self.any {
@@ -196,6 +212,7 @@ impl Tss {
                     required: m.required(),
                     buckets: HashTable::new(),
                     prios: BTreeMap::new(),
+                    in_lpm,
                 };
                 let i = match self.free.pop() {
                     Some(i) => {
@@ -312,18 +329,46 @@ impl Tss {
     }
 
     /// The best entry matching `key` (module comment).
-    #[inline]
     pub fn lookup(&self, key: &FlowKey) -> Option<Ref> {
-        let mut best = self.lookup_any();
-        for &(max, i) in &self.order {
-            if max < best.rank.priority() {
+        self.lookup_with(key, Ref::NONE, false).some()
+    }
+
+    /// The better of `start` and the best entry matching `key`, skipping
+    /// the subtables an LPM trie stands for if `skip_lpm` (the caller
+    /// looked those up in the trie and passes the result as `start`).
+    #[inline]
+    pub fn lookup_with(&self, key: &FlowKey, start: Ref, skip_lpm: bool) -> Ref {
+        let mut best = start.better(self.lookup_any());
+        for o in &self.order {
+            if o.max < best.rank.priority() {
                 break;
             }
-            if let Some(r) = self.sub(i).and_then(|s| s.probe(&self.hasher, key)) {
+            if skip_lpm && o.in_lpm {
+                continue;
+            }
+            let Some(sub) = self.sub(o.sub) else { continue };
+            if let Some(r) = sub.probe(&self.hasher, key) {
                 best = best.better(r);
             }
         }
-        best.some()
+        best
+    }
+
+    /// Marks the subtables an LPM trie stands for.
+    pub fn mark_lpm(&mut self, f: impl Fn(&Shape) -> bool) {
+        for sub in self.subtables.iter_mut().flatten() {
+            sub.in_lpm = f(&sub.shape);
+        }
+        for o in &mut self.order {
+            if let Some(Some(sub)) = self.subtables.get(o.sub as usize) {
+                o.in_lpm = sub.in_lpm;
+            }
+        }
+    }
+
+    /// Number of subtables marked `in_lpm`.
+    pub fn n_in_lpm(&self) -> usize {
+        self.subtables.iter().flatten().filter(|s| s.in_lpm).count()
     }
 
     /// Calls `f` for every entry with its match (in no particular order).
@@ -339,8 +384,8 @@ impl Tss {
                 );
             }
         }
-        for (_, i) in &self.order {
-            let Some(sub) = self.sub(*i) else { continue };
+        for o in &self.order {
+            let Some(sub) = self.sub(o.sub) else { continue };
             for b in sub.buckets.iter() {
                 for r in b.same.iter() {
                     f(
