@@ -1,7 +1,8 @@
 //! I/O ceiling for the AF_PACKET backend: forwards every frame received on
 //! IN out of OUT, with no parsing and no pipeline (TPACKET_V3 receive ring,
 //! copied into reused buffers, `sendmmsg` transmit: the same I/O path the
-//! switch uses). `make bench` compares the switch against it.
+//! switch uses; `FWD_AFPACKET_RX=recvmmsg` receives with `recvmmsg`).
+//! `make bench` compares the switch against it.
 //!
 //! ```text
 //! fwd_afpacket IN_IFACE OUT_IFACE [--seconds S] [--json]
@@ -17,7 +18,12 @@ use ports::{AfPacket, AfPacketOpts, PacketBuf, Port, BATCH};
 
 fn main() -> std::io::Result<()> {
     let a = parse_args("fwd_afpacket");
-    let opts = AfPacketOpts::default();
+    // FWD_AFPACKET_RX=recvmmsg: receive with recvmmsg instead of the
+    // TPACKET_V3 ring (the backend's two receive modes).
+    let opts = AfPacketOpts {
+        rx_ring: std::env::var_os("FWD_AFPACKET_RX").is_none_or(|v| v != "recvmmsg"),
+        ..AfPacketOpts::default()
+    };
     let mut rx = AfPacket::open(&a.input, &opts)?;
     let mut tx = AfPacket::open(&a.output, &opts)?;
     let fd = rx.fd().unwrap_or(-1);

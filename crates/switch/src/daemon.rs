@@ -188,23 +188,26 @@ fn open_ports(config: &Config) -> Result<OpenPorts, DaemonError> {
     Ok(out)
 }
 
-/// Opens `pc` with AF_PACKET (with `PACKET_VNET_HDR` when `gso` is on).
+/// Opens `pc` with AF_PACKET (with `PACKET_VNET_HDR` when `gso` is on,
+/// receiving as `afpacket_rx` says).
 fn open_afpacket(
     config: &Config,
     no: u32,
     pc: &config::PortConfig,
 ) -> Result<Box<dyn Port>, String> {
+    let ring = config.afpacket_rx == config::AfPacketRx::Ring;
     let opts = AfPacketOpts {
         vnet_hdr: config.gso,
+        rx_ring: ring,
         ..AfPacketOpts::default()
     };
     let p = AfPacket::open(&pc.interface, &opts).map_err(|e| e.to_string())?;
-    let how = if config.gso {
-        "AF_PACKET, GSO"
-    } else {
-        "AF_PACKET"
-    };
-    log_port(no, pc, &p, how);
+    let how = format!(
+        "AF_PACKET{}{}",
+        if config.gso { ", GSO" } else { "" },
+        if ring { "" } else { ", recvmmsg" }
+    );
+    log_port(no, pc, &p, &how);
     Ok(Box::new(p))
 }
 
