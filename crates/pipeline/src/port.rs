@@ -36,11 +36,22 @@ impl PortInfo {
     }
 }
 
+/// Port numbers below this are kept in a directly indexed array.
+const DIRECT: u32 = 1024;
+
 /// The port set, ordered by port number (so ALL/FLOOD output is
 /// deterministic).
+///
+/// Looked up once or twice per packet (ingress checks, every output), so
+/// the usual port numbers (below [`DIRECT`]) sit in an array indexed by
+/// number: one bounds check instead of a tree walk. Higher numbers (LOCAL,
+/// and the rare switch with huge port numbers) live in an ordered map.
+/// Every port number of `direct` is smaller than every one of `others`, so
+/// iterating `direct` then `others` is in port-number order.
 #[derive(Debug, Clone, Default)]
 pub struct PortTable {
-    ports: BTreeMap<u32, PortInfo>,
+    direct: Vec<Option<PortInfo>>,
+    others: BTreeMap<u32, PortInfo>,
 }
 
 impl PortTable {
@@ -50,33 +61,58 @@ impl PortTable {
 
     /// Adds or replaces a port (a standard port, or LOCAL).
     pub fn insert(&mut self, no: u32, info: PortInfo) {
-        self.ports.insert(no, info);
+        if no < DIRECT {
+            let i = no as usize;
+            if self.direct.len() <= i {
+                self.direct.resize(i + 1, None);
+            }
+            self.direct[i] = Some(info);
+        } else {
+            self.others.insert(no, info);
+        }
     }
 
     pub fn remove(&mut self, no: u32) -> Option<PortInfo> {
-        self.ports.remove(&no)
+        if no < DIRECT {
+            self.direct.get_mut(no as usize).and_then(Option::take)
+        } else {
+            self.others.remove(&no)
+        }
     }
 
+    #[inline]
     pub fn get(&self, no: u32) -> Option<&PortInfo> {
-        self.ports.get(&no)
+        if no < DIRECT {
+            self.direct.get(no as usize).and_then(Option::as_ref)
+        } else {
+            self.others.get(&no)
+        }
     }
 
     pub fn get_mut(&mut self, no: u32) -> Option<&mut PortInfo> {
-        self.ports.get_mut(&no)
+        if no < DIRECT {
+            self.direct.get_mut(no as usize).and_then(Option::as_mut)
+        } else {
+            self.others.get_mut(&no)
+        }
     }
 
     pub fn contains(&self, no: u32) -> bool {
-        self.ports.contains_key(&no)
+        self.get(no).is_some()
     }
 
     /// Every port, by number.
     pub fn iter(&self) -> impl Iterator<Item = (u32, &PortInfo)> {
-        self.ports.iter().map(|(n, p)| (*n, p))
+        self.direct
+            .iter()
+            .enumerate()
+            .filter_map(|(n, p)| p.as_ref().map(|p| (n as u32, p)))
+            .chain(self.others.iter().map(|(n, p)| (*n, p)))
     }
 
     /// Liveness for fast-failover watch ports; unknown ports are not live.
     pub fn is_live(&self, no: u32) -> bool {
-        self.ports.get(&no).is_some_and(PortInfo::is_live)
+        self.get(no).is_some_and(PortInfo::is_live)
     }
 
     /// The standard ports (not LOCAL) that ALL (`flood == false`) or FLOOD
@@ -84,14 +120,13 @@ impl PortTable {
     /// additionally skips ports whose state is BLOCKED (by a loop-avoidance
     /// protocol outside OpenFlow).
     pub fn flood_set(&self, in_port: u32, flood: bool) -> impl Iterator<Item = u32> + '_ {
-        self.ports
-            .iter()
+        self.iter()
             .filter(move |(n, p)| {
-                **n != in_port
-                    && **n <= port_no::MAX
+                *n != in_port
+                    && *n <= port_no::MAX
                     && p.can_forward()
                     && !(flood && p.state & state::BLOCKED != 0)
             })
-            .map(|(n, _)| *n)
+            .map(|(n, _)| n)
     }
 }

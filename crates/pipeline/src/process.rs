@@ -196,8 +196,30 @@ impl Pipeline {
         self.execute_actions(pkt, &mut key, actions, &mut ctx, out);
     }
 
+    /// Runs the packet through the tables from `first` on.
+    ///
+    /// The tables are moved out of `self` for the duration (a swap of the
+    /// `Vec`'s three words, no copy), so the matched entry's program can be
+    /// read in place while actions change the rest of the pipeline (meters,
+    /// groups, scratch buffers) through `&mut self`: no reference count per
+    /// packet. Nothing the actions do reaches the tables: output to TABLE
+    /// only resubmits from packet-out, which does not run inside this.
     fn run_tables(
         &mut self,
+        pkt: &mut PacketBuf,
+        key: &mut FlowKey,
+        first: u8,
+        ctx: Ctx,
+        out: &mut impl Output,
+    ) {
+        let mut tables = std::mem::take(&mut self.tables);
+        self.run_tables_in(&mut tables, pkt, key, first, ctx, out);
+        self.tables = tables;
+    }
+
+    fn run_tables_in(
+        &mut self,
+        tables: &mut [crate::table::FlowTable],
         pkt: &mut PacketBuf,
         key: &mut FlowKey,
         first: u8,
@@ -208,7 +230,7 @@ impl Pipeline {
         let mut table_id = first;
         loop {
             let len = pkt.len();
-            let Some(table) = self.tables.get_mut(usize::from(table_id)) else {
+            let Some(table) = tables.get_mut(usize::from(table_id)) else {
                 return;
             };
             // Table miss without a table-miss entry: drop (1.3 default).
@@ -219,7 +241,7 @@ impl Pipeline {
                 return;
             };
             entry.hit(len, ctx.now);
-            let prog = entry.program.clone();
+            let entry: &crate::table::FlowEntry = entry;
             ctx.table_id = table_id;
             ctx.cookie = entry.cookie;
             ctx.miss = entry.is_table_miss();
@@ -234,7 +256,7 @@ impl Pipeline {
                 write,
                 metadata,
                 goto,
-            } = &*prog;
+            } = &*entry.program;
             if let Some(m) = *meter {
                 if self.meters.apply_to_packet(m, pkt, key, ctx.now) == Verdict::Drop {
                     return;
