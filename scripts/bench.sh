@@ -5,7 +5,8 @@
 # NOT part of `make test` (it takes minutes and needs root).
 #
 #   make bench                 everything (about 30-60 minutes here)
-#   make bench QUICK=1         sizes 100 and 10000, short windows, 3 search steps
+#   make bench QUICK=1         sizes 100 and 10000, short windows, 3 search steps, 1 repeat
+#                              (full: 4 sizes, 2 s windows, 6 steps, median of 3 max-rate runs)
 #   PARTS=pipeline,oxflow make bench      only some parts (see PARTS below)
 #   SIZES=100,1000 WORKLOADS=l2,l3 make bench
 #
@@ -43,6 +44,7 @@ if [ "$QUICK" = 1 ]; then
     WINDOW=${WINDOW:-1}
     WARMUP=${WARMUP:-0.5}
     STEPS=${STEPS:-3}
+    REPEATS=${REPEATS:-1}
     PIPE_SECONDS=${PIPE_SECONDS:-0.3}
     PINGS=${PINGS:-100}
     IPERF_SECONDS=${IPERF_SECONDS:-2}
@@ -51,6 +53,7 @@ else
     WINDOW=${WINDOW:-2}
     WARMUP=${WARMUP:-1}
     STEPS=${STEPS:-6}
+    REPEATS=${REPEATS:-3}
     PIPE_SECONDS=${PIPE_SECONDS:-1}
     PINGS=${PINGS:-300}
     IPERF_SECONDS=${IPERF_SECONDS:-5}
@@ -225,7 +228,7 @@ bench_ext() {
 throughput() {
     bench_ext "$1" throughput --set "workloads=$WORKLOADS" --set "sizes=$SIZES" \
         --set "traffic=$TRAFFIC" --set "seconds=$WINDOW" --set "warmup=$WARMUP" \
-        --set "search_steps=$STEPS"
+        --set "search_steps=$STEPS" --set "repeats=$REPEATS"
     if [[ ",$SIZES," != *",100000,"* ]]; then
         # the 100,000 flow-mods + barrier figure (and l2/100K's rate)
         bench_ext "$1-100k" throughput --set workloads=l2 --set sizes=100000 \
@@ -300,7 +303,7 @@ if has_part raw; then
     SW_PID=""
     log "raw veth: generator -> sink"
     "$OXFLOW" bench run throughput_raw --out "$RUN/raw" --set "seconds=$WINDOW" \
-        --set "warmup=$WARMUP" --set "search_steps=$STEPS" 2>&1 | tail -n 20 >> "$LOG" || log "raw: FAILED"
+        --set "warmup=$WARMUP" --set "search_steps=$STEPS" --set "repeats=$REPEATS" 2>&1 | tail -n 20 >> "$LOG" || log "raw: FAILED"
 fi
 
 if has_part fwd; then
@@ -313,7 +316,7 @@ if has_part fwd; then
         sleep 1
         if kill -0 "$SW_PID" 2>/dev/null; then
             bench_ext "$f" throughput_raw --set "seconds=$WINDOW" --set "warmup=$WARMUP" \
-                --set "search_steps=$STEPS"
+                --set "search_steps=$STEPS" --set "repeats=$REPEATS"
         else
             log "$f: exited at start: $(tail -n 2 "$RUN/$f.log")"
         fi
@@ -347,6 +350,6 @@ fi
 
 # ---------------------------------------------------------------- report
 python3 scripts/bench_report.py "$RUN" "$MD" "$JSON" \
-    "QUICK=$QUICK PARTS=$PARTS SIZES=$SIZES WORKLOADS=$WORKLOADS TRAFFIC=$TRAFFIC WINDOW=$WINDOW STEPS=$STEPS"
+    "QUICK=$QUICK PARTS=$PARTS SIZES=$SIZES WORKLOADS=$WORKLOADS TRAFFIC=$TRAFFIC WINDOW=$WINDOW STEPS=$STEPS REPEATS=$REPEATS"
 cat "$MD"
 log "wrote $MD and $JSON (raw results: $RUN)"
