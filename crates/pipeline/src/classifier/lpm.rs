@@ -211,6 +211,9 @@ pub struct Lpm {
     form: LpmForm,
     hasher: DefaultHashBuilder,
     contexts: HashTable<Context>,
+    /// The context values and root when there is exactly one context (the
+    /// usual routing table: no hashing per packet then).
+    sole: Option<(Box<[u128]>, u32)>,
     nodes: Vec<Node>,
     free_nodes: Vec<u32>,
     lists: Vec<Option<Same>>,
@@ -242,6 +245,7 @@ impl Lpm {
             form,
             hasher: DefaultHashBuilder::default(),
             contexts: HashTable::new(),
+            sole: None,
             nodes: Vec::new(),
             free_nodes: Vec::new(),
             lists: Vec::new(),
@@ -290,6 +294,17 @@ impl Lpm {
             slot: (1 << rel) - 1 + bits,
             aligned,
         }
+    }
+
+    fn refresh_sole(&mut self) {
+        self.sole = match self.contexts.len() {
+            1 => self
+                .contexts
+                .iter()
+                .next()
+                .map(|c| (c.values.clone(), c.root)),
+            _ => None,
+        };
     }
 
     fn alloc_node(&mut self) -> u32 {
@@ -341,6 +356,7 @@ impl Lpm {
                     },
                     |c| c.hash,
                 );
+                self.refresh_sole();
                 root
             }
         };
@@ -428,6 +444,7 @@ impl Lpm {
                 if let Ok(e) = self.contexts.find_entry(hash, |c| c.root == root) {
                     e.remove();
                 }
+                self.refresh_sole();
                 break;
             };
             self.free_nodes.push(n);
@@ -447,19 +464,27 @@ impl Lpm {
         if !key.present.contains_all(form.required) {
             return Ref::NONE;
         }
-        let mut h = self.hasher.build_hasher();
-        for (f, m) in form.context.iter() {
-            h.write_u128(key_bits(key, *f) & m);
-        }
-        let Some(ctx) = self.contexts.find(h.finish(), |c| {
-            c.values
+        let same = |values: &[u128]| {
+            values
                 .iter()
                 .zip(form.context.iter())
                 .all(|(v, (f, m))| key_bits(key, *f) & m == *v)
-        }) else {
-            return Ref::NONE;
         };
-        let mut n = &self.nodes[ctx.root as usize];
+        let root = match &self.sole {
+            Some((values, root)) if same(values) => *root,
+            Some(_) => return Ref::NONE,
+            None => {
+                let mut h = self.hasher.build_hasher();
+                for (f, m) in form.context.iter() {
+                    h.write_u128(key_bits(key, *f) & m);
+                }
+                match self.contexts.find(h.finish(), |c| same(&c.values)) {
+                    Some(c) => c.root,
+                    None => return Ref::NONE,
+                }
+            }
+        };
+        let mut n = &self.nodes[root as usize];
         if !key.present.contains(form.field) {
             return match self.lists.get(n.slot[0] as usize) {
                 Some(Some(l)) => l.best(),

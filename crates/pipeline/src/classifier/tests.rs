@@ -544,3 +544,72 @@ fn renumbering_keeps_order() {
     k.in_port = 0;
     assert_eq!(t.peek(&k).map(|e| e.cookie), Some(4));
 }
+
+/// Tables whose shapes use more fields than a lookup reads up front
+/// (`tss::UNION_MAX`) read the key per probe: same answers.
+#[test]
+fn many_fields_read_per_probe() {
+    use Field::*;
+    let fields = [
+        InPort, InPhyPort, Metadata, EthDst, EthSrc, EthType, VlanVid, VlanPcp, IpDscp, IpEcn,
+        IpProto, Ipv4Src, Ipv4Dst, TcpSrc, TcpDst, ArpOp, MplsLabel, MplsTc, TunnelId, Ipv6Src,
+    ];
+    // 3 fields: the union is read up front; 20: per probe.
+    for n in [3, fields.len()] {
+        let mut auto = Auto::default();
+        let mut live = Vec::new();
+        for (i, f) in fields.iter().take(n).enumerate() {
+            for j in 0..3u64 {
+                let r = Ref {
+                    rank: Rank::new(i as u16, 3 * i as u64 + j),
+                    handle: (3 * i as u64 + j) as u32,
+                };
+                let m = CompiledMatch::from_fields(vec![FieldMatch {
+                    field: *f,
+                    value: 1 + u128::from(j),
+                    mask: full(*f),
+                }]);
+                auto.insert(r, &m);
+                live.push((r, m));
+            }
+        }
+        assert_eq!(auto.kind(), Kind::Tss);
+        // Keys with every field present, each 1, 2 or 0 by a pattern.
+        for pattern in 0..40u32 {
+            let mut k = FlowKey::new(0);
+            k.present = FieldSet::EMPTY;
+            for (i, f) in fields.iter().enumerate() {
+                let v = u128::from((pattern >> (i % 5)) % 3);
+                k.present.insert(*f);
+                match f {
+                    InPort => k.in_port = v as u32,
+                    InPhyPort => k.in_phy_port = v as u32,
+                    Metadata => k.metadata = v as u64,
+                    EthDst => k.eth_dst[5] = v as u8,
+                    EthSrc => k.eth_src[5] = v as u8,
+                    EthType => k.eth_type = v as u16,
+                    VlanVid => k.vlan_vid = v as u16,
+                    VlanPcp => k.vlan_pcp = v as u8,
+                    IpDscp => k.ip_dscp = v as u8,
+                    IpEcn => k.ip_ecn = v as u8,
+                    IpProto => k.ip_proto = v as u8,
+                    Ipv4Src => k.ipv4_src = v as u32,
+                    Ipv4Dst => k.ipv4_dst = v as u32,
+                    TcpSrc => k.tp_src = v as u16,
+                    TcpDst => k.tp_dst = v as u16,
+                    ArpOp => k.arp_op = v as u16,
+                    MplsLabel => k.mpls_label = v as u32,
+                    MplsTc => k.mpls_tc = v as u8,
+                    TunnelId => k.tunnel_id = v as u64,
+                    Ipv6Src => k.ipv6_src = v,
+                    _ => {}
+                }
+            }
+            assert_eq!(
+                auto.lookup(&k),
+                expected(&live, &k),
+                "n {n} pattern {pattern}"
+            );
+        }
+    }
+}

@@ -7,8 +7,10 @@
 //!   subtables  [Option<Subtable>]   slab, freed slots reused
 //!   by_shape   HashTable<u32>  shape hash -> subtable (strict index, insert)
 //!   order      [(max prio, in_lpm, subtable)]   max prio descending
+//!   order_odd  the same without the in_lpm ones (probed beside a trie)
+//!   union      every field of every shape (read once per packet)
 //!  Subtable
-//!   shape      [(field, mask)], required presence bits
+//!   shape      [(field, mask)], required presence bits, positions in union
 //!   buckets    HashTable<Bucket>        hash of masked values -> Bucket
 //!   prios      BTreeMap<prio, count>    max priority after removals
 //!  Bucket
@@ -20,7 +22,10 @@
 //! table's random-seeded `DefaultHashBuilder` (foldhash), both when an
 //! entry is added (from its match's values) and per packet (from the
 //! key's bits under the shape's masks), so a probe needs no key buffer;
-//! a candidate bucket is confirmed by comparing its values in place.
+//! a candidate bucket is confirmed by comparing its values in place. When
+//! a lookup will probe several subtables, it first reads each field of
+//! `union` from the key once into a fixed array on the stack (at most
+//! `UNION_MAX` fields; bigger unions read the key per probe).
 
 use super::{Ref, Same, Shape};
 use crate::matcher::{key_bits, CompiledMatch, FieldMatch};
@@ -51,6 +56,8 @@ struct Subtable {
     prios: BTreeMap<u16, u32>,
     /// An LPM trie stands for this subtable (lookups may skip it).
     in_lpm: bool,
+    /// Position in `Tss::union` and mask of each shape field.
+    at: Box<[(u8, u128)]>,
 }
 
 impl Subtable {
@@ -78,7 +85,42 @@ impl Subtable {
             })
             .map(|b| b.same.best())
     }
+
+    /// `probe` with the packet's field values read beforehand (`vals`, by
+    /// position in `Tss::union`; absent fields are 0 and fail `required`).
+    #[inline]
+    fn probe_vals(
+        &self,
+        hasher: &DefaultHashBuilder,
+        present: FieldSet,
+        vals: &[u128; UNION_MAX],
+    ) -> Option<Ref> {
+        if !present.contains_all(self.required) {
+            return None;
+        }
+        // Positions are below `UNION_MAX` (a power of two): the mask only
+        // spares a bounds check.
+        let val = |a: u8, m: u128| vals[usize::from(a) & (UNION_MAX - 1)] & m;
+        let mut h = hasher.build_hasher();
+        for (a, m) in self.at.iter() {
+            h.write_u128(val(*a, *m));
+        }
+        self.buckets
+            .find(h.finish(), |b| {
+                b.values
+                    .iter()
+                    .zip(self.at.iter())
+                    .all(|(v, (a, m))| val(*a, *m) == *v)
+            })
+            .map(|b| b.same.best())
+    }
 }
+
+/// Lookups through tables with more than one subtable read each field of
+/// the union of their shapes once per packet (instead of once per
+/// subtable) when the union has at most this many fields (a power of two).
+/// `at` positions are only used then.
+const UNION_MAX: usize = 16;
 
 /// A bucket's match, as the structures rebuilding from the tuple space
 /// see it.
@@ -122,6 +164,10 @@ pub struct Tss {
     free: Vec<u32>,
     by_shape: HashTable<u32>,
     order: Vec<Slot>,
+    /// The slots of `order` not marked `in_lpm`, same order.
+    order_odd: Vec<Slot>,
+    /// Every field of every shape, sorted (see `UNION_MAX`).
+    union: Vec<Field>,
 }
 
 impl Tss {
@@ -177,8 +223,10 @@ impl Tss {
     /// Moves subtable `i` to its place in `order` after its max priority
     /// changed (or to add it).
     fn reorder(&mut self, i: u32) {
-        if let Some(pos) = self.order.iter().position(|o| o.sub == i) {
-            self.order.remove(pos);
+        for list in [&mut self.order, &mut self.order_odd] {
+            if let Some(pos) = list.iter().position(|o| o.sub == i) {
+                list.remove(pos);
+            }
         }
         if let Some(s) = self.sub(i) {
             let slot = Slot {
@@ -188,6 +236,10 @@ impl Tss {
             };
             let pos = self.order.partition_point(|o| o.max >= slot.max);
             self.order.insert(pos, slot);
+            if !slot.in_lpm {
+                let pos = self.order_odd.partition_point(|o| o.max >= slot.max);
+                self.order_odd.insert(pos, slot);
+            }
         }
     }
 
@@ -213,6 +265,7 @@ impl Tss {
                     buckets: HashTable::new(),
                     prios: BTreeMap::new(),
                     in_lpm,
+                    at: Box::default(),
                 };
                 let i = match self.free.pop() {
                     Some(i) => {
@@ -260,7 +313,34 @@ impl Tss {
         if created || sub.max_priority() != old_max {
             self.reorder(i);
         }
+        if created {
+            self.refresh_union();
+        }
         created
+    }
+
+    /// Recomputes `union` and every subtable's positions in it (when a
+    /// shape comes or goes: O(shapes x fields)).
+    fn refresh_union(&mut self) {
+        let mut union: Vec<Field> = self
+            .subtables
+            .iter()
+            .flatten()
+            .flat_map(|s| s.shape.iter().map(|(f, _)| *f))
+            .collect();
+        union.sort();
+        union.dedup();
+        for sub in self.subtables.iter_mut().flatten() {
+            sub.at = sub
+                .shape
+                .iter()
+                .map(|(f, m)| {
+                    let p = union.binary_search(f).map_or(UNION_MAX - 1, |p| p);
+                    (p.min(UNION_MAX - 1) as u8, *m)
+                })
+                .collect();
+        }
+        self.union = union;
     }
 
     /// Removes an entry: `None` if absent, else whether its subtable went
@@ -301,6 +381,7 @@ impl Tss {
                 e.remove();
             }
             self.reorder(i);
+            self.refresh_union();
             return Some(true);
         }
         if sub.max_priority() != old_max {
@@ -339,12 +420,33 @@ impl Tss {
     #[inline]
     pub fn lookup_with(&self, key: &FlowKey, start: Ref, skip_lpm: bool) -> Ref {
         let mut best = start.better(self.lookup_any());
-        for o in &self.order {
+        let order = if skip_lpm {
+            &self.order_odd
+        } else {
+            &self.order
+        };
+        if order.len() > 1 && self.union.len() <= UNION_MAX {
+            // Several probes: read the packet's fields once.
+            let mut vals = [0u128; UNION_MAX];
+            for (v, f) in vals.iter_mut().zip(&self.union) {
+                if key.present.contains(*f) {
+                    *v = key_bits(key, *f);
+                }
+            }
+            for o in order {
+                if o.max < best.rank.priority() {
+                    break;
+                }
+                let Some(sub) = self.sub(o.sub) else { continue };
+                if let Some(r) = sub.probe_vals(&self.hasher, key.present, &vals) {
+                    best = best.better(r);
+                }
+            }
+            return best;
+        }
+        for o in order {
             if o.max < best.rank.priority() {
                 break;
-            }
-            if skip_lpm && o.in_lpm {
-                continue;
             }
             let Some(sub) = self.sub(o.sub) else { continue };
             if let Some(r) = sub.probe(&self.hasher, key) {
@@ -364,6 +466,7 @@ impl Tss {
                 o.in_lpm = sub.in_lpm;
             }
         }
+        self.order_odd = self.order.iter().filter(|o| !o.in_lpm).copied().collect();
     }
 
     /// Number of subtables marked `in_lpm`.
