@@ -296,7 +296,7 @@ if has_part pipeline; then
     log "pipeline only"
     taskset -c 0,1 "$OXFLOW" bench run pipeline --out "$RUN/pipeline" \
         --set "workloads=$WORKLOADS" --set "sizes=$SIZES" --set "traffic=$TRAFFIC" \
-        --set "seconds=$PIPE_SECONDS" --set workers=2 2>&1 | tail -n 40 >> "$LOG" || log "pipeline: FAILED"
+        --set "seconds=$PIPE_SECONDS" --set replicas=2 2>&1 | tail -n 40 >> "$LOG" || log "pipeline: FAILED"
 fi
 
 if has_part raw; then

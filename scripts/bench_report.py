@@ -173,19 +173,25 @@ def main():
         lines.append("")
 
     # --- pipeline only
-    pr = table(load(run, "pipeline"), "pipeline")
+    pres = load(run, "pipeline")
+    pr = table(pres, "pipeline")
     out["pipeline"] = pr
+    cls = {}
+    for c in table(pres, "classifiers"):
+        cls.setdefault(c["workload"], []).append(
+            f"t{c['table']}:{c['classifier']}({c['entries']})")
     if pr:
         one = {r["workload"]: r for r in pr if r["workers"] == 1}
         many = {r["workload"]: r for r in pr if r["workers"] > 1}
         lines += ["## Pipeline only (no I/O)", "",
-                  "| workload | Mpps (1 core) | ns/packet | Mpps (2 workers) | scaling |",
-                  "|---|---|---|---|---|"]
+                  "| workload | Mpps (1 core) | ns/packet | Mpps (2 workers) | scaling | tables |",
+                  "|---|---|---|---|---|---|"]
         for w, r in one.items():
             m = many.get(w)
             lines.append(f"| {w} | {fmt(r['mpps'], 2)} | {fmt(r['ns_per_packet'], 1)} | "
                          f"{fmt(m['mpps'] if m else None, 2)} | "
-                         f"{fmt(ratio(m['mpps'], r['mpps']) if m else None, 2)} |")
+                         f"{fmt(ratio(m['mpps'], r['mpps']) if m else None, 2)} | "
+                         f"{' '.join(cls.get(w.removesuffix('/tse'), []))} |")
         lines.append("")
 
     notes = []

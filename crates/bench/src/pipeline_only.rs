@@ -81,6 +81,9 @@ pub struct Measurement {
     pub ns_per_packet: f64,
     /// Packets that were not forwarded exactly once (should be 0).
     pub not_forwarded: u64,
+    /// The lookup structure of every non-empty table: (table id,
+    /// entries, classifier kind as `FlowTable::classifier_kind` names it).
+    pub classifiers: Vec<(u8, usize, &'static str)>,
 }
 
 /// Runs `frames` through `p` for `warmup + duration` on the calling thread.
@@ -146,6 +149,12 @@ pub fn measure(w: &Workload, workers: usize, duration: Duration) -> Result<Measu
     if w.frames.is_empty() {
         bail!("{}: no frames", w.name());
     }
+    let classifiers = p
+        .tables()
+        .iter()
+        .filter(|t| !t.is_empty())
+        .map(|t| (t.id, t.len(), t.classifier_kind()))
+        .collect();
     let workers = workers.max(1);
     let cores = crate::switch::cores();
     let tallies: Vec<Tally> = std::thread::scope(|s| {
@@ -190,11 +199,14 @@ pub fn measure(w: &Workload, workers: usize, duration: Duration) -> Result<Measu
             f64::INFINITY
         },
         not_forwarded: packets.abs_diff(forwarded),
+        classifiers,
     })
 }
 
 /// The `pipeline` experiment: every workload and size from memory, one
-/// worker and (with `workers=2`) two, no switch and no I/O.
+/// worker and (with `replicas=2`, the default) two, no switch and no I/O.
+/// (The parameter is not called `workers`: that name is the framework's
+/// oxflow worker count.)
 #[derive(Debug, Default)]
 pub struct PipelineExperiment {
     rows: Vec<Measurement>,
@@ -222,9 +234,9 @@ impl Experiment for PipelineExperiment {
             ParamSpec::new("sizes", "100,1000,10000,100000", "entries per workload"),
             ParamSpec::new("traffic", "spread,tse", "traffic modes (spread, tse)"),
             ParamSpec::new(
-                "workers",
+                "replicas",
                 "2",
-                "also measure this many worker threads (1: one worker only)",
+                "also measure this many worker threads, each with its own pipeline replica (1: one worker only)",
             ),
             ParamSpec::new("seconds", "1", "measured seconds per run (after warm-up)"),
         ]
@@ -238,7 +250,7 @@ impl Experiment for PipelineExperiment {
         let kinds: Vec<Kind> = ctx.params.list("workloads")?;
         let sizes: Vec<usize> = ctx.params.list("sizes")?;
         let modes: Vec<Traffic> = ctx.params.list("traffic")?;
-        self.workers = ctx.param::<usize>("workers")?.max(1);
+        self.workers = ctx.param::<usize>("replicas")?.max(1);
         let seconds: f64 = ctx.param("seconds")?;
         if !(seconds > 0.0 && seconds < 3600.0) {
             bail!("seconds={seconds}: want a positive number of seconds");
@@ -306,6 +318,26 @@ impl Experiment for PipelineExperiment {
                 "not_forwarded",
             ],
             rows,
+        );
+        let lookup = self
+            .rows
+            .iter()
+            .filter(|m| m.workers == 1 && m.traffic == Traffic::Spread)
+            .flat_map(|m| {
+                m.classifiers.iter().map(|(t, n, k)| {
+                    vec![
+                        m.workload.clone().into(),
+                        (*t).into(),
+                        (*n).into(),
+                        (*k).into(),
+                    ]
+                })
+            })
+            .collect();
+        r.table(
+            "classifiers",
+            &["workload", "table", "entries", "classifier"],
+            lookup,
         );
         for m in self.rows.iter().filter(|m| m.workers == 1) {
             r.scalar(&format!("{}_mpps", m.workload), m.mpps, "Mpps");
@@ -378,6 +410,8 @@ mod tests {
                 );
                 assert_eq!(m.not_forwarded, 0, "{}", m.workload);
                 assert!(m.mpps > 0.0 && m.ns_per_packet.is_finite());
+                let entries: usize = m.classifiers.iter().map(|c| c.1).sum();
+                assert_eq!(entries, w.n_flows(), "{}", m.workload);
             }
         }
     }

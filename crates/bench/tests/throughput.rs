@@ -53,7 +53,7 @@ fn pipeline_experiment() {
             "sizes=100".into(),
             "traffic=spread,tse".into(),
             "seconds=0.05".into(),
-            "workers=2".into(),
+            "replicas=2".into(),
         ],
         config: None,
     };
