@@ -29,7 +29,7 @@ use xsk_rs::{CompQueue, FillQueue, FrameDesc, RxQueue, Socket, TxQueue, Umem};
 
 const BATCH: usize = 64;
 /// Frames in the UMEM; also the size of every ring.
-const FRAMES: u32 = 1024;
+const FRAMES: u32 = 4096;
 
 struct Fwd {
     rx: RxQueue,
