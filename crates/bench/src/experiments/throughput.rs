@@ -246,6 +246,9 @@ impl Gen {
                 cmd.stdin(Stdio::null())
                     .stdout(Stdio::null())
                     .stderr(Stdio::null());
+                // Its own process group: trafgen forks its senders, and
+                // stopping must reach them all.
+                std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
                 let child = cmd
                     .spawn()
                     .map_err(|e| BenchError(format!("starting trafgen: {e}")))?;
@@ -271,20 +274,25 @@ impl Running {
                 let _ = handle.join();
             }
             Running::Trafgen(mut c) => {
-                if let Ok(pid) = i32::try_from(c.id()) {
-                    let _ = nix::sys::signal::kill(
-                        nix::unistd::Pid::from_raw(pid),
-                        nix::sys::signal::Signal::SIGINT,
-                    );
-                }
+                // The group trafgen leads (see `Gen::start`).
+                let group = i32::try_from(c.id())
+                    .ok()
+                    .map(|pid| nix::unistd::Pid::from_raw(-pid));
+                let signal = |sig| {
+                    if let Some(g) = group {
+                        let _ = nix::sys::signal::kill(g, sig);
+                    }
+                };
+                signal(nix::sys::signal::Signal::SIGINT);
                 let deadline = Instant::now() + Duration::from_secs(3);
                 while Instant::now() < deadline {
                     if let Ok(Some(_)) = c.try_wait() {
-                        return;
+                        break;
                     }
                     std::thread::sleep(Duration::from_millis(20));
                 }
-                let _ = c.kill();
+                // Whatever is left of the group (forked senders).
+                signal(nix::sys::signal::Signal::SIGKILL);
                 let _ = c.wait();
             }
         }
