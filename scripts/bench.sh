@@ -9,6 +9,8 @@
 #                              (full: 4 sizes, 2 s windows, 6 steps, median of 3 max-rate runs)
 #   PARTS=pipeline,oxflow make bench      only some parts (see PARTS below)
 #   SIZES=100,1000 WORKLOADS=l2,l3 make bench
+#   OXFLOW_CONFIG_EXTRA='afpacket_rx = "recvmmsg"' make bench   extra top-level
+#                              lines for oxflow's config (e.g. its low-latency receive mode)
 #
 # Topology (prefix obw; created here, deleted on exit):
 #
@@ -143,6 +145,7 @@ listeners = ["ptcp:6634:127.0.0.1"]
 reconnect_initial = 1
 reconnect_max = 1
 port_backend = "$1"
+${OXFLOW_CONFIG_EXTRA:-}
 
 [[port]]
 interface = "${P}s1"
