@@ -1,7 +1,8 @@
 //! I/O ceiling for the AF_PACKET backend: forwards every frame received on
-//! IN out of OUT, with no parsing and no pipeline (TPACKET_V3 receive ring,
-//! copied into reused buffers, `sendmmsg` transmit: the same I/O path the
-//! switch uses; `FWD_AFPACKET_RX=recvmmsg` receives with `recvmmsg`).
+//! IN out of OUT, with no parsing and no pipeline (the backend's default
+//! TPACKET_V2 frame ring, copied into reused buffers, `sendmmsg` transmit:
+//! the same I/O path the switch uses). `FWD_AFPACKET_RX=blocks` receives
+//! through the TPACKET_V3 block ring, `=recvmmsg` with `recvmmsg`.
 //! `make bench` compares the switch against it.
 //!
 //! ```text
@@ -14,14 +15,17 @@
 mod fwd_common;
 
 use fwd_common::{parse_args, wait_readable, Meter, SPIN_ROUNDS};
-use ports::{AfPacket, AfPacketOpts, PacketBuf, Port, BATCH};
+use ports::{AfPacket, AfPacketOpts, PacketBuf, Port, RxMode, BATCH};
 
 fn main() -> std::io::Result<()> {
     let a = parse_args("fwd_afpacket");
-    // FWD_AFPACKET_RX=recvmmsg: receive with recvmmsg instead of the
-    // TPACKET_V3 ring (the backend's two receive modes).
+    // FWD_AFPACKET_RX: the backend's receive mode (module comment).
     let opts = AfPacketOpts {
-        rx_ring: std::env::var_os("FWD_AFPACKET_RX").is_none_or(|v| v != "recvmmsg"),
+        rx: match std::env::var("FWD_AFPACKET_RX").as_deref() {
+            Ok("recvmmsg") => RxMode::Recvmmsg,
+            Ok("blocks") => RxMode::BlockRing,
+            _ => RxMode::FrameRing,
+        },
         ..AfPacketOpts::default()
     };
     let mut rx = AfPacket::open(&a.input, &opts)?;

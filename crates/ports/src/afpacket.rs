@@ -1,25 +1,29 @@
-//! AF_PACKET backend: any Linux interface, a TPACKET_V3 ring or
-//! `recvmmsg` for receive, `sendmmsg` for transmit.
+//! AF_PACKET backend: any Linux interface, a TPACKET_V2 frame ring (or a
+//! TPACKET_V3 block ring, or `recvmmsg`) for receive, `sendmmsg` for
+//! transmit.
 //!
-//! # Receive: the ring (default) or `recvmmsg`
+//! # Receive ([`RxMode`])
 //!
-//! The TPACKET_V3 ring (below; [`AfPacketOpts::rx_ring`], the default)
-//! needs no system call per batch under load, and the kernel copies each
-//! frame into it on the CPU that received it. But the kernel hands a block
-//! over only when it is full or its timeout expires, so a lone frame (a
-//! ping) waits up to `block_timeout_ms`: measured here, one hop costs
-//! ~0.9 ms median through the ring against ~7 µs with `recvmmsg`, while
-//! a forwarder under load moved 1.5-2.5x more frames with the ring.
+//! - **Frame ring** (TPACKET_V2, the default): `block_nr` blocks cut into
+//!   slots of `frame_size` bytes, one frame per slot, each with its own
+//!   status word ([`FrameRing`]). The kernel hands over every frame as soon
+//!   as it is written and wakes the socket, and reading costs no system
+//!   call. A frame too big for a slot (a TSO super-frame with `vnet_hdr`)
+//!   arrives truncated with `TP_STATUS_COPY` and whole on the socket queue
+//!   (`PACKET_COPY_THRESH`), where we read it with `recvmmsg` in its turn.
+//! - **Block ring** (TPACKET_V3, below): frames packed tightly into blocks,
+//!   no system call either, but the kernel hands a block over only when it
+//!   is full or its timeout expires, so a lone frame (a ping) waits up to
+//!   `block_timeout_ms`: measured here one hop took ~0.9 ms median against
+//!   ~7 µs with `recvmmsg`.
+//! - **`recvmmsg`**: a batch is one system call straight into the caller's
+//!   [`PacketBuf`]s (the kernel's copy is the only one), with
+//!   `PACKET_AUXDATA` control messages for the stripped VLAN tag and the
+//!   source address for the packet type ([`RxMsgs`], arrays allocated
+//!   once; frames a batch skips are compacted away by swapping buffers).
+//!   Under load here it forwarded 1.5-2.5x less than the block ring.
 //!
-//! With `rx_ring` off, a batch is one `recvmmsg` of up to [`BATCH`] frames
-//! straight into the caller's [`PacketBuf`]s (the kernel's copy is the
-//! only one), with `PACKET_AUXDATA` control messages for the stripped VLAN
-//! tag and the source address for the packet type. Each frame is readable
-//! the moment it arrives. The `recvmmsg` arrays are allocated once
-//! ([`RxMsgs`]); frames a batch skips (our own outgoing ones, truncated
-//! ones) are compacted away by swapping buffers.
-//!
-//! # The receive ring
+//! # The block ring
 //!
 //! `PACKET_RX_RING` with `TPACKET_V3` gives a ring of `block_nr` blocks of
 //! `block_size` bytes each, shared with the kernel through one `mmap`:
@@ -121,7 +125,10 @@ use crate::{Port, PortRx, PortStats, PortTx, RxCounters, TxCounters, BATCH};
 
 const ETH_P_ALL: u16 = 0x0003;
 const ETH_P_8021Q: u16 = 0x8100;
+const TPACKET_V2: libc::c_int = 1;
 const TPACKET_V3: libc::c_int = 2;
+/// `PACKET_COPY_THRESH` socket option.
+const PACKET_COPY_THRESH: libc::c_int = 7;
 /// `PACKET_FANOUT` flag: the kernel picks a free group id (Linux >= 4.5).
 const PACKET_FANOUT_FLAG_UNIQUEID: i32 = 0x2000;
 
@@ -146,13 +153,26 @@ pub struct AfPacketOpts {
     /// Segmentation offload aware mode (`PACKET_VNET_HDR`, module
     /// comment): frames up to [`VNET_MAX_FRAME`] bytes.
     pub vnet_hdr: bool,
-    /// Receive through a TPACKET_V3 ring (`block_*`, `frame_size`; the
-    /// default) instead of `recvmmsg` (module comment: fewer system calls,
-    /// but up to `block_timeout_ms` of delay for a lone frame).
-    pub rx_ring: bool,
+    /// How the socket receives (module comment).
+    pub rx: RxMode,
     /// Socket receive buffer in bytes without the ring (`SO_RCVBUFFORCE`,
     /// else `SO_RCVBUF` as far as the system allows).
     pub rcvbuf: u32,
+}
+
+/// How an [`AfPacket`] socket receives (module comment, "Receive").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RxMode {
+    /// TPACKET_V2 ring of `frame_size` slots; larger frames through the
+    /// socket queue (`PACKET_COPY_THRESH`). No system call per batch, each
+    /// frame at once.
+    #[default]
+    FrameRing,
+    /// TPACKET_V3 ring of `block_size` blocks: frames packed tightly, but a
+    /// block is handed over when full or after `block_timeout_ms`.
+    BlockRing,
+    /// `recvmmsg` into the caller's buffers: one system call per batch.
+    Recvmmsg,
 }
 
 /// Largest frame a `vnet_hdr` port delivers: a 64 KiB IP packet behind an
@@ -171,7 +191,7 @@ impl Default for AfPacketOpts {
             promisc: true,
             fanout: None,
             vnet_hdr: false,
-            rx_ring: true,
+            rx: RxMode::FrameRing,
             rcvbuf: 8 << 20,
         }
     }
@@ -358,6 +378,9 @@ unsafe impl Send for RxSocket {}
 enum RxPath {
     Msgs(RxMsgs),
     Ring(RxRing),
+    /// The V2 ring, and the `recvmmsg` arrays for frames it copied to the
+    /// socket queue.
+    Frames(FrameRing, RxMsgs),
 }
 
 impl RxSocket {
@@ -365,6 +388,7 @@ impl RxSocket {
         let (n, bytes, dropped, errors) = match &mut self.path {
             RxPath::Msgs(m) => m.batch(self.fd.as_raw_fd(), bufs),
             RxPath::Ring(r) => ring_batch(r, bufs),
+            RxPath::Frames(r, m) => r.batch(self.fd.as_raw_fd(), m, bufs),
         };
         self.counters.add(n as u64, bytes, dropped, errors);
         n
@@ -563,6 +587,193 @@ fn complete_vnet(h: &VnetHdr, buf: &mut PacketBuf, shift: usize) -> bool {
         }
         true
     }
+}
+
+/// The mmap'd TPACKET_V2 receive ring (module comment): `frame_nr` slots of
+/// `frame_size` bytes, `per_block` to a block, each starting with its own
+/// `tpacket2_hdr` whose status word passes the slot between the kernel and
+/// us:
+///
+/// ```text
+///  slot: | tpacket2_hdr (32) | sockaddr_ll | [virtio_net_hdr] | frame ... |
+///          tp_status, tp_len, tp_snaplen, tp_mac, .., tp_vlan_tci/tpid
+/// ```
+///
+/// A frame that does not fit a slot arrives truncated with
+/// `TP_STATUS_COPY`, and whole on the socket queue (`PACKET_COPY_THRESH`),
+/// where we read it in the same order.
+struct FrameRing {
+    map: *mut u8,
+    map_len: usize,
+    block_size: usize,
+    frame_size: usize,
+    per_block: usize,
+    frame_nr: usize,
+    /// Slot we read next.
+    cur: usize,
+    vnet: bool,
+}
+
+impl FrameRing {
+    fn slot(&self, i: usize) -> *mut u8 {
+        let off = (i / self.per_block) * self.block_size + (i % self.per_block) * self.frame_size;
+        // SAFETY: i < frame_nr, so the slot lies inside the mapping.
+        unsafe { self.map.add(off) }
+    }
+
+    /// The status word of slot `i`, shared with the kernel.
+    fn status(&self, i: usize) -> &AtomicU32 {
+        // SAFETY: a slot starts with the 4-aligned tp_status word, which
+        // lives as long as the mapping (&self); the kernel writes it
+        // concurrently, hence atomic.
+        unsafe { &*(self.slot(i) as *const AtomicU32) }
+    }
+
+    fn batch(
+        &mut self,
+        fd: RawFd,
+        msgs: &mut RxMsgs,
+        bufs: &mut [PacketBuf],
+    ) -> (usize, u64, u64, u64) {
+        let (mut bytes, mut dropped, mut errors) = (0u64, 0u64, 0u64);
+        let mut n = 0;
+        while n < bufs.len() {
+            let st = self.status(self.cur).load(Ordering::Acquire);
+            if st & libc::TP_STATUS_USER == 0 {
+                break;
+            }
+            fence(Ordering::Acquire);
+            let got = if st & libc::TP_STATUS_COPY != 0 {
+                // The whole frame waits on the socket queue.
+                let (k, b, d, e) = msgs.batch(fd, &mut bufs[n..n + 1]);
+                dropped += d;
+                errors += e;
+                (k == 1).then_some(b as usize)
+            } else {
+                match self.take(st, &mut bufs[n]) {
+                    Frame::Got(len) => Some(len),
+                    Frame::Skipped => None,
+                    Frame::Dropped => {
+                        dropped += 1;
+                        None
+                    }
+                    Frame::Invalid | Frame::Corrupt => {
+                        errors += 1;
+                        None
+                    }
+                }
+            };
+            self.status(self.cur)
+                .store(libc::TP_STATUS_KERNEL, Ordering::Release);
+            self.cur = (self.cur + 1) % self.frame_nr;
+            if let Some(len) = got {
+                bytes += len as u64;
+                n += 1;
+            }
+        }
+        (n, bytes, dropped, errors)
+    }
+
+    /// Copies the frame of slot `cur` (status `st`) into `buf`.
+    fn take(&self, st: u32, buf: &mut PacketBuf) -> Frame {
+        // tpacket2_hdr: tp_len@4, tp_snaplen@8, tp_mac@12 (u16),
+        // tp_vlan_tci@24, tp_vlan_tpid@26; sockaddr_ll at 32.
+        const SLL_PKTTYPE: usize = 32 + 10;
+        let slot = self.slot(self.cur) as *const u8;
+        let fs = self.frame_size;
+        let len = RxRing::read_u32(slot, 4) as usize;
+        let snaplen = RxRing::read_u32(slot, 8) as usize;
+        let mac = RxRing::read_u16(slot, 12) as usize;
+        if mac.checked_add(snaplen).is_none_or(|end| end > fs) || snaplen < 14 || mac <= SLL_PKTTYPE
+        {
+            return Frame::Corrupt;
+        }
+        // SAFETY: SLL_PKTTYPE < mac <= frame_size: inside the slot.
+        if unsafe { *slot.add(SLL_PKTTYPE) } == libc::PACKET_OUTGOING {
+            return Frame::Skipped;
+        }
+        if snaplen < len {
+            return Frame::Dropped;
+        }
+        // SAFETY: mac..mac+snaplen is inside the slot (checked), which the
+        // kernel handed to us (status USER, read with Acquire) and does not
+        // touch until we give it back.
+        let frame = unsafe { std::slice::from_raw_parts(slot.add(mac), snaplen) };
+        let mut shift = 0;
+        if st & libc::TP_STATUS_VLAN_VALID != 0 {
+            let tci = RxRing::read_u16(slot, 24);
+            let tpid = if st & libc::TP_STATUS_VLAN_TPID_VALID != 0 {
+                RxRing::read_u16(slot, 26)
+            } else {
+                ETH_P_8021Q
+            };
+            buf.clear();
+            let Ok(dst) = buf.push_back(snaplen + 4) else {
+                return Frame::Dropped;
+            };
+            dst[..12].copy_from_slice(&frame[..12]);
+            dst[12..14].copy_from_slice(&tpid.to_be_bytes());
+            dst[14..16].copy_from_slice(&tci.to_be_bytes());
+            dst[16..].copy_from_slice(&frame[12..]);
+            shift = 4;
+        } else if buf.set(frame).is_err() {
+            return Frame::Dropped;
+        }
+        if self.vnet && !RxRing::apply_vnet(slot, mac, buf, shift) {
+            return Frame::Invalid;
+        }
+        Frame::Got(buf.len())
+    }
+}
+
+impl Drop for FrameRing {
+    fn drop(&mut self) {
+        // SAFETY: map/map_len are exactly what mmap returned; nothing
+        // borrows the ring any more.
+        unsafe { libc::munmap(self.map.cast(), self.map_len) };
+    }
+}
+
+/// Sets up and maps the TPACKET_V2 receive ring of socket `s`.
+fn open_frame_ring(s: RawFd, name: &str, opts: &AfPacketOpts) -> io::Result<FrameRing> {
+    setsockopt(s, libc::SOL_PACKET, libc::PACKET_VERSION, &TPACKET_V2)
+        .map_err(|e| ctx(e, "PACKET_VERSION", name))?;
+    let frame_size = opts.frame_size.max(256);
+    let per_block = (opts.block_size / frame_size).max(1);
+    let req = libc::tpacket_req {
+        tp_block_size: opts.block_size,
+        tp_block_nr: opts.block_nr,
+        tp_frame_size: frame_size,
+        tp_frame_nr: per_block * opts.block_nr,
+    };
+    setsockopt(s, libc::SOL_PACKET, libc::PACKET_RX_RING, &req)
+        .map_err(|e| ctx(e, "PACKET_RX_RING", name))?;
+    let map_len = opts.block_size as usize * opts.block_nr as usize;
+    // SAFETY: maps the ring the kernel just allocated for this socket;
+    // the result is checked against MAP_FAILED.
+    let map = unsafe {
+        libc::mmap(
+            ptr::null_mut(),
+            map_len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED | libc::MAP_POPULATE,
+            s,
+            0,
+        )
+    };
+    if map == libc::MAP_FAILED {
+        return Err(ctx(io::Error::last_os_error(), "mmap ring", name));
+    }
+    Ok(FrameRing {
+        map: map.cast(),
+        map_len,
+        block_size: opts.block_size as usize,
+        frame_size: frame_size as usize,
+        per_block: per_block as usize,
+        frame_nr: (per_block * opts.block_nr) as usize,
+        cur: 0,
+        vnet: opts.vnet_hdr,
+    })
 }
 
 /// One receive batch from the TPACKET_V3 ring; returns (frames, bytes,
@@ -806,16 +1017,25 @@ fn open_socket(name: &str, opts: &AfPacketOpts) -> io::Result<Opened> {
             .map_err(|e| ctx(e, "PACKET_VNET_HDR", name))?;
     }
 
-    let path = if opts.rx_ring {
-        RxPath::Ring(open_ring(s, name, opts)?)
-    } else {
+    let socket_queue = |s: RawFd| -> io::Result<RxMsgs> {
         setsockopt(s, libc::SOL_PACKET, PACKET_AUXDATA, &1i32)
             .map_err(|e| ctx(e, "PACKET_AUXDATA", name))?;
         let size = opts.rcvbuf.min(i32::MAX as u32) as i32;
         if setsockopt(s, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, &size).is_err() {
             let _ = setsockopt(s, libc::SOL_SOCKET, libc::SO_RCVBUF, &size);
         }
-        RxPath::Msgs(RxMsgs::new(opts.vnet_hdr))
+        Ok(RxMsgs::new(opts.vnet_hdr))
+    };
+    let path = match opts.rx {
+        RxMode::BlockRing => RxPath::Ring(open_ring(s, name, opts)?),
+        RxMode::Recvmmsg => RxPath::Msgs(socket_queue(s)?),
+        RxMode::FrameRing => {
+            // Frames too big for a slot are queued on the socket whole.
+            let msgs = socket_queue(s)?;
+            setsockopt(s, libc::SOL_PACKET, PACKET_COPY_THRESH, &1i32)
+                .map_err(|e| ctx(e, "PACKET_COPY_THRESH", name))?;
+            RxPath::Frames(open_frame_ring(s, name, opts)?, msgs)
+        }
     };
     let rx = RxSocket {
         path,

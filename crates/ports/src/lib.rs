@@ -66,7 +66,7 @@ pub mod xdp;
 use std::io;
 use std::os::fd::RawFd;
 
-pub use afpacket::{AfPacket, AfPacketOpts, AfPacketRx, VNET_MAX_FRAME};
+pub use afpacket::{AfPacket, AfPacketOpts, AfPacketRx, RxMode, VNET_MAX_FRAME};
 pub use mem::MemPort;
 pub use netlink::{LinkEvent, LinkMonitor};
 pub use packet::PacketBuf;

@@ -908,11 +908,17 @@ fn xdp_port_refuses_an_mtu_its_frames_cannot_hold() {
 }
 
 #[test]
-fn recvmmsg_receive_mode_is_byte_exact_with_tags_and_super_frames() {
+fn recvmmsg_and_block_ring_modes_are_byte_exact_with_tags_and_super_frames() {
+    for mode in [ports::RxMode::Recvmmsg, ports::RxMode::BlockRing] {
+        other_receive_mode(mode);
+    }
+}
+
+fn other_receive_mode(mode: ports::RxMode) {
     let ns = Netns::new();
     ns.veth("va", "vb");
     let ring = AfPacketOpts {
-        rx_ring: false,
+        rx: mode,
         vnet_hdr: true,
         ..AfPacketOpts::default()
     };

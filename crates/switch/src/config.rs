@@ -18,8 +18,9 @@
 //! poll_mode = "adaptive"               # idle workers: adaptive (spin, then sleep) | busy
 //! gso = true                           # AF_PACKET ports pass TCP segments larger than
 //!                                      # the MTU (PACKET_VNET_HDR); false: MTU frames only
-//! afpacket_rx = "ring"                 # AF_PACKET receive: ring (TPACKET_V3, fewer system
-//!                                      # calls) | recvmmsg (no ~1 ms block delay per frame)
+//! afpacket_rx = "ring"                 # AF_PACKET receive: ring (TPACKET_V2 frame ring) |
+//!                                      # blocks (TPACKET_V3: up to ~1 ms delay per lone
+//!                                      # frame) | recvmmsg (one system call per batch)
 //!
 //! [[port]]                             # OpenFlow ports 1, 2, ... in order
 //! name = "h1"                          # optional, defaults to the interface
@@ -246,13 +247,15 @@ impl FromStr for PollMode {
     }
 }
 
-/// How AF_PACKET ports receive (see `ports::afpacket`).
+/// How AF_PACKET ports receive (`ports::RxMode`, see `ports::afpacket`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum AfPacketRx {
-    /// TPACKET_V3 ring: no system call per batch under load, but a lone
-    /// frame waits for the block timeout (about a millisecond).
+    /// TPACKET_V2 frame ring: no system call per batch, every frame at once.
     #[default]
     Ring,
+    /// TPACKET_V3 block ring: frames packed in blocks, but a lone frame
+    /// waits for the block timeout (about a millisecond).
+    Blocks,
     /// `recvmmsg`: one system call per batch, every frame at once.
     Recvmmsg,
 }
@@ -262,9 +265,10 @@ impl FromStr for AfPacketRx {
     fn from_str(s: &str) -> Result<Self, String> {
         match s {
             "ring" => Ok(AfPacketRx::Ring),
+            "blocks" => Ok(AfPacketRx::Blocks),
             "recvmmsg" => Ok(AfPacketRx::Recvmmsg),
             _ => Err(format!(
-                "unknown afpacket_rx \"{s}\" (expected ring or recvmmsg)"
+                "unknown afpacket_rx \"{s}\" (expected ring, blocks or recvmmsg)"
             )),
         }
     }
@@ -735,7 +739,7 @@ backend = "afpacket"
         assert_eq!(c.afpacket_rx, AfPacketRx::Recvmmsg);
         assert_eq!(
             err("afpacket_rx = \"mmap\""),
-            "oxflow.toml:1:15: unknown afpacket_rx \"mmap\" (expected ring or recvmmsg)"
+            "oxflow.toml:1:15: unknown afpacket_rx \"mmap\" (expected ring, blocks or recvmmsg)"
         );
         let c =
             Config::parse("[[port]]\ninterface = \"a\"\nbackend = \"xdp\"\n", "x.toml").unwrap();

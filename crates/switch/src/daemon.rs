@@ -53,7 +53,7 @@ use std::time::{Duration, Instant};
 use ofp::message::Message;
 use ofp::port::port_no;
 use ofp::OfpMessage;
-use ports::{AfPacket, AfPacketOpts, Port, TapPort, XdpOpts, XdpPort};
+use ports::{AfPacket, AfPacketOpts, Port, RxMode, TapPort, XdpOpts, XdpPort};
 use tokio::sync::mpsc;
 use tracing::{info, warn};
 
@@ -195,17 +195,20 @@ fn open_afpacket(
     no: u32,
     pc: &config::PortConfig,
 ) -> Result<Box<dyn Port>, String> {
-    let ring = config.afpacket_rx == config::AfPacketRx::Ring;
+    let (rx, rx_name) = match config.afpacket_rx {
+        config::AfPacketRx::Ring => (RxMode::FrameRing, ""),
+        config::AfPacketRx::Blocks => (RxMode::BlockRing, ", block ring"),
+        config::AfPacketRx::Recvmmsg => (RxMode::Recvmmsg, ", recvmmsg"),
+    };
     let opts = AfPacketOpts {
         vnet_hdr: config.gso,
-        rx_ring: ring,
+        rx,
         ..AfPacketOpts::default()
     };
     let p = AfPacket::open(&pc.interface, &opts).map_err(|e| e.to_string())?;
     let how = format!(
-        "AF_PACKET{}{}",
-        if config.gso { ", GSO" } else { "" },
-        if ring { "" } else { ", recvmmsg" }
+        "AF_PACKET{}{rx_name}",
+        if config.gso { ", GSO" } else { "" }
     );
     log_port(no, pc, &p, &how);
     Ok(Box::new(p))
