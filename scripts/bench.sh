@@ -4,8 +4,8 @@
 # item 6), then prints a table and writes results/bench-<date>.md + .json.
 # NOT part of `make test` (it takes minutes and needs root).
 #
-#   make bench                 everything (about 30-60 minutes here)
-#   make bench QUICK=1         sizes 100 and 10000, short windows, 3 search steps, 1 repeat
+#   make bench                 everything (about an hour here: 3 switches x 34 workload rows)
+#   make bench QUICK=1         sizes 100 and 10000, short windows, 3 search steps, 1 repeat (~12 min)
 #                              (full: 4 sizes, 2 s windows, 6 steps, median of 3 max-rate runs)
 #   PARTS=pipeline,oxflow make bench      only some parts (see PARTS below)
 #   SIZES=100,1000 WORKLOADS=l2,l3 make bench
