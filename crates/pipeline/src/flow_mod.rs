@@ -4,7 +4,7 @@
 
 use crate::matcher::CompiledMatch;
 use crate::program::Program;
-use crate::table::{FlowEntry, Nanos};
+use crate::table::{FlowEntry, FlowTable, Nanos};
 use crate::Pipeline;
 use ofp::action::Action;
 use ofp::error::{
@@ -276,7 +276,7 @@ impl Pipeline {
     /// (reason IDLE_TIMEOUT or HARD_TIMEOUT).
     pub fn expire(&mut self, now: Nanos) -> Vec<RemovedFlow> {
         let mut removed = Vec::new();
-        for t in &mut self.tables {
+        for t in self.tables.iter_mut().filter(|t| t.has_timeouts()) {
             let id = t.id;
             let gone = t.remove_where(|e| e.expired(now).is_some());
             removed.extend(gone.into_iter().map(|entry| {
@@ -290,6 +290,11 @@ impl Pipeline {
             }));
         }
         removed
+    }
+
+    /// Whether any flow entry can expire (an idle or hard timeout is set).
+    pub fn has_timeouts(&self) -> bool {
+        self.tables.iter().any(FlowTable::has_timeouts)
     }
 
     /// Removes the entries whose meter instruction names one of `meters`

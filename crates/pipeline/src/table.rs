@@ -90,6 +90,11 @@ impl FlowEntry {
         )
     }
 
+    /// Whether the entry can expire (idle or hard timeout set).
+    pub fn has_timeout(&self) -> bool {
+        self.idle_timeout != 0 || self.hard_timeout != 0
+    }
+
     /// Whether the entry is a table-miss entry (priority 0, empty match).
     pub fn is_table_miss(&self) -> bool {
         self.priority == 0 && self.compiled.is_empty()
@@ -144,6 +149,9 @@ pub struct FlowTable {
     classifier: Auto,
     pub counters: TableCounters,
     next_seq: u64,
+    /// How many entries have an idle or hard timeout (expiry scans are
+    /// skipped while there are none).
+    timed: usize,
 }
 
 impl FlowTable {
@@ -158,6 +166,7 @@ impl FlowTable {
             classifier: Auto::default(),
             counters: TableCounters::default(),
             next_seq: 0,
+            timed: 0,
         }
     }
 
@@ -201,6 +210,11 @@ impl FlowTable {
 
     pub fn len(&self) -> usize {
         self.store.len()
+    }
+
+    /// Whether some entry has an idle or hard timeout.
+    pub fn has_timeouts(&self) -> bool {
+        self.timed > 0
     }
 
     pub fn is_empty(&self) -> bool {
@@ -265,6 +279,7 @@ impl FlowTable {
         self.order.insert(Reverse(rank), handle);
         self.pos_of[handle as usize] = self.store.len() as u32;
         self.handle_at.push(handle);
+        self.timed += usize::from(e.has_timeout());
         self.store.push(e);
     }
 
@@ -284,6 +299,7 @@ impl FlowTable {
         let rank = Self::rank(&e);
         self.order.remove(&Reverse(rank));
         self.classifier.remove(Ref { rank, handle }, &e.compiled);
+        self.timed -= usize::from(e.has_timeout());
         Some(e)
     }
 

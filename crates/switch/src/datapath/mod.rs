@@ -378,7 +378,10 @@ impl Datapath {
                 seq: self.seq,
                 op: op.clone(),
             });
-            w.wake();
+            w.counters.sent.store(self.seq, Ordering::SeqCst);
+            if w.counters.asleep.load(Ordering::SeqCst) {
+                w.wake();
+            }
         }
     }
 
@@ -456,6 +459,12 @@ impl Datapath {
     /// authoritative copy, broadcasts the removals and queues flow-removed
     /// messages.
     pub fn expire(&mut self) {
+        // Without timed entries there is nothing to expire, and collecting
+        // every entry's counters from the workers (O(entries)) would be
+        // wasted, every tick, on a big table.
+        if !self.pipeline.has_timeouts() {
+            return;
+        }
         let now = self.now();
         self.collect();
         let removed = self.pipeline.expire(now);

@@ -91,6 +91,15 @@ pub struct WorkerCounters {
     pub loops: AtomicU64,
     /// Times the worker blocked waiting for work.
     pub sleeps: AtomicU64,
+    /// Sequence number of the last operation sent to the worker (set by
+    /// the control side before it checks `asleep`).
+    pub sent: AtomicU64,
+    /// The worker is about to block or blocked: an operation sent now must
+    /// wake it. The control side wakes only such a worker, so a burst of
+    /// flow-mods to a busy worker costs no system call per operation. Both
+    /// sides write their flag before reading the other's (sequentially
+    /// consistent), so one of them always sees the other: no lost wake-up.
+    pub asleep: std::sync::atomic::AtomicBool,
 }
 
 impl WorkerCounters {

@@ -13,7 +13,9 @@
 //! keeps the latency of a burst's next packet low), the worker blocks in
 //! [`ports::Poller::wait`] on its receive ports' descriptors plus its
 //! [`ports::Waker`]. The control side wakes it after sending an operation
-//! (and on shutdown), so operations and barriers never wait for a timeout,
+//! if it is asleep (`WorkerCounters::asleep`; a busy worker is not woken
+//! per operation) and on shutdown, so operations and barriers never wait
+//! for a timeout,
 //! and a frame wakes it through its port's descriptor: an idle switch uses
 //! no CPU and the first packet after an idle period is not delayed by a
 //! sleep quantum. The wait has a long safety timeout ([`IDLE_WAIT`]) only
@@ -414,8 +416,18 @@ impl Worker {
                 false
             }
             (PollMode::Adaptive { .. }, Some(p)) => {
-                self.counters.sleeps.fetch_add(1, Ordering::Relaxed);
-                match p.wait(Some(IDLE_WAIT)) {
+                // Announce the sleep, then look for operations sent before
+                // the announcement (see `WorkerCounters::asleep`).
+                let c = &self.counters;
+                c.asleep.store(true, Ordering::SeqCst);
+                if c.sent.load(Ordering::SeqCst) > c.acked.load(Ordering::SeqCst) {
+                    c.asleep.store(false, Ordering::SeqCst);
+                    return true;
+                }
+                c.sleeps.fetch_add(1, Ordering::Relaxed);
+                let r = p.wait(Some(IDLE_WAIT));
+                c.asleep.store(false, Ordering::SeqCst);
+                match r {
                     Ok(events) => {
                         // A pending socket error (link went down) keeps the
                         // descriptor ready until it is read: read it.
@@ -433,8 +445,13 @@ impl Worker {
                 true
             }
             (PollMode::Adaptive { .. }, None) => {
-                self.counters.sleeps.fetch_add(1, Ordering::Relaxed);
-                std::thread::park_timeout(MAX_IDLE_SLEEP);
+                let c = &self.counters;
+                c.asleep.store(true, Ordering::SeqCst);
+                if c.sent.load(Ordering::SeqCst) <= c.acked.load(Ordering::SeqCst) {
+                    c.sleeps.fetch_add(1, Ordering::Relaxed);
+                    std::thread::park_timeout(MAX_IDLE_SLEEP);
+                }
+                c.asleep.store(false, Ordering::SeqCst);
                 true
             }
         }
