@@ -6,7 +6,7 @@
 //!
 //! - **Frame ring** (TPACKET_V2, the default): `block_nr` blocks cut into
 //!   slots of `frame_size` bytes, one frame per slot, each with its own
-//!   status word ([`FrameRing`]). The kernel hands over every frame as soon
+//!   status word (`FrameRing`). The kernel hands over every frame as soon
 //!   as it is written and wakes the socket, and reading costs no system
 //!   call. A frame too big for a slot (a TSO super-frame with `vnet_hdr`)
 //!   arrives truncated with `TP_STATUS_COPY` and whole on the socket queue
@@ -19,7 +19,7 @@
 //! - **`recvmmsg`**: a batch is one system call straight into the caller's
 //!   [`PacketBuf`]s (the kernel's copy is the only one), with
 //!   `PACKET_AUXDATA` control messages for the stripped VLAN tag and the
-//!   source address for the packet type ([`RxMsgs`], arrays allocated
+//!   source address for the packet type (`RxMsgs`, arrays allocated
 //!   once; frames a batch skips are compacted away by swapping buffers).
 //!   Under load here it forwarded 1.5-2.5x less than the block ring.
 //!
@@ -64,7 +64,7 @@
 //! # VLAN tags
 //!
 //! The kernel's receive path always strips the outer 802.1Q/802.1ad tag into
-//! skb metadata (`skb_vlan_untag`), and TPACKET_V3 reports it in
+//! skb metadata (`skb_vlan_untag`), and the rings report it in
 //! `hv1.tp_vlan_tci`/`tp_vlan_tpid` with `TP_STATUS_VLAN_VALID` (and
 //! `TP_STATUS_VLAN_TPID_VALID`). We re-insert the tag after the MAC
 //! addresses so the switch sees the frame as it was on the wire.
@@ -139,10 +139,13 @@ pub struct AfPacketOpts {
     pub block_size: u32,
     /// Number of ring blocks.
     pub block_nr: u32,
-    /// Nominal frame slot size (TPACKET_V3 packs frames tightly; this only
-    /// sizes the kernel's frame count check).
+    /// Slot size of the frame ring (frames up to about `frame_size - 80`
+    /// bytes fit a slot; larger ones take the socket queue). The block ring
+    /// packs frames tightly and uses it only for the kernel's frame count
+    /// check.
     pub frame_size: u32,
-    /// Milliseconds after which the kernel hands over a partly filled block.
+    /// Block ring only: milliseconds after which the kernel hands over a
+    /// partly filled block.
     pub block_timeout_ms: u32,
     /// Put the interface in promiscuous mode (for as long as the socket
     /// lives) with `PACKET_ADD_MEMBERSHIP`.
@@ -989,7 +992,7 @@ struct Opened {
 }
 
 /// Opens an AF_PACKET socket on interface `name` (in the calling thread's
-/// namespace) with a TPACKET_V3 ring, bound to the interface; joins
+/// namespace) receiving as `opts.rx` says, bound to the interface; joins
 /// `opts.fanout` if set. Promiscuous mode is the caller's business.
 fn open_socket(name: &str, opts: &AfPacketOpts) -> io::Result<Opened> {
     // Protocol 0: receive nothing until bound to the interface below,

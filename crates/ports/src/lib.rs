@@ -6,7 +6,9 @@
 //!
 //! Backends:
 //! - [`AfPacket`]: any Linux interface through an `AF_PACKET` socket with a
-//!   TPACKET_V3 receive ring and `sendmmsg` transmit ([`afpacket`]).
+//!   TPACKET_V2 frame ring (or V3 block ring, or `recvmmsg`) for receive and
+//!   `sendmmsg` for transmit, segmentation-offload aware with `vnet_hdr`
+//!   ([`afpacket`], [`vnet`]).
 //! - [`XdpPort`]: any Linux interface through AF_XDP sockets, native or
 //!   generic XDP, copy or zero-copy ([`xdp`]).
 //! - [`TapPort`]: a tap device, used for the OpenFlow LOCAL port ([`tap`]).

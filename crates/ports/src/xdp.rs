@@ -14,10 +14,10 @@
 //! ```
 //!
 //! We split the frames in two fixed halves. The *receive half*
-//! ([`RxHalf`]) starts with all its frames in the fill ring; `rx_batch`
+//! (`RxHalf`) starts with all its frames in the fill ring; `rx_batch`
 //! takes up to a batch of filled frames from the rx ring, copies them into
 //! the caller's [`PacketBuf`]s and gives the same frames straight back to
-//! the fill ring. The *transmit half* ([`TxHalf`]) keeps a free list; each
+//! the fill ring. The *transmit half* (`TxHalf`) keeps a free list; each
 //! transmitted frame is copied into a free frame, queued on the tx ring,
 //! and returns to the free list when the completion ring reports it sent.
 //! The halves share no frame, so the receive half can move to another
