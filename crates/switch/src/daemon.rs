@@ -255,7 +255,7 @@ pub async fn serve(config: Config, stop: impl Future<Output = ()>) -> Result<(),
         datapath_id: config.datapath_id,
         n_workers: config.workers.max(1),
         poll: match config.poll_mode {
-            config::PollMode::Adaptive => PollMode::Adaptive { spin_rounds: 64 },
+            config::PollMode::Adaptive => PollMode::default(),
             config::PollMode::Busy => PollMode::Busy,
         },
         ..DpConfig::default()

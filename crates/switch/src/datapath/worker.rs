@@ -8,9 +8,10 @@
 //!
 //! # Idle behaviour ([`PollMode`])
 //!
-//! In the default [`PollMode::Adaptive`] mode, after `spin_rounds` rounds
-//! in a row that received nothing (busy polling with `yield_now`, which
-//! keeps the latency of a burst's next packet low), the worker blocks in
+//! In the default [`PollMode::Adaptive`] mode, once nothing was received
+//! for `spin` (busy polling with `yield_now` meanwhile, which keeps the
+//! latency of a burst's next packet, or of the answer to the packet just
+//! forwarded, low), the worker blocks in
 //! [`ports::Poller::wait`] on its receive ports' descriptors plus its
 //! [`ports::Waker`]. The control side wakes it after sending an operation
 //! if it is asleep (`WorkerCounters::asleep`; a busy worker is not woken
@@ -78,15 +79,24 @@ pub const IDLE_WAIT: Duration = Duration::from_secs(1);
 /// How an idle worker waits for work (module comment).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PollMode {
-    /// Busy-poll `spin_rounds` empty rounds, then block in epoll.
-    Adaptive { spin_rounds: u32 },
+    /// Keep polling for `spin` after the last frame, then block in epoll.
+    Adaptive { spin: Duration },
     /// Never block (spin with `yield_now`).
     Busy,
 }
 
+/// How long an adaptive worker keeps polling after its last frame: long
+/// enough to catch the answer of a request/response exchange (a ping
+/// reply comes back through the switch some tens of microseconds after
+/// the request went out) without a wake-up, short enough that an idle
+/// switch costs nothing.
+pub const ADAPTIVE_SPIN: Duration = Duration::from_micros(200);
+
 impl Default for PollMode {
     fn default() -> Self {
-        PollMode::Adaptive { spin_rounds: 64 }
+        PollMode::Adaptive {
+            spin: ADAPTIVE_SPIN,
+        }
     }
 }
 
@@ -403,15 +413,15 @@ impl Worker {
         }
     }
 
-    /// Waits for work after an empty round (module comment); true if it
-    /// blocked (or slept).
-    fn idle(&mut self, idle_rounds: u32) -> bool {
+    /// Waits for work after an empty round, `idle_for` after the last
+    /// frame (module comment); true if it blocked (or slept).
+    fn idle(&mut self, idle_for: Duration) -> bool {
         match (self.poll_mode, &mut self.poller) {
             (PollMode::Busy, _) => {
                 std::thread::yield_now();
                 false
             }
-            (PollMode::Adaptive { spin_rounds }, _) if idle_rounds < spin_rounds => {
+            (PollMode::Adaptive { spin }, _) if idle_for < spin => {
                 std::thread::yield_now();
                 false
             }
@@ -522,14 +532,15 @@ impl Worker {
         self.register();
         let mut bufs = self.rx_buffers();
         let mut queues = TxQueues::new();
-        let mut idle_rounds: u32 = 0;
+        // When the current run of empty rounds began.
+        let mut idle_since: Option<std::time::Instant> = None;
         while !self.stop.load(Ordering::Acquire) {
             if self.round(&mut bufs, &mut queues) > 0 {
-                idle_rounds = 0;
+                idle_since = None;
             } else {
-                idle_rounds = idle_rounds.saturating_add(1);
-                if self.idle(idle_rounds) {
-                    idle_rounds = 0;
+                let since = *idle_since.get_or_insert_with(std::time::Instant::now);
+                if self.idle(since.elapsed()) {
+                    idle_since = None;
                 }
             }
         }
