@@ -33,6 +33,7 @@
 //! - the virtual meters SLOWPATH / CONTROLLER (refused with INVALID_METER).
 
 pub mod action_set;
+pub mod batch;
 pub mod classifier;
 pub mod consistency;
 pub mod flow_mod;

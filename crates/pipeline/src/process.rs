@@ -17,6 +17,12 @@ use ofp::oxm::{Match, OxmField};
 use ofp::port::{config, port_no};
 use packet::{Field, FlowKey, PacketBuf, RewriteError};
 
+/// Lookups already made for a packet (by `Pipeline::process_batch`): the
+/// key they were made with and, per table id, the position found there
+/// (`u32::MAX`: no match). Used only while the packet's key still equals
+/// that key.
+pub(crate) type Hint<'a> = Option<(&'a FlowKey, &'a [(u32, u32)])>;
+
 /// How deep group chains and TABLE resubmits may nest.
 const MAX_DEPTH: u8 = 16;
 
@@ -136,15 +142,26 @@ impl Pipeline {
         now: Nanos,
         out: &mut impl Output,
     ) -> Result<(), packet::ParseError> {
-        if self
-            .ports
-            .get(in_port)
-            .is_some_and(|p| p.config & (config::NO_RECV | config::PORT_DOWN) != 0)
-        {
+        if self.refuses(in_port) {
             return Ok(());
         }
         let mut key = FlowKey::new(in_port);
-        if let Err(e) = packet::parse(pkt.data(), &mut key) {
+        if self.admit(pkt, &mut key)? {
+            self.run_from_table_0(pkt, &mut key, in_port, now, None, out);
+        }
+        Ok(())
+    }
+
+    /// Parses a frame received on a port that accepts it into `key` (made
+    /// by `FlowKey::new(in_port)`): `Ok(true)` if it goes to table 0,
+    /// `Ok(false)` if it is dropped silently (fragment with `frag_drop`),
+    /// the parse error if it is malformed.
+    pub(crate) fn admit(
+        &self,
+        pkt: &PacketBuf,
+        key: &mut FlowKey,
+    ) -> Result<bool, packet::ParseError> {
+        if let Err(e) = packet::parse(pkt.data(), key) {
             // A bad ND option list leaves the ICMPv6 header and the target
             // intact: keep such a frame (only the options after the bad one
             // are unknown), as other switches and hosts do.
@@ -152,9 +169,28 @@ impl Pipeline {
                 return Err(e);
             }
         }
-        if self.config.frag_drop && key.ip_frag & packet::frag::FRAGMENT != 0 {
-            return Ok(());
-        }
+        Ok(!(self.config.frag_drop && key.ip_frag & packet::frag::FRAGMENT != 0))
+    }
+
+    /// Whether frames received on `in_port` are dropped unseen (port
+    /// config NO_RECV or PORT_DOWN).
+    pub(crate) fn refuses(&self, in_port: u32) -> bool {
+        self.ports
+            .get(in_port)
+            .is_some_and(|p| p.config & (config::NO_RECV | config::PORT_DOWN) != 0)
+    }
+
+    /// Runs an admitted packet through the tables from table 0, with the
+    /// lookups `hint` already made (see [`Hint`]).
+    pub(crate) fn run_from_table_0(
+        &mut self,
+        pkt: &mut PacketBuf,
+        key: &mut FlowKey,
+        in_port: u32,
+        now: Nanos,
+        hint: Hint<'_>,
+        out: &mut impl Output,
+    ) {
         let ctx = Ctx {
             in_port,
             now,
@@ -165,8 +201,7 @@ impl Pipeline {
             packet_out: false,
             depth: 0,
         };
-        self.run_tables(pkt, &mut key, 0, ctx, out);
-        Ok(())
+        self.run_tables(pkt, key, ctx, hint, out);
     }
 
     /// Packet-out (spec §7.3.7): runs `actions` on the frame as if it came
@@ -196,7 +231,7 @@ impl Pipeline {
         self.execute_actions(pkt, &mut key, actions, &mut ctx, out);
     }
 
-    /// Runs the packet through the tables from `first` on.
+    /// Runs the packet through the tables from table 0 on.
     ///
     /// The tables are moved out of `self` for the duration (a swap of the
     /// `Vec`'s three words, no copy), so the matched entry's program can be
@@ -208,12 +243,12 @@ impl Pipeline {
         &mut self,
         pkt: &mut PacketBuf,
         key: &mut FlowKey,
-        first: u8,
         ctx: Ctx,
+        hint: Hint<'_>,
         out: &mut impl Output,
     ) {
         let mut tables = std::mem::take(&mut self.tables);
-        self.run_tables_in(&mut tables, pkt, key, first, ctx, out);
+        self.run_tables_in(&mut tables, pkt, key, ctx, hint, out);
         self.tables = tables;
     }
 
@@ -222,19 +257,29 @@ impl Pipeline {
         tables: &mut [crate::table::FlowTable],
         pkt: &mut PacketBuf,
         key: &mut FlowKey,
-        first: u8,
         mut ctx: Ctx,
+        hint: Hint<'_>,
         out: &mut impl Output,
     ) {
         let mut set = ActionSet::new();
-        let mut table_id = first;
+        let mut table_id = 0u8;
         loop {
             let len = pkt.len();
             let Some(table) = tables.get_mut(usize::from(table_id)) else {
                 return;
             };
+            // A lookup made beforehand for this table with this very key
+            // gives the same answer (tables do not change meanwhile).
+            let known = hint.and_then(|(k, at)| {
+                let (_, pos) = at.iter().find(|(t, _)| *t == u32::from(table_id))?;
+                (*k == *key).then_some(*pos)
+            });
+            let found = match known {
+                Some(pos) => table.lookup_known((pos != u32::MAX).then_some(pos as usize)),
+                None => table.lookup(key),
+            };
             // Table miss without a table-miss entry: drop (1.3 default).
-            let Some(idx) = table.lookup(key) else {
+            let Some(idx) = found else {
                 return;
             };
             let Some(entry) = table.entry_mut(idx) else {
@@ -426,7 +471,7 @@ impl Pipeline {
                         queue: None,
                         ..*ctx
                     };
-                    self.run_tables(&mut copy, &mut k, 0, c, out);
+                    self.run_tables(&mut copy, &mut k, c, None, out);
                 }
             }
             port_no::NORMAL => out.unsupported(

@@ -223,9 +223,24 @@ impl FlowTable {
 
     /// Position of the highest-priority entry matching `key`.
     #[inline]
-    fn find(&self, key: &FlowKey) -> Option<usize> {
+    pub(crate) fn find(&self, key: &FlowKey) -> Option<usize> {
         let r = self.classifier.lookup(key)?;
         self.pos_of.get(r.handle as usize).map(|p| *p as usize)
+    }
+
+    /// `find` for several keys (at most `crate::batch::CHUNK`):
+    /// `pos[i]` is the position for `keys[i]`, `u32::MAX` for no match or
+    /// where `live[i]` is false. Touches no counters.
+    pub(crate) fn find_many(&self, keys: &[FlowKey], live: &[bool], pos: &mut [u32]) {
+        let mut refs = [None; crate::batch::CHUNK];
+        let n = keys.len().min(live.len()).min(pos.len()).min(refs.len());
+        self.classifier
+            .lookup_many(&keys[..n], &live[..n], &mut refs[..n]);
+        for (p, r) in pos.iter_mut().zip(&refs[..n]) {
+            *p = r
+                .and_then(|r| self.pos_of.get(r.handle as usize).copied())
+                .unwrap_or(NIL);
+        }
     }
 
     /// Looks `key` up, counting the lookup (and the match).
@@ -233,6 +248,17 @@ impl FlowTable {
     pub fn lookup(&mut self, key: &FlowKey) -> Option<usize> {
         self.counters.lookup_count += 1;
         let hit = self.find(key);
+        if hit.is_some() {
+            self.counters.matched_count += 1;
+        }
+        hit
+    }
+
+    /// Counts a lookup whose answer (`hit`, from `find_many` on the same
+    /// key with the table unchanged since) is known, as `lookup` would.
+    #[inline]
+    pub(crate) fn lookup_known(&mut self, hit: Option<usize>) -> Option<usize> {
+        self.counters.lookup_count += 1;
         if hit.is_some() {
             self.counters.matched_count += 1;
         }

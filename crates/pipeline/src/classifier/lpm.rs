@@ -221,6 +221,16 @@ pub struct Lpm {
     len: usize,
 }
 
+/// A lookup after its context step.
+enum Walk {
+    Done(Ref),
+    /// Walk the trie from `root` with F's value `v` (left-aligned).
+    From {
+        root: u32,
+        v: u128,
+    },
+}
+
 /// The 4 bits of the left-aligned `v` below depth `d` (0 past the end).
 #[inline]
 fn nibble(v: u128, d: u32) -> usize {
@@ -460,9 +470,88 @@ impl Lpm {
     /// comment.
     #[inline]
     pub fn lookup(&self, key: &FlowKey) -> Ref {
+        match self.begin(key) {
+            Walk::Done(r) => r,
+            Walk::From { root, v } => {
+                let mut n = &self.nodes[root as usize];
+                let mut best = Ref::NONE;
+                let mut d = 0;
+                loop {
+                    let x = &n.nib[nibble(v, d)];
+                    if x.rank > best.rank {
+                        best = Ref {
+                            rank: x.rank,
+                            handle: x.handle,
+                        };
+                    }
+                    match x.child {
+                        NIL => return best,
+                        c => n = &self.nodes[c as usize],
+                    }
+                    d += 1;
+                }
+            }
+        }
+    }
+
+    /// `lookup` for several keys at once (`out[i]` for `keys[i]`; keys
+    /// with `live[i]` false get `Ref::NONE`). The walks advance one level
+    /// at a time across all keys, so the node reads of different keys,
+    /// which do not depend on one another, overlap in memory.
+    pub fn lookup_many(&self, keys: &[FlowKey], live: &[bool], out: &mut [Ref]) {
+        const N: usize = crate::batch::CHUNK;
+        // Per key: the node to read next (NIL: walk over) and the
+        // left-aligned value of F.
+        let mut node = [NIL; N];
+        let mut val = [0u128; N];
+        let n = keys.len().min(N).min(out.len()).min(live.len());
+        for i in 0..n {
+            out[i] = Ref::NONE;
+            if !live[i] {
+                continue;
+            }
+            match self.begin(&keys[i]) {
+                Walk::Done(r) => out[i] = r,
+                Walk::From { root, v } => {
+                    node[i] = root;
+                    val[i] = v;
+                }
+            }
+        }
+        let mut d = 0;
+        loop {
+            let mut more = false;
+            for i in 0..n {
+                let Some(x) = self
+                    .nodes
+                    .get(node[i] as usize)
+                    .map(|nd| &nd.nib[nibble(val[i], d)])
+                else {
+                    continue;
+                };
+                if x.rank > out[i].rank {
+                    out[i] = Ref {
+                        rank: x.rank,
+                        handle: x.handle,
+                    };
+                }
+                node[i] = x.child;
+                more |= x.child != NIL;
+            }
+            if !more {
+                return;
+            }
+            d += 1;
+        }
+    }
+
+    /// The context part of a lookup: the root of the packet's trie and
+    /// its value of F, or the answer when no walk is needed.
+    #[inline]
+    fn begin(&self, key: &FlowKey) -> Walk {
         let form = &self.form;
         if !key.present.contains_all(form.required) {
-            return Ref::NONE;
+            return Walk::Done(Ref::NONE);
         }
         let same = |values: &[u128]| {
             values
@@ -472,7 +561,7 @@ impl Lpm {
         };
         let root = match &self.sole {
             Some((values, root)) if same(values) => *root,
-            Some(_) => return Ref::NONE,
+            Some(_) => return Walk::Done(Ref::NONE),
             None => {
                 let mut h = self.hasher.build_hasher();
                 for (f, m) in form.context.iter() {
@@ -480,33 +569,22 @@ impl Lpm {
                 }
                 match self.contexts.find(h.finish(), |c| same(&c.values)) {
                     Some(c) => c.root,
-                    None => return Ref::NONE,
+                    None => return Walk::Done(Ref::NONE),
                 }
             }
         };
-        let mut n = &self.nodes[root as usize];
         if !key.present.contains(form.field) {
-            return match self.lists.get(n.slot[0] as usize) {
-                Some(Some(l)) => l.best(),
-                _ => Ref::NONE,
-            };
+            let r = self
+                .nodes
+                .get(root as usize)
+                .and_then(|n| self.lists.get(n.slot[0] as usize))
+                .and_then(Option::as_ref)
+                .map_or(Ref::NONE, Same::best);
+            return Walk::Done(r);
         }
-        let v = key_bits(key, form.field) << (128 - form.width);
-        let mut best = Ref::NONE;
-        let mut d = 0;
-        loop {
-            let x = &n.nib[nibble(v, d)];
-            if x.rank > best.rank {
-                best = Ref {
-                    rank: x.rank,
-                    handle: x.handle,
-                };
-            }
-            match x.child {
-                NIL => return best,
-                c => n = &self.nodes[c as usize],
-            }
-            d += 1;
+        Walk::From {
+            root,
+            v: key_bits(key, form.field) << (128 - form.width),
         }
     }
 }

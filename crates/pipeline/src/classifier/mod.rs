@@ -417,6 +417,34 @@ impl Auto {
         }
     }
 
+    /// `lookup` for several keys: `out[i]` for `keys[i]`, `None` where
+    /// `live[i]` is false. A trie walks all keys level by level
+    /// (`Lpm::lookup_many`); the other structures look the keys up one
+    /// after the other (their probes do not depend on one another, so the
+    /// CPU overlaps them).
+    pub fn lookup_many(&self, keys: &[FlowKey], live: &[bool], out: &mut [Option<Ref>]) {
+        let n = keys.len().min(live.len()).min(out.len());
+        match (self.kind, &self.lpm) {
+            (Kind::Lpm, Some(lpm)) => {
+                let mut start = [Ref::NONE; crate::batch::CHUNK];
+                let n = n.min(start.len());
+                lpm.lookup_many(&keys[..n], &live[..n], &mut start[..n]);
+                for i in 0..n {
+                    out[i] = if live[i] {
+                        self.tss.lookup_with(&keys[i], start[i], true).some()
+                    } else {
+                        None
+                    };
+                }
+            }
+            _ => {
+                for i in 0..n {
+                    out[i] = if live[i] { self.lookup(&keys[i]) } else { None };
+                }
+            }
+        }
+    }
+
     fn choose(&mut self) {
         let shapes = self.tss.n_nonempty();
         self.kind = if self.len < HASH_MIN_ENTRIES || (self.len <= LINEAR_MAX && shapes != 1) {

@@ -1,0 +1,242 @@
+//! Batched packet processing: the same result as [`Pipeline::process`]
+//! packet by packet, with the memory the packets will need fetched for the
+//! whole batch first.
+//!
+//! At large table sizes a packet's trip is a chain of dependent cache
+//! misses: hash bucket (or trie nodes), handle -> position, flow entry,
+//! compiled program, op list; then the same again in the next table. One
+//! packet at a time, the CPU waits for each miss in turn. Here a batch is
+//! handled in stages, each a short loop over the packets whose iterations
+//! do not depend on one another, so the CPU overlaps the misses of many
+//! packets:
+//!
+//! ```text
+//!  parse every packet (keys on the stack, CHUNK at a time)
+//!  warm, table by table along the gotos (read only, no counters):
+//!     look every key up          (buckets / trie nodes)
+//!     read every matched entry   (counters, program pointer)
+//!     read every program         (op lists, goto -> the next table)
+//!  run every packet through the tables as `process` does (now hits)
+//! ```
+//!
+//! The warm stages only read: they follow each packet's *unmodified* key
+//! along the gotos, which is where it goes unless an action rewrites a
+//! field a later table matches on (then that table's warm-up fetched
+//! something else, which costs time, never correctness). The run stage is
+//! `process` itself, packet after packet in batch order, so outputs,
+//! counters, meters and packet-ins are exactly those of per-packet
+//! processing.
+//!
+//! Pipelines whose tables are all small skip the warm stages (everything
+//! is in cache already and the extra lookups would only cost).
+
+use crate::process::Output;
+use crate::program::Program;
+use crate::table::Nanos;
+use crate::Pipeline;
+use packet::{FlowKey, PacketBuf, ParseError};
+
+/// Packets per stage; longer batches are cut into chunks of this many
+/// (the keys of a chunk live on the stack).
+pub const CHUNK: usize = 32;
+
+/// Tables of fewer entries than this are assumed to be in cache: a
+/// pipeline without a bigger one is not warmed.
+/// (Test builds warm every pipeline, so the tests exercise the warm
+/// stages on small ones too.)
+pub const WARM_MIN_ENTRIES: usize = 2048;
+
+/// How many tables along the gotos the warm stages follow.
+const WARM_DEPTH: usize = 4;
+
+/// "No table" / "no entry" in the warm stages' per-packet arrays.
+const NONE: u32 = u32::MAX;
+
+/// What the parse stage decided about a packet.
+#[derive(Debug, Clone, Copy)]
+enum Admit {
+    /// Goes to table 0.
+    Run,
+    /// Dropped silently (port config, fragment with `frag_drop`).
+    Drop,
+    /// Malformed (dropped; the caller counts it).
+    Bad(ParseError),
+}
+
+impl Pipeline {
+    /// Runs `bufs` (all received on `in_port`) through the tables at
+    /// `now`, in order, with the same effect as calling
+    /// [`Pipeline::process`] on each in turn (module comment). After each
+    /// packet `done(pipeline, out, index, result)` is called with what
+    /// `process` would have returned.
+    pub fn process_batch<O: Output>(
+        &mut self,
+        bufs: &mut [PacketBuf],
+        in_port: u32,
+        now: Nanos,
+        out: &mut O,
+        mut done: impl FnMut(&Pipeline, &mut O, usize, Result<(), ParseError>),
+    ) {
+        let refuses = self.refuses(in_port);
+        let warm = self.worth_warming();
+        for (c, chunk) in bufs.chunks_mut(CHUNK).enumerate() {
+            let base = c * CHUNK;
+            let mut keys = [FlowKey::new(in_port); CHUNK];
+            let mut admit = [Admit::Drop; CHUNK];
+            if !refuses {
+                for ((buf, key), a) in chunk.iter().zip(keys.iter_mut()).zip(admit.iter_mut()) {
+                    *a = match self.admit(buf, key) {
+                        Ok(true) => Admit::Run,
+                        Ok(false) => Admit::Drop,
+                        Err(e) => Admit::Bad(e),
+                    };
+                }
+            }
+            let n = chunk.len();
+            let mut seen = [[(NONE, NONE); WARM_DEPTH]; CHUNK];
+            if warm {
+                let mut live = [false; CHUNK];
+                for (l, a) in live.iter_mut().zip(&admit[..n]) {
+                    *l = matches!(a, Admit::Run);
+                }
+                self.warm(&keys[..n], &live[..n], &mut seen);
+            }
+            for (i, ((buf, key), a)) in chunk.iter_mut().zip(keys.iter()).zip(admit).enumerate() {
+                let r = match a {
+                    Admit::Run => {
+                        let mut k = *key;
+                        let hint = warm.then_some((key, &seen[i][..]));
+                        self.run_from_table_0(buf, &mut k, in_port, now, hint, out);
+                        Ok(())
+                    }
+                    Admit::Drop => Ok(()),
+                    Admit::Bad(e) => Err(e),
+                };
+                done(self, out, base + i, r);
+            }
+        }
+    }
+
+    /// Fetches what `bufs` (received on `in_port`) will touch in the
+    /// tables, without changing anything: for callers that process the
+    /// packets one by one afterwards (they pay the parse twice). Does
+    /// nothing for pipelines of small tables.
+    pub fn warm_batch(&self, bufs: &[PacketBuf], in_port: u32) {
+        if !self.worth_warming() || self.refuses(in_port) {
+            return;
+        }
+        for chunk in bufs.chunks(CHUNK) {
+            let mut keys = [FlowKey::new(in_port); CHUNK];
+            let mut live = [false; CHUNK];
+            for ((buf, key), l) in chunk.iter().zip(keys.iter_mut()).zip(live.iter_mut()) {
+                *l = matches!(self.admit(buf, key), Ok(true));
+            }
+            let mut seen = [[(NONE, NONE); WARM_DEPTH]; CHUNK];
+            self.warm(&keys[..chunk.len()], &live[..chunk.len()], &mut seen);
+        }
+    }
+
+    /// Whether some table is big enough for warming to pay.
+    fn worth_warming(&self) -> bool {
+        cfg!(test) || self.tables.iter().any(|t| t.len() >= WARM_MIN_ENTRIES)
+    }
+
+    /// The warm stages (module comment) for the packets with `live` set.
+    /// `seen[i]` receives packet i's lookups: (table id, position or
+    /// NONE) per table visited, for the run stage to reuse.
+    fn warm(&self, keys: &[FlowKey], live: &[bool], seen: &mut [[(u32, u32); WARM_DEPTH]; CHUNK]) {
+        let n = keys.len().min(CHUNK);
+        // Table each packet is at (NONE: finished).
+        let mut table = [NONE; CHUNK];
+        for (t, l) in table.iter_mut().zip(live) {
+            if *l {
+                *t = 0;
+            }
+        }
+        // Everything read is folded in here and handed to `black_box`, so
+        // the reads cannot be optimised away.
+        let mut sink = 0u64;
+        for step in 0..WARM_DEPTH {
+            // Stage 1: look every key up, table by table (the packets of a
+            // chunk may be at different tables after different gotos).
+            let mut pos = [NONE; CHUNK];
+            let mut done = [false; CHUNK];
+            let mut any = false;
+            for i in 0..n {
+                if done[i] || table[i] == NONE {
+                    continue;
+                }
+                let t_id = table[i];
+                let Some(t) = self.tables.get(t_id as usize) else {
+                    continue;
+                };
+                let mut here = [false; CHUNK];
+                for j in i..n {
+                    if table[j] == t_id && !done[j] {
+                        here[j] = true;
+                        done[j] = true;
+                    }
+                }
+                let mut found = [NONE; CHUNK];
+                t.find_many(&keys[..n], &here[..n], &mut found[..n]);
+                for j in i..n {
+                    if here[j] {
+                        pos[j] = found[j];
+                        if let Some(at) = seen[j].get_mut(step) {
+                            *at = (t_id, found[j]);
+                        }
+                        any |= found[j] != NONE;
+                    }
+                }
+            }
+            if !any {
+                break;
+            }
+            // Stage 2: read every matched entry (its counters' line and
+            // the program pointer).
+            let mut progs: [Option<&Program>; CHUNK] = [None; CHUNK];
+            for i in 0..n {
+                let Some(e) = self
+                    .tables
+                    .get(table[i] as usize)
+                    .and_then(|t| t.entry(pos[i] as usize))
+                else {
+                    continue;
+                };
+                // Every field the run stage reads (they span more than
+                // one cache line).
+                sink ^= e.packet_count ^ e.last_hit ^ e.cookie;
+                sink ^= u64::from(e.flags) ^ u64::from(e.priority);
+                sink ^= e.compiled.fields().len() as u64;
+                progs[i] = Some(&e.program);
+            }
+            // Stage 3: read every program and its first ops; move on to
+            // the goto table.
+            for i in 0..n {
+                let Some(p) = progs[i] else {
+                    table[i] = NONE;
+                    continue;
+                };
+                sink ^= p.meter.map_or(0, u64::from) ^ p.metadata.map_or(0, |(v, _)| v);
+                for ops in [&p.apply, &p.write].into_iter().flatten() {
+                    sink ^= ops.first().map_or(0, op_tag);
+                }
+                table[i] = match p.goto {
+                    Some(next) if u32::from(next) > table[i] => u32::from(next),
+                    _ => NONE,
+                };
+            }
+        }
+        std::hint::black_box(sink);
+    }
+}
+
+/// A value read from an op (so reading it cannot be skipped).
+fn op_tag(op: &crate::program::Op) -> u64 {
+    use crate::program::Op;
+    match op {
+        Op::Output { port, .. } => u64::from(*port),
+        Op::Group(g) => u64::from(*g),
+        _ => 1,
+    }
+}
