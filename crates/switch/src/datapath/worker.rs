@@ -503,22 +503,39 @@ impl Worker {
             self.counters
                 .rx_packets
                 .fetch_add(n as u64, Ordering::Relaxed);
-            for buf in bufs.iter_mut().take(n) {
-                let mut out = BatchOut {
-                    queues,
-                    events: &self.events,
-                    counters: &self.counters,
-                    learning: &self.learning,
-                };
-                match self.mode {
-                    Mode::Pipeline => {
-                        if process_one(&mut self.pipeline, buf, no, now, &mut out).is_err() {
-                            if let Some(p) = self.ports.get(&no) {
-                                p.rx_malformed.fetch_add(1, Ordering::Relaxed);
+            let mut out = BatchOut {
+                queues,
+                events: &self.events,
+                counters: &self.counters,
+                learning: &self.learning,
+            };
+            let bufs = bufs.get_mut(..n).unwrap_or_default();
+            match self.mode {
+                Mode::Pipeline => {
+                    // The whole batch at once (the pipeline overlaps the
+                    // packets' table lookups); per packet, as
+                    // `process_one`: NORMAL outputs after its other
+                    // outputs, a malformed frame counted.
+                    let mut deferred: Vec<(u32, Vec<u8>)> = Vec::new();
+                    let mut rec = Deferred {
+                        inner: &mut out,
+                        normal: &mut deferred,
+                    };
+                    let ports = &self.ports;
+                    self.pipeline
+                        .process_batch(bufs, no, now, &mut rec, |p, rec, _, r| {
+                            if r.is_err() {
+                                if let Some(port) = ports.get(&no) {
+                                    port.rx_malformed.fetch_add(1, Ordering::Relaxed);
+                                }
                             }
-                        }
-                    }
-                    Mode::Standalone => {
+                            for (in_port, data) in rec.normal.drain(..) {
+                                normal(&p.ports, in_port, &data, now, rec.inner);
+                            }
+                        });
+                }
+                Mode::Standalone => {
+                    for buf in bufs.iter() {
                         normal(&self.pipeline.ports, no, buf.data(), now, &mut out);
                     }
                 }
