@@ -1,6 +1,6 @@
 """Smoke run of `oxflow bench`: every experiment of the framework with a
-small N against oxflow, the latency and flow-insertion experiments against
-a private Open vSwitch too, then `compare`. Checks that the result files and
+small N against oxflow, the latency, flow-insertion and throughput
+experiments against a private Open vSwitch too, then `compare`. Checks that the result files and
 plots exist and hold sane values (no speed asserts: latencies only have to
 be positive and below a second, losses within [0, 1]).
 
@@ -31,6 +31,8 @@ SMALL = {
                         "pktin_rates=100,1000", "pktin_count=100"],
     "stats_polling": ["flows=256", "updates=20", "poll_rates=0,20"],
     "cpu_load": ["rates_mbps=1,10,max", "seconds=0.3", "iperf_seconds=1"],
+    "throughput": ["workloads=l2,l3", "sizes=100", "traffic=spread,tse",
+                   "seconds=0.3", "warmup=0.2", "search_steps=2"],
 }
 
 HAVE_OVS = all(shutil.which(b) for b in
@@ -212,6 +214,32 @@ def test_cpu_load_oxflow(binary, tmp_path):
         assert r["received_mbps"] > 0
         assert r["switch_cpu_percent"] is not None
     assert scalar(doc, "iperf3_tcp_mbps") > 0
+
+
+def check_throughput(doc):
+    rows = table(doc, "throughput")
+    assert [(r["workload"], r["traffic"]) for r in rows] == [
+        ("l2/100", "spread"), ("l2/100/tse", "tse"),
+        ("l3/100", "spread"), ("l3/100/tse", "tse")]
+    for r in rows:
+        # Every workload was installed (barrier answered) and forwarded:
+        # a switch that dropped the traffic would show 0 here.
+        assert 0 < r["install_s"] < 60
+        assert 0 < r["max_mpps"] <= r["offered_mpps"] * 1.05
+        assert 0 <= r["loss_at_max"] <= 1
+        assert r["no_loss_mpps"] is None or r["no_loss_mpps"] >= 0
+    probes = table(doc, "no_loss_search")
+    assert probes and all(0 <= p["loss"] <= 1 for p in probes)
+    assert scalar(doc, "l2/100_max_mpps") > 0
+
+
+def test_throughput_oxflow(binary, tmp_path):
+    check_throughput(run(binary, "throughput", "oxflow", tmp_path / "tp"))
+
+
+@pytest.mark.skipif(not HAVE_OVS, reason="Open vSwitch not installed")
+def test_throughput_ovs(binary, tmp_path):
+    check_throughput(run(binary, "throughput", "ovs", tmp_path / "tp-ovs"))
 
 
 @pytest.mark.skipif(not HAVE_OVS, reason="Open vSwitch not installed")
