@@ -29,8 +29,10 @@ SMALL = {
                        "activation_flows=50"],
     "control_channel": ["echo_count=50", "flowmods=300", "repeats=2",
                         "pktin_rates=100,1000", "pktin_count=100"],
-    "stats_polling": ["flows=256", "updates=20", "poll_rates=0,20"],
-    "cpu_load": ["rates_mbps=1,10,max", "seconds=0.3", "iperf_seconds=1"],
+    "stats_polling": ["flows=256", "updates=20", "poll_rates=0,20",
+                      "repeats=2", "warmup=1"],
+    "cpu_load": ["rates_mbps=1,10,max", "seconds=0.3", "iperf_seconds=1",
+                 "repeats=2", "warmup=0.2"],
     "throughput": ["workloads=l2,l3", "sizes=100", "traffic=spread,tse",
                    "seconds=0.3", "warmup=0.2", "search_steps=2"],
 }
@@ -200,9 +202,18 @@ def test_stats_polling_oxflow(binary, tmp_path):
     rows = table(doc, "stats_polling")
     assert [r["poll_rate"] for r in rows] == [0, 20]
     for r in rows:
+        assert r["repeats"] == 2
         assert 0 < r["update_median_ms"] < 1000
+        assert 0 <= r["update_repeat_sd_ms"] < 1000
         assert r["switch_cpu_percent"] is not None
+        assert r["switch_cpu_sd_percent"] >= 0
+        assert scalar(doc, "update_ms_at_%g_polls_stddev" % r["poll_rate"]) >= 0
     assert rows[0]["stats_replies"] == 0 and rows[1]["stats_replies"] > 0
+    # No replies at 0 polls/s: no reply time and no spread of it.
+    assert rows[0]["stats_reply_median_ms"] is None
+    assert rows[0]["stats_reply_sd_ms"] is None
+    assert rows[1]["stats_reply_median_ms"] > 0
+    assert rows[1]["stats_reply_sd_ms"] >= 0
 
 
 def test_cpu_load_oxflow(binary, tmp_path):
@@ -210,9 +221,16 @@ def test_cpu_load_oxflow(binary, tmp_path):
     rows = table(doc, "cpu_load")
     assert [r["offered_mbps"] for r in rows] == ["1", "10", "max"]
     for r in rows:
+        assert r["repeats"] == 2
         assert 0 <= r["loss"] <= 1
         assert r["received_mbps"] > 0
         assert r["switch_cpu_percent"] is not None
+        for col in ("sent_sd_mbps", "received_sd_mbps", "loss_sd",
+                    "switch_cpu_sd_percent"):
+            assert r[col] >= 0, col
+        lv = r["offered_mbps"]
+        assert scalar(doc, "received_mbps_at_%s_mbps_stddev" % lv) >= 0
+        assert scalar(doc, "cpu_percent_at_%s_mbps_stddev" % lv) >= 0
     assert scalar(doc, "iperf3_tcp_mbps") > 0
 
 

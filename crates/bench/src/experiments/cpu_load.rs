@@ -2,8 +2,12 @@
 //! forwards gen <-> cap; the generator offers 1, 10, 50, 100, 500, 1000
 //! Mbit/s and its maximum; per level the switch's CPU (from /proc), the
 //! rate actually sent (the generator's own limit is reported, not blamed on
-//! the switch) and the rate received (interface counters). Then iperf3 TCP
-//! throughput through the switch, with its CPU.
+//! the switch) and the rate received (interface counters). Each level is
+//! measured `repeats` times: the table and scalars give the median, with the
+//! standard deviation over the repeats beside it (`*_sd_*` columns,
+//! `*_stddev` scalars). An unrecorded warm-up (`warmup` seconds at the first
+//! level) comes before. Then iperf3 TCP throughput through the switch, with
+//! its CPU.
 
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -17,6 +21,7 @@ use crate::flows;
 use crate::frames::Probe;
 use crate::results::Results;
 use crate::sampler::CpuMark;
+use crate::stats::summarize;
 use crate::topology::Iface;
 
 #[derive(Default)]
@@ -40,6 +45,54 @@ pub fn rx_packets(ifc: &Iface) -> Result<u64> {
         .and_then(|d| d.pointer("/stats64/rx/packets"))
         .and_then(|p| p.as_u64())
         .ok_or_else(|| BenchError(format!("no rx counter for {}", ifc.name)))
+}
+
+/// One measured run at one offered load.
+struct Run {
+    sent_mbps: f64,
+    rx_mbps: f64,
+    loss: f64,
+    /// Switch CPU (% of one core) while sending; None without a switch pid.
+    cpu: Option<f64>,
+    generator_limited: bool,
+    achieved_pps: f64,
+}
+
+/// Send `count` frames of `probe` at `pps` (0: as fast as the generator
+/// goes) from "gen"; measure the switch's CPU meanwhile and what `cap`
+/// received. `bits` is the wire size of one frame in bits.
+fn run_once(
+    ctx: &mut Ctx,
+    probe: &Probe,
+    pps: f64,
+    count: u64,
+    bits: f64,
+    cap: &Iface,
+) -> Result<Run> {
+    let pid = ctx.switch_pid();
+    let rx0 = rx_packets(cap)?;
+    let mark = pid.and_then(CpuMark::now);
+    let rep = ctx.send_at_rate("gen", pps, count, &mut |i| probe.build(i))?;
+    let cpu = match (mark, pid) {
+        (Some(m), Some(p)) => m.percent_since(p),
+        _ => None,
+    };
+    std::thread::sleep(Duration::from_millis(100));
+    let rx = rx_packets(cap)?.saturating_sub(rx0);
+    let dur = (rep.last_ns.saturating_sub(rep.first_ns) as f64 / 1e9).max(1e-9);
+    let loss = if rep.sent > 0 {
+        1.0 - (rx as f64 / rep.sent as f64).min(1.0)
+    } else {
+        0.0
+    };
+    Ok(Run {
+        sent_mbps: rep.sent as f64 * bits / dur / 1e6,
+        rx_mbps: rx as f64 * bits / dur / 1e6,
+        loss,
+        cpu,
+        generator_limited: rep.generator_limited,
+        achieved_pps: rep.achieved_pps,
+    })
 }
 
 /// Run iperf3 gen -> cap for `secs`; returns received bits/s.
@@ -90,6 +143,16 @@ impl Experiment for CpuLoad {
             ),
             ParamSpec::new("frame_size", "1500", "frame length in bytes"),
             ParamSpec::new("seconds", "2", "duration of each level"),
+            ParamSpec::new(
+                "repeats",
+                "3",
+                "measured runs per level (median and stddev reported)",
+            ),
+            ParamSpec::new(
+                "warmup",
+                "0.5",
+                "seconds of unrecorded traffic at the first level before measuring",
+            ),
             ParamSpec::new("iperf_seconds", "3", "iperf3 duration (0: skip iperf3)"),
         ]
     }
@@ -98,6 +161,11 @@ impl Experiment for CpuLoad {
         let size: usize = ctx.param("frame_size")?;
         let secs: f64 = ctx.param("seconds")?;
         let iperf_s: f64 = ctx.param("iperf_seconds")?;
+        let reps: usize = ctx.param("repeats")?;
+        let warm_s: f64 = ctx.param("warmup")?;
+        if reps == 0 {
+            bail!("cpu_load: repeats=0: must be at least 1");
+        }
         if !(60..=1514).contains(&size) {
             bail!("cpu_load: frame_size={size}: must be in 60..=1514");
         }
@@ -128,70 +196,96 @@ impl Experiment for CpuLoad {
             ..Probe::default()
         };
         let bits = (size as f64 + 24.0) * 8.0; // + preamble, SFD, IFG, FCS
-        let (mut rows, mut s_cpu, mut s_rx) = (Vec::new(), Vec::new(), Vec::new());
-        for lv in &levels {
-            ctx.progress.message(format!("{lv} Mbit/s"));
-            let (pps, offered) = if lv == "max" {
-                (0.0, f64::NAN)
-            } else {
-                let m: f64 = lv
-                    .parse()
-                    .map_err(|e| BenchError(format!("cpu_load: rates_mbps: {lv:?}: {e}")))?;
-                (m * 1e6 / bits, m)
-            };
-            let count = if pps > 0.0 {
+        let offer = |lv: &str| -> Result<(f64, f64)> {
+            if lv == "max" {
+                return Ok((0.0, f64::NAN));
+            }
+            let m: f64 = lv
+                .parse()
+                .map_err(|e| BenchError(format!("cpu_load: rates_mbps: {lv:?}: {e}")))?;
+            Ok((m * 1e6 / bits, m))
+        };
+        let count_for = |pps: f64, secs: f64| {
+            if pps > 0.0 {
                 (pps * secs).ceil().max(1.0) as u64
             } else {
-                (400_000.0 * secs) as u64
+                (400_000.0 * secs).max(1.0) as u64
+            }
+        };
+        // Warm-up: the first level for `warmup` seconds, not recorded.
+        if let (Some(lv), true) = (levels.first(), warm_s > 0.0) {
+            ctx.progress.message(format!("warm-up at {lv} Mbit/s"));
+            let (pps, _) = offer(lv)?;
+            run_once(ctx, &probe, pps, count_for(pps, warm_s), bits, &cap)?;
+        }
+        let (mut rows, mut s_cpu, mut s_rx) = (Vec::new(), Vec::new(), Vec::new());
+        for lv in &levels {
+            let (pps, offered) = offer(lv)?;
+            let count = count_for(pps, secs);
+            let mut runs = Vec::with_capacity(reps);
+            for r in 0..reps {
+                ctx.progress
+                    .message(format!("{lv} Mbit/s repeat {}/{reps}", r + 1));
+                runs.push(run_once(ctx, &probe, pps, count, bits, &cap)?);
+            }
+            let of = |f: fn(&Run) -> Option<f64>| {
+                summarize(&runs.iter().filter_map(f).collect::<Vec<_>>())
             };
-            let rx0 = rx_packets(&cap)?;
-            let mark = pid.and_then(CpuMark::now);
-            let rep = ctx.send_at_rate("gen", pps, count, &mut |i| probe.build(i))?;
-            let cpu = match (mark, pid) {
-                (Some(m), Some(p)) => m.percent_since(p),
-                _ => None,
-            };
-            std::thread::sleep(Duration::from_millis(100));
-            let rx = rx_packets(&cap)?.saturating_sub(rx0);
-            let dur = (rep.last_ns.saturating_sub(rep.first_ns) as f64 / 1e9).max(1e-9);
-            let sent_mbps = rep.sent as f64 * bits / dur / 1e6;
-            let rx_mbps = rx as f64 * bits / dur / 1e6;
-            let loss = if rep.sent > 0 {
-                1.0 - (rx as f64 / rep.sent as f64).min(1.0)
+            let sent = of(|r| Some(r.sent_mbps));
+            let rx = of(|r| Some(r.rx_mbps));
+            let loss = of(|r| Some(r.loss));
+            let cpu = of(|r| r.cpu);
+            // CPU median and spread, None when no repeat could sample it.
+            let (cpu_med, cpu_sd) = if cpu.n > 0 {
+                (Some(cpu.median), Some(cpu.stddev))
             } else {
-                0.0
+                (None, None)
             };
-            if rep.generator_limited {
+            let limited = runs.iter().filter(|r| r.generator_limited).count();
+            if limited > 0 {
+                let pps_med = of(|r| Some(r.achieved_pps)).median;
                 ctx.note(format!(
-                    "{lv} Mbit/s: generator limit, sent {sent_mbps:.0} Mbit/s ({:.0} frames/s); the switch was offered less",
-                    rep.achieved_pps
+                    "{lv} Mbit/s: generator limit in {limited} of {reps} repeats, sent {:.0} Mbit/s ({pps_med:.0} frames/s, medians); the switch was offered less",
+                    sent.median
                 ));
             }
-            if let Some(c) = cpu {
+            if let (Some(c), Some(sd)) = (cpu_med, cpu_sd) {
                 self.res
                     .scalar(&format!("cpu_percent_at_{lv}_mbps"), c, "%");
+                self.res
+                    .scalar(&format!("cpu_percent_at_{lv}_mbps_stddev"), sd, "%");
             }
             self.res
-                .scalar(&format!("received_mbps_at_{lv}_mbps"), rx_mbps, "Mbit/s");
+                .scalar(&format!("received_mbps_at_{lv}_mbps"), rx.median, "Mbit/s");
+            self.res.scalar(
+                &format!("received_mbps_at_{lv}_mbps_stddev"),
+                rx.stddev,
+                "Mbit/s",
+            );
             rows.push(vec![
                 json!(lv),
-                json!(sent_mbps),
-                json!(rx_mbps),
-                json!(loss),
-                json!(cpu),
-                json!(rep.generator_limited),
+                json!(sent.median),
+                json!(rx.median),
+                json!(loss.median),
+                json!(cpu_med),
+                json!(limited > 0),
+                json!(sent.stddev),
+                json!(rx.stddev),
+                json!(loss.stddev),
+                json!(cpu_sd),
+                json!(reps),
             ]);
-            if let Some(c) = cpu {
-                s_cpu.push([sent_mbps, c]);
+            if let Some(c) = cpu_med {
+                s_cpu.push([sent.median, c]);
             }
-            s_rx.push([sent_mbps, rx_mbps]);
+            s_rx.push([sent.median, rx.median]);
             if lv == "max" {
-                self.res.scalar("max_sent_mbps", sent_mbps, "Mbit/s");
-                self.res.scalar("max_received_mbps", rx_mbps, "Mbit/s");
-                if let Some(c) = cpu {
+                self.res.scalar("max_sent_mbps", sent.median, "Mbit/s");
+                self.res.scalar("max_received_mbps", rx.median, "Mbit/s");
+                if let Some(c) = cpu_med {
                     self.res.scalar("max_cpu_percent", c, "%");
                 }
-            } else if let (Some(c), true) = (cpu, offered == 100.0) {
+            } else if let (Some(c), true) = (cpu_med, offered == 100.0) {
                 self.res.scalar("cpu_at_100mbps_percent", c, "%");
             }
             ctx.progress.inc(1);
@@ -225,6 +319,11 @@ impl Experiment for CpuLoad {
                 "loss",
                 "switch_cpu_percent",
                 "generator_limited",
+                "sent_sd_mbps",
+                "received_sd_mbps",
+                "loss_sd",
+                "switch_cpu_sd_percent",
+                "repeats",
             ],
             rows,
         );

@@ -2,7 +2,12 @@
 //! flows installed, `updates` flow modifications (each closed by a barrier)
 //! are timed while the controller polls flow statistics of all flows at a
 //! given rate; per polling rate: update delay, statistics reply time and
-//! switch CPU.
+//! switch CPU. Each rate is measured `repeats` times (flows reinstalled
+//! each time): the table and scalars give the median over the repeats of
+//! each repeat's median, with the standard deviation over the repeats
+//! beside it (`*_repeat_sd_*` / `*_sd_*` columns, `*_stddev` scalars);
+//! `update_sd_ms` and `update_p95_ms` describe all measured updates pooled.
+//! `warmup` unrecorded repeats at the first rate come before.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -191,6 +196,16 @@ impl Experiment for StatsPolling {
                 "flow-stats requests per second",
             ),
             ParamSpec::new("update_gap_ms", "5", "pause between updates"),
+            ParamSpec::new(
+                "repeats",
+                "3",
+                "measured runs per polling rate (median and stddev reported)",
+            ),
+            ParamSpec::new(
+                "warmup",
+                "1",
+                "unrecorded runs at the first polling rate before measuring",
+            ),
         ]
     }
     fn start(&mut self, ctx: &mut Ctx) -> Result<()> {
@@ -198,40 +213,83 @@ impl Experiment for StatsPolling {
         let updates: usize = ctx.param("updates")?;
         let rates: Vec<f64> = ctx.params.list("poll_rates")?;
         let gap = Duration::from_secs_f64(ctx.param::<f64>("update_gap_ms")? / 1000.0);
+        let reps: usize = ctx.param("repeats")?;
+        let warm: usize = ctx.param("warmup")?;
         if nflows == 0 || nflows > 65_536 {
             bail!("stats_polling: flows={nflows}: must be in 1..=65536");
         }
-        ctx.progress.set_total(rates.len() as u64);
+        if reps == 0 {
+            bail!("stats_polling: repeats=0: must be at least 1");
+        }
+        ctx.progress.set_total((rates.len() * reps) as u64);
+        if let Some(&first) = rates.first() {
+            for _ in 0..warm {
+                ctx.progress.message(format!("warm-up at {first} polls/s"));
+                self.level(ctx, nflows, updates, first, gap)?;
+            }
+        }
         let (mut s_upd, mut s_cpu, mut s_rep, mut rows) =
             (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for &rate in &rates {
-            ctx.progress.message(format!("{rate} polls/s"));
-            let l = self.level(ctx, nflows, updates, rate, gap)?;
-            let u = summarize(&l.update_ms);
-            let r = summarize(&l.reply_ms);
+            let mut runs = Vec::with_capacity(reps);
+            for r in 0..reps {
+                ctx.progress
+                    .message(format!("{rate} polls/s repeat {}/{reps}", r + 1));
+                runs.push(self.level(ctx, nflows, updates, rate, gap)?);
+                ctx.progress.inc(1);
+            }
+            // Per repeat: its median update delay and stats reply time
+            // (NaN for a repeat without replies: ignored by summarize).
+            let u = summarize(
+                &runs
+                    .iter()
+                    .map(|l| summarize(&l.update_ms).median)
+                    .collect::<Vec<_>>(),
+            );
+            let r = summarize(
+                &runs
+                    .iter()
+                    .map(|l| summarize(&l.reply_ms).median)
+                    .collect::<Vec<_>>(),
+            );
+            let cpu = summarize(&runs.iter().filter_map(|l| l.cpu).collect::<Vec<_>>());
+            let all_updates: Vec<f64> = runs.iter().flat_map(|l| l.update_ms.clone()).collect();
+            let pooled = summarize(&all_updates);
+            let replies: usize = runs.iter().map(|l| l.reply_ms.len()).sum();
+            // CPU median and spread, None when no repeat could sample it.
+            let (cpu_med, cpu_sd) = if cpu.n > 0 {
+                (Some(cpu.median), Some(cpu.stddev))
+            } else {
+                (None, None)
+            };
             rows.push(vec![
                 json!(rate),
                 json!(u.median),
-                json!(u.stddev),
-                json!(u.p95),
+                json!(pooled.stddev),
+                json!(pooled.p95),
                 json!(r.median),
-                json!(r.n),
-                json!(l.cpu),
+                json!(replies),
+                json!(cpu_med),
+                json!(u.stddev),
+                json!(r.stddev),
+                json!(cpu_sd),
+                json!(reps),
             ]);
             s_upd.push([rate, u.median]);
             self.res
                 .scalar(&format!("update_ms_at_{rate}_polls"), u.median, "ms");
-            if let Some(c) = l.cpu {
+            self.res
+                .scalar(&format!("update_ms_at_{rate}_polls_stddev"), u.stddev, "ms");
+            if let (Some(c), Some(sd)) = (cpu_med, cpu_sd) {
                 self.res
                     .scalar(&format!("cpu_percent_at_{rate}_polls"), c, "%");
+                self.res
+                    .scalar(&format!("cpu_percent_at_{rate}_polls_stddev"), sd, "%");
+                s_cpu.push([rate, c]);
             }
             if r.n > 0 {
                 s_rep.push([rate, r.median]);
             }
-            if let Some(c) = l.cpu {
-                s_cpu.push([rate, c]);
-            }
-            ctx.progress.inc(1);
         }
         let res = &mut self.res;
         res.table(
@@ -244,6 +302,10 @@ impl Experiment for StatsPolling {
                 "stats_reply_median_ms",
                 "stats_replies",
                 "switch_cpu_percent",
+                "update_repeat_sd_ms",
+                "stats_reply_sd_ms",
+                "switch_cpu_sd_percent",
+                "repeats",
             ],
             rows,
         );
