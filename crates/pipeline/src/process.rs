@@ -19,8 +19,8 @@ use packet::{Field, FlowKey, PacketBuf, RewriteError};
 
 /// Lookups already made for a packet (by `Pipeline::process_batch`): the
 /// key they were made with and, per table id, the position found there
-/// (`u32::MAX`: no match). Used only while the packet's key still equals
-/// that key.
+/// (`u32::MAX`: no match). Used only while the packet's key still agrees
+/// with that key on the fields the table matches on.
 pub(crate) type Hint<'a> = Option<(&'a FlowKey, &'a [(u32, u32)])>;
 
 /// How deep group chains and TABLE resubmits may nest.
@@ -268,11 +268,12 @@ impl Pipeline {
             let Some(table) = tables.get_mut(usize::from(table_id)) else {
                 return;
             };
-            // A lookup made beforehand for this table with this very key
+            // A lookup made beforehand for this table with a key that
+            // agrees with this one on every field the table matches on
             // gives the same answer (tables do not change meanwhile).
             let known = hint.and_then(|(k, at)| {
                 let (_, pos) = at.iter().find(|(t, _)| *t == u32::from(table_id))?;
-                (*k == *key).then_some(*pos)
+                table.same_answer(k, key).then_some(*pos)
             });
             let found = match known {
                 Some(pos) => table.lookup_known((pos != u32::MAX).then_some(pos as usize)),

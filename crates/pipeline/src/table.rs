@@ -254,6 +254,13 @@ impl FlowTable {
         hit
     }
 
+    /// Whether a lookup of `a` finds what a lookup of `b` finds (see
+    /// `Auto::same_answer`).
+    #[inline]
+    pub(crate) fn same_answer(&self, a: &FlowKey, b: &FlowKey) -> bool {
+        self.classifier.same_answer(a, b)
+    }
+
     /// Counts a lookup whose answer (`hit`, from `find_many` on the same
     /// key with the table unchanged since) is known, as `lookup` would.
     #[inline]

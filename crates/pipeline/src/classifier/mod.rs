@@ -417,6 +417,18 @@ impl Auto {
         }
     }
 
+    /// Whether `lookup` answers the same for `a` and `b`: they agree on
+    /// the presence and the value of every field some entry matches on
+    /// (the only parts of a key any structure here reads; the trie's
+    /// form and the linear list hold entries of the tuple space).
+    pub fn same_answer(&self, a: &FlowKey, b: &FlowKey) -> bool {
+        self.tss.fields().iter().all(|f| {
+            let present = a.present.contains(*f);
+            present == b.present.contains(*f)
+                && (!present || crate::matcher::key_bits(a, *f) == crate::matcher::key_bits(b, *f))
+        })
+    }
+
     /// `lookup` for several keys: `out[i]` for `keys[i]`, `None` where
     /// `live[i]` is false. A trie walks all keys level by level
     /// (`Lpm::lookup_many`); the other structures look the keys up one

@@ -37,7 +37,7 @@ use std::hash::{BuildHasher, Hasher};
 
 /// Masked values of up to this many fields are kept inside the bucket (no
 /// pointer to follow on a probe).
-const INLINE_VALUES: usize = 2;
+const INLINE_VALUES: usize = 4;
 
 #[derive(Debug, Clone)]
 struct Bucket {
@@ -171,6 +171,12 @@ pub struct Tss {
 }
 
 impl Tss {
+    /// Every field some shape matches on, sorted: all a lookup reads of a
+    /// key (with their presence bits).
+    pub fn fields(&self) -> &[Field] {
+        &self.union
+    }
+
     /// Number of subtables (distinct non-empty shapes).
     pub fn n_nonempty(&self) -> usize {
         self.order.len()
