@@ -449,6 +449,14 @@ impl Auto {
                     };
                 }
             }
+            (Kind::Hash, _) => {
+                let mut refs = [Ref::NONE; crate::batch::CHUNK];
+                let n = n.min(refs.len());
+                self.tss.lookup_many(&keys[..n], &live[..n], &mut refs[..n]);
+                for i in 0..n {
+                    out[i] = refs[i].some();
+                }
+            }
             _ => {
                 for i in 0..n {
                     out[i] = if live[i] { self.lookup(&keys[i]) } else { None };

@@ -462,6 +462,59 @@ impl Tss {
         best
     }
 
+    /// `lookup_with(key, Ref::NONE, false)` for several keys of a table
+    /// with exactly one subtable (the `hash` case); `out[i]` for
+    /// `keys[i]`, `Ref::NONE` where `live[i]` is false. In two passes:
+    /// every key's hash first, then every probe, so the probes (a cache
+    /// miss each at large sizes) follow one another closely enough for
+    /// the CPU to overlap them. With more subtables: key by key.
+    pub fn lookup_many(&self, keys: &[FlowKey], live: &[bool], out: &mut [Ref]) {
+        const N: usize = crate::batch::CHUNK;
+        let n = keys.len().min(live.len()).min(out.len()).min(N);
+        let any = self.lookup_any();
+        let sub = match self.order.as_slice() {
+            [o] if o.max >= any.rank.priority() => self.sub(o.sub),
+            _ => None,
+        };
+        let Some(sub) = sub else {
+            for i in 0..n {
+                out[i] = if live[i] {
+                    self.lookup_with(&keys[i], Ref::NONE, false)
+                } else {
+                    Ref::NONE
+                };
+            }
+            return;
+        };
+        // The hash of every key that has the shape's fields.
+        let mut hash = [None; N];
+        for i in 0..n {
+            if live[i] && keys[i].present.contains_all(sub.required) {
+                let mut h = self.hasher.build_hasher();
+                for (f, m) in sub.shape.iter() {
+                    h.write_u128(key_bits(&keys[i], *f) & m);
+                }
+                hash[i] = Some(h.finish());
+            }
+        }
+        for i in 0..n {
+            out[i] = Ref::NONE;
+            if !live[i] {
+                continue;
+            }
+            let key = &keys[i];
+            let found = hash[i].and_then(|hash| {
+                sub.buckets.find(hash, |b| {
+                    b.values
+                        .iter()
+                        .zip(sub.shape.iter())
+                        .all(|(v, (f, m))| key_bits(key, *f) & m == *v)
+                })
+            });
+            out[i] = found.map_or(any, |b| any.better(b.same.best()));
+        }
+    }
+
     /// Marks the subtables an LPM trie stands for.
     pub fn mark_lpm(&mut self, f: impl Fn(&Shape) -> bool) {
         for sub in self.subtables.iter_mut().flatten() {
