@@ -1,5 +1,6 @@
 //! Pipeline-only mode: packets from memory through
-//! [`pipeline::Pipeline::process`], no I/O.
+//! [`pipeline::Pipeline::process_batch`] (the same effect as
+//! [`pipeline::Pipeline::process`] packet by packet), no I/O.
 //!
 //! For one workload at one size: install it into a pipeline, clone one
 //! replica per worker thread (as the switch's workers do), and let each
@@ -221,7 +222,7 @@ impl Experiment for PipelineExperiment {
     }
 
     fn description(&self) -> &'static str {
-        "pipeline only: HARMLESS workloads from memory through Pipeline::process, Mpps per core, ns/packet, worker scaling"
+        "pipeline only: HARMLESS workloads from memory through Pipeline::process_batch, Mpps per core, ns/packet, worker scaling"
     }
 
     fn params(&self) -> Vec<ParamSpec> {
