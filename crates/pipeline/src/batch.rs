@@ -46,6 +46,9 @@ pub const CHUNK: usize = 32;
 /// stages on small ones too.)
 pub const WARM_MIN_ENTRIES: usize = 2048;
 
+/// `process_batch` calls between two looks at the table sizes.
+pub(crate) const WARM_RECHECK: u16 = 64;
+
 /// How many tables along the gotos the warm stages follow.
 const WARM_DEPTH: usize = 4;
 
@@ -77,8 +80,29 @@ impl Pipeline {
         out: &mut O,
         mut done: impl FnMut(&Pipeline, &mut O, usize, Result<(), ParseError>),
     ) {
+        // Looking at every table's size costs a few ns per packet at
+        // small sizes: the answer is kept for `WARM_RECHECK` batches (a
+        // stale answer costs speed for a moment, never correctness).
+        let warm = match self.warm_check {
+            (0, _) => {
+                let w = self.worth_warming();
+                self.warm_check = (WARM_RECHECK, w);
+                w
+            }
+            (n, w) => {
+                self.warm_check = (n - 1, w);
+                w
+            }
+        };
+        if !warm {
+            // Nothing to fetch ahead: packet by packet, as `process`.
+            for (i, buf) in bufs.iter_mut().enumerate() {
+                let r = self.process(buf, in_port, now, out);
+                done(self, out, i, r);
+            }
+            return;
+        }
         let refuses = self.refuses(in_port);
-        let warm = self.worth_warming();
         for (c, chunk) in bufs.chunks_mut(CHUNK).enumerate() {
             let base = c * CHUNK;
             let mut keys = [FlowKey::new(in_port); CHUNK];
@@ -94,26 +118,19 @@ impl Pipeline {
             }
             let n = chunk.len();
             let mut seen = [[(NONE, NONE); WARM_DEPTH]; CHUNK];
-            if warm {
-                let mut live = [false; CHUNK];
-                for (l, a) in live.iter_mut().zip(&admit[..n]) {
-                    *l = matches!(a, Admit::Run);
-                }
-                self.warm(&keys[..n], &live[..n], &mut seen);
+            let mut live = [false; CHUNK];
+            for (l, a) in live.iter_mut().zip(&admit[..n]) {
+                *l = matches!(a, Admit::Run);
             }
-            for (i, ((buf, key), a)) in chunk.iter_mut().zip(keys.iter_mut()).zip(admit).enumerate()
-            {
+            self.warm(&keys[..n], &live[..n], &mut seen);
+            for (i, ((buf, key), a)) in chunk.iter_mut().zip(keys.iter()).zip(admit).enumerate() {
                 let r = match a {
                     // The hint needs the key the lookups were made with:
                     // the run works on a copy.
-                    Admit::Run if warm => {
-                        let mut k = *key;
-                        let hint = Some((&*key, &seen[i][..]));
-                        self.run_from_table_0(buf, &mut k, in_port, now, hint, out);
-                        Ok(())
-                    }
                     Admit::Run => {
-                        self.run_from_table_0(buf, key, in_port, now, None, out);
+                        let mut k = *key;
+                        let hint = Some((key, &seen[i][..]));
+                        self.run_from_table_0(buf, &mut k, in_port, now, hint, out);
                         Ok(())
                     }
                     Admit::Drop => Ok(()),

@@ -104,6 +104,9 @@ pub struct Pipeline {
     /// packet path does not allocate once warm (one per nesting level in
     /// use; a replica starts with an empty pool).
     scratch: Vec<PacketBuf>,
+    /// `process_batch`'s last decision whether to warm (see `batch`):
+    /// batches left before looking again, and the decision.
+    warm_check: (u16, bool),
 }
 
 impl Default for Pipeline {
@@ -123,6 +126,7 @@ impl Pipeline {
             meters: MeterTable::new(),
             config: Config::default(),
             scratch: Vec::new(),
+            warm_check: (0, false),
         }
     }
 

@@ -145,10 +145,28 @@ impl Pipeline {
         if self.refuses(in_port) {
             return Ok(());
         }
+        // The same steps as `admit` + `run_from_table_0`, written out: the
+        // per-packet path compiles measurably faster this way.
         let mut key = FlowKey::new(in_port);
-        if self.admit(pkt, &mut key)? {
-            self.run_from_table_0(pkt, &mut key, in_port, now, None, out);
+        if let Err(e) = packet::parse(pkt.data(), &mut key) {
+            if e.reason != packet::Reason::BadNdOption {
+                return Err(e);
+            }
         }
+        if self.config.frag_drop && key.ip_frag & packet::frag::FRAGMENT != 0 {
+            return Ok(());
+        }
+        let ctx = Ctx {
+            in_port,
+            now,
+            queue: None,
+            table_id: 0,
+            cookie: u64::MAX,
+            miss: false,
+            packet_out: false,
+            depth: 0,
+        };
+        self.run_tables(pkt, &mut key, ctx, None, out);
         Ok(())
     }
 
@@ -156,6 +174,7 @@ impl Pipeline {
     /// by `FlowKey::new(in_port)`): `Ok(true)` if it goes to table 0,
     /// `Ok(false)` if it is dropped silently (fragment with `frag_drop`),
     /// the parse error if it is malformed.
+    #[inline]
     pub(crate) fn admit(
         &self,
         pkt: &PacketBuf,
@@ -174,6 +193,7 @@ impl Pipeline {
 
     /// Whether frames received on `in_port` are dropped unseen (port
     /// config NO_RECV or PORT_DOWN).
+    #[inline]
     pub(crate) fn refuses(&self, in_port: u32) -> bool {
         self.ports
             .get(in_port)
@@ -182,6 +202,7 @@ impl Pipeline {
 
     /// Runs an admitted packet through the tables from table 0, with the
     /// lookups `hint` already made (see [`Hint`]).
+    #[inline]
     pub(crate) fn run_from_table_0(
         &mut self,
         pkt: &mut PacketBuf,
