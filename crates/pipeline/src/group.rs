@@ -254,6 +254,7 @@ impl GroupTable {
     /// only an ALL group with more buckets allocates).
     /// `hash` is called only for a SELECT group (hashing the flow costs
     /// more than the other choices).
+    #[inline]
     pub fn select_buckets(
         &self,
         g: &Group,
