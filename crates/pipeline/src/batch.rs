@@ -144,25 +144,6 @@ impl Pipeline {
         }
     }
 
-    /// Fetches what `bufs` (received on `in_port`) will touch in the
-    /// tables, without changing anything: for callers that process the
-    /// packets one by one afterwards (they pay the parse twice). Does
-    /// nothing for pipelines of small tables.
-    pub fn warm_batch(&self, bufs: &[PacketBuf], in_port: u32) {
-        if !self.worth_warming() || self.refuses(in_port) {
-            return;
-        }
-        for chunk in bufs.chunks(CHUNK) {
-            let mut keys = [FlowKey::new(in_port); CHUNK];
-            let mut live = [false; CHUNK];
-            for ((buf, key), l) in chunk.iter().zip(keys.iter_mut()).zip(live.iter_mut()) {
-                *l = matches!(self.admit(buf, key), Ok(true));
-            }
-            let mut seen = [[(NONE, NONE); WARM_DEPTH]; CHUNK];
-            self.warm(&keys[..chunk.len()], &live[..chunk.len()], &mut seen);
-        }
-    }
-
     /// Whether the tables are big enough for warming to pay.
     fn worth_warming(&self) -> bool {
         cfg!(test) || self.tables.iter().map(|t| t.len()).sum::<usize>() >= WARM_MIN_ENTRIES
