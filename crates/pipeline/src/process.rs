@@ -74,6 +74,24 @@ struct Ctx {
     depth: u8,
 }
 
+impl Ctx {
+    /// The state of a packet entering table 0 from `in_port` (no entry
+    /// matched yet: cookie all ones).
+    #[inline(always)]
+    fn received(in_port: u32, now: Nanos) -> Ctx {
+        Ctx {
+            in_port,
+            now,
+            queue: None,
+            table_id: 0,
+            cookie: u64::MAX,
+            miss: false,
+            packet_out: false,
+            depth: 0,
+        }
+    }
+}
+
 /// Whether to go on after an action.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Flow {
@@ -160,16 +178,7 @@ impl Pipeline {
         if self.config.frag_drop && key.ip_frag & packet::frag::FRAGMENT != 0 {
             return Ok(());
         }
-        let ctx = Ctx {
-            in_port,
-            now,
-            queue: None,
-            table_id: 0,
-            cookie: u64::MAX,
-            miss: false,
-            packet_out: false,
-            depth: 0,
-        };
+        let ctx = Ctx::received(in_port, now);
         self.run_tables(pkt, &mut key, ctx, None, out);
         Ok(())
     }
@@ -216,16 +225,7 @@ impl Pipeline {
         hint: Hint<'_>,
         out: &mut impl Output,
     ) {
-        let ctx = Ctx {
-            in_port,
-            now,
-            queue: None,
-            table_id: 0,
-            cookie: u64::MAX,
-            miss: false,
-            packet_out: false,
-            depth: 0,
-        };
+        let ctx = Ctx::received(in_port, now);
         self.run_tables(pkt, key, ctx, hint, out);
     }
 
@@ -244,14 +244,8 @@ impl Pipeline {
         let mut key = FlowKey::new(in_port);
         let _ = packet::parse(pkt.data(), &mut key);
         let mut ctx = Ctx {
-            in_port,
-            now,
-            queue: None,
-            table_id: 0,
-            cookie: u64::MAX,
-            miss: false,
             packet_out: true,
-            depth: 0,
+            ..Ctx::received(in_port, now)
         };
         self.execute_actions(pkt, &mut key, actions, &mut ctx, out);
     }

@@ -968,6 +968,25 @@ impl Netns {
         assert!(ok, "ip {v:?}");
     }
 
+    /// A datapath with two workers on AF_PACKET ports 1 (s1) and 2 (s2).
+    fn two_worker_rig(&self) -> Rig {
+        let ports: Vec<(u32, Box<dyn Port>)> = vec![
+            (1, Box::new(self.open("s1"))),
+            (2, Box::new(self.open("s2"))),
+        ];
+        let clock = Arc::new(AtomicU64::new(SEC));
+        let cfg = DpConfig {
+            n_workers: 2,
+            ..DpConfig::default()
+        };
+        let dp = Datapath::start(cfg, ports, Clock::Fake(clock.clone()));
+        Rig {
+            dp,
+            hosts: Vec::new(),
+            clock,
+        }
+    }
+
     fn open(&self, ifname: &str) -> ports::AfPacket {
         let n = ifname.to_string();
         ports::netns::in_netns(&self.0, move || {
@@ -989,19 +1008,7 @@ impl Drop for Netns {
 #[test]
 fn af_packet_workers_block_again_after_a_link_flap() {
     let ns = Netns::new("flap");
-    let ports: Vec<(u32, Box<dyn Port>)> =
-        vec![(1, Box::new(ns.open("s1"))), (2, Box::new(ns.open("s2")))];
-    let clock = Arc::new(AtomicU64::new(SEC));
-    let cfg = DpConfig {
-        n_workers: 2,
-        ..DpConfig::default()
-    };
-    let dp = Datapath::start(cfg, ports, Clock::Fake(clock.clone()));
-    let mut r = Rig {
-        dp,
-        hosts: Vec::new(),
-        clock,
-    };
+    let mut r = ns.two_worker_rig();
     // Every port's transmit goes through a lock-free AF_PACKET clone.
     assert_eq!(r.dp.tx.lock_free(), 2);
     wait_all_blocked(&r);
@@ -1204,19 +1211,7 @@ fn two_workers_share_a_port_by_flow_hash() {
     let ns = Netns::new("fanout");
     let mut h1 = ns.open("h1");
     let mut h2 = ns.open("h2");
-    let ports: Vec<(u32, Box<dyn Port>)> =
-        vec![(1, Box::new(ns.open("s1"))), (2, Box::new(ns.open("s2")))];
-    let clock = Arc::new(AtomicU64::new(SEC));
-    let cfg = DpConfig {
-        n_workers: 2,
-        ..DpConfig::default()
-    };
-    let dp = Datapath::start(cfg, ports, Clock::Fake(clock.clone()));
-    let mut r = Rig {
-        dp,
-        hosts: Vec::new(),
-        clock,
-    };
+    let mut r = ns.two_worker_rig();
     r.ok(Message::FlowMod(fm(
         cmd::ADD,
         10,
