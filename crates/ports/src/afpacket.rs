@@ -752,21 +752,7 @@ fn open_frame_ring(s: RawFd, name: &str, opts: &AfPacketOpts) -> io::Result<Fram
     setsockopt(s, libc::SOL_PACKET, libc::PACKET_RX_RING, &req)
         .map_err(|e| ctx(e, "PACKET_RX_RING", name))?;
     let map_len = opts.block_size as usize * opts.block_nr as usize;
-    // SAFETY: maps the ring the kernel just allocated for this socket;
-    // the result is checked against MAP_FAILED.
-    let map = unsafe {
-        libc::mmap(
-            ptr::null_mut(),
-            map_len,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_SHARED | libc::MAP_POPULATE,
-            s,
-            0,
-        )
-    };
-    if map == libc::MAP_FAILED {
-        return Err(ctx(io::Error::last_os_error(), "mmap ring", name));
-    }
+    let map = map_ring(s, map_len, name)?;
     Ok(FrameRing {
         map: map.cast(),
         map_len,
@@ -978,6 +964,27 @@ fn setsockopt<T>(fd: RawFd, level: libc::c_int, name: libc::c_int, val: &T) -> i
     Ok(())
 }
 
+/// Maps the receive ring of `len` bytes the kernel just allocated for
+/// socket `s` (after PACKET_RX_RING).
+fn map_ring(s: RawFd, len: usize, name: &str) -> io::Result<*mut libc::c_void> {
+    // SAFETY: maps the ring the kernel allocated for this socket; the
+    // result is checked against MAP_FAILED before anyone uses it.
+    let map = unsafe {
+        libc::mmap(
+            ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED | libc::MAP_POPULATE,
+            s,
+            0,
+        )
+    };
+    if map == libc::MAP_FAILED {
+        return Err(ctx(io::Error::last_os_error(), "mmap ring", name));
+    }
+    Ok(map)
+}
+
 fn ctx(e: io::Error, what: &str, name: &str) -> io::Error {
     io::Error::new(e.kind(), format!("{name}: {what}: {e}"))
 }
@@ -1088,21 +1095,7 @@ fn open_ring(s: RawFd, name: &str, opts: &AfPacketOpts) -> io::Result<RxRing> {
     setsockopt(s, libc::SOL_PACKET, libc::PACKET_RX_RING, &req)
         .map_err(|e| ctx(e, "PACKET_RX_RING", name))?;
     let map_len = opts.block_size as usize * opts.block_nr as usize;
-    // SAFETY: maps the ring the kernel just allocated for this socket;
-    // the result is checked against MAP_FAILED.
-    let map = unsafe {
-        libc::mmap(
-            ptr::null_mut(),
-            map_len,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_SHARED | libc::MAP_POPULATE,
-            s,
-            0,
-        )
-    };
-    if map == libc::MAP_FAILED {
-        return Err(ctx(io::Error::last_os_error(), "mmap ring", name));
-    }
+    let map = map_ring(s, map_len, name)?;
     let ring = RxRing {
         map: map.cast(),
         map_len,
