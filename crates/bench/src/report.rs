@@ -15,7 +15,7 @@ use plotters::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{BenchError, Context, Result};
-use crate::results::{PlotSpec, Results, Series};
+use crate::results::{PlotSpec, Results, Series, Table};
 
 /// Everything about a run except its results.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -232,6 +232,16 @@ fn write_csvs(out: &Path, r: &Results) -> Result<()> {
     Ok(())
 }
 
+/// A results table as an HTML heading `title` and table.
+fn table_section(t: &Table, title: &str) -> String {
+    let rows: Vec<Vec<String>> = t
+        .rows
+        .iter()
+        .map(|row| row.iter().map(csv_cell).collect())
+        .collect();
+    format!("<h2>{}</h2>{}", esc(title), html_table(&t.columns, &rows))
+}
+
 fn html_table(columns: &[String], rows: &[Vec<String>]) -> String {
     let mut h = String::from("<table><tr>");
     for c in columns {
@@ -300,17 +310,7 @@ pub fn write(out: &Path, meta: &Meta, r: &Results) -> Result<()> {
         let _ = write!(h, "<img src=\"{f}\" alt=\"{f}\">");
     }
     for t in &r.tables {
-        let rows: Vec<Vec<String>> = t
-            .rows
-            .iter()
-            .map(|row| row.iter().map(csv_cell).collect())
-            .collect();
-        let _ = write!(
-            h,
-            "<h2>{}</h2>{}",
-            esc(&t.name),
-            html_table(&t.columns, &rows)
-        );
+        h += &table_section(t, &t.name);
     }
     if !r.scalars.is_empty() {
         let rows: Vec<Vec<String>> = r
@@ -422,18 +422,7 @@ pub fn compare(a: &Path, b: &Path, out: &Path) -> Result<()> {
     for t in &da.results.tables {
         for (who, doc) in [(&ta, &da), (&tb, &db)] {
             if let Some(t) = doc.results.tables.iter().find(|x| x.name == t.name) {
-                let rows: Vec<Vec<String>> = t
-                    .rows
-                    .iter()
-                    .map(|row| row.iter().map(csv_cell).collect())
-                    .collect();
-                let _ = write!(
-                    h,
-                    "<h2>{} ({})</h2>{}",
-                    esc(&t.name),
-                    esc(who),
-                    html_table(&t.columns, &rows)
-                );
+                h += &table_section(t, &format!("{} ({})", t.name, who));
             }
         }
     }
