@@ -11,7 +11,7 @@
 //! In the default [`PollMode::Adaptive`] mode, once nothing was received
 //! for `spin` (busy polling with `yield_now` meanwhile, which keeps the
 //! latency of a burst's next packet low), the worker blocks in
-//! [`ports::Poller::wait`] on its receive ports' descriptors plus its
+//! [`ports::Poller::wait`] (`poll(2)`) on its receive ports' descriptors plus its
 //! [`ports::Waker`]. The control side wakes it after sending an operation
 //! if it is asleep (`WorkerCounters::asleep`; a busy worker is not woken
 //! per operation) and on shutdown, so operations and barriers never wait
@@ -382,15 +382,24 @@ impl Worker {
 
     /// Registers the receive descriptors (token: index into `rx`).
     fn register(&mut self) {
-        let Some(poller) = &self.poller else { return };
-        for (i, src) in self.rx.iter().enumerate() {
-            let fd = match src {
+        if self.poller.is_none() {
+            return;
+        }
+        let fds: Vec<Option<std::os::fd::RawFd>> = self
+            .rx
+            .iter()
+            .map(|src| match src {
                 RxSource::Own { rx, .. } => rx.fd(),
                 RxSource::Shared { no } => self
                     .ports
                     .get(no)
                     .and_then(|p| p.io.lock().ok().and_then(|io| io.fd())),
-            };
+            })
+            .collect();
+        let Some(poller) = &mut self.poller else {
+            return;
+        };
+        for (i, fd) in fds.into_iter().enumerate() {
             match fd {
                 Some(fd) if poller.add(fd, i as u64).is_ok() => {}
                 // A port we cannot wait on: never block (busy polling
