@@ -157,13 +157,18 @@ impl TxPorts {
     /// call (drops are counted by the port), and empties the queues.
     pub fn flush(&mut self, queues: &mut TxQueues) {
         for (no, q) in queues.iter_mut() {
+            if q.len == 0 {
+                continue;
+            }
+            // One look-up per port and batch, not per chunk.
+            let mut own = self.own.get_mut(no);
             for chunk in q.frames().chunks(ports::BATCH) {
                 let mut slices: [&[u8]; ports::BATCH] = [&[]; ports::BATCH];
                 for (s, f) in slices.iter_mut().zip(chunk) {
                     *s = f.as_slice();
                 }
                 let slices = &slices[..chunk.len()];
-                if let Some(tx) = self.own.get_mut(no) {
+                if let Some(tx) = own.as_mut() {
                     let _ = tx.tx_batch(slices);
                 } else if let Some(p) = self.ports.get(no) {
                     if let Ok(mut io) = p.io.lock() {
@@ -239,9 +244,45 @@ impl TxQueue {
     }
 }
 
-/// A worker's transmit queues, by port number (an entry is created the
-/// first time a port is output to and then kept).
-pub(crate) type TxQueues = BTreeMap<u32, TxQueue>;
+/// A worker's transmit queues, by port number: a small vector of
+/// `(port, queue)` pairs in the order ports were first output to (an entry
+/// is created the first time a port is output to and then kept, so a warm
+/// worker allocates nothing). A switch has a handful of ports and a batch
+/// usually outputs to one or two of them, so a linear search that starts
+/// at the last port used beats a tree or hash look-up per output.
+#[derive(Debug, Default)]
+pub(crate) struct TxQueues {
+    queues: Vec<(u32, TxQueue)>,
+    /// Index of the queue used last (the first one tried).
+    last: usize,
+}
+
+impl TxQueues {
+    pub fn new() -> TxQueues {
+        TxQueues::default()
+    }
+
+    /// The queue of `port`, created empty if it has none yet.
+    pub fn queue(&mut self, port: u32) -> &mut TxQueue {
+        let i = match self.queues.get(self.last) {
+            Some((no, _)) if *no == port => self.last,
+            _ => match self.queues.iter().position(|(no, _)| *no == port) {
+                Some(i) => i,
+                None => {
+                    self.queues.push((port, TxQueue::default()));
+                    self.queues.len() - 1
+                }
+            },
+        };
+        self.last = i;
+        &mut self.queues[i].1
+    }
+
+    /// Every queue with its port number.
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = (&u32, &mut TxQueue)> {
+        self.queues.iter_mut().map(|(no, q)| (&*no, q))
+    }
+}
 
 /// Where a worker receives a port's frames from (module comment).
 pub(crate) enum RxSource {
@@ -269,7 +310,7 @@ pub(crate) struct BatchOut<'a> {
 
 impl Output for BatchOut<'_> {
     fn port(&mut self, port: u32, data: &[u8], _queue: Option<u32>) {
-        self.queues.entry(port).or_default().push(data);
+        self.queues.queue(port).push(data);
     }
 
     fn packet_in(&mut self, ev: PacketInEvent<'_>) {
