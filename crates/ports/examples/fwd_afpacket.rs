@@ -1,10 +1,8 @@
 //! I/O ceiling for the AF_PACKET backend: forwards every frame received on
 //! IN out of OUT, with no parsing and no pipeline (the backend's default
-//! TPACKET_V2 frame ring, copied into reused buffers, transmit through a
-//! TPACKET_V2 TX ring with one kick per batch: the same I/O path the switch
-//! uses). `FWD_AFPACKET_RX=blocks` receives through the TPACKET_V3 block
-//! ring, `=recvmmsg` with `recvmmsg`; `FWD_AFPACKET_TX=sendmmsg` transmits
-//! with `sendmmsg` instead of the ring.
+//! TPACKET_V2 frame ring, copied into reused buffers, `sendmmsg` transmit:
+//! the same I/O path the switch uses). `FWD_AFPACKET_RX=blocks` receives
+//! through the TPACKET_V3 block ring, `=recvmmsg` with `recvmmsg`.
 //! `make bench` compares the switch against it.
 //!
 //! ```text
@@ -28,7 +26,6 @@ fn main() -> std::io::Result<()> {
             Ok("blocks") => RxMode::BlockRing,
             _ => RxMode::FrameRing,
         },
-        tx_ring: std::env::var("FWD_AFPACKET_TX").as_deref() != Ok("sendmmsg"),
         ..AfPacketOpts::default()
     };
     let mut rx = AfPacket::open(&a.input, &opts)?;

@@ -161,9 +161,6 @@ pub struct AfPacketOpts {
     /// Socket receive buffer in bytes without the ring (`SO_RCVBUFFORCE`,
     /// else `SO_RCVBUF` as far as the system allows).
     pub rcvbuf: u32,
-    /// Transmit through a `PACKET_TX_RING` of each transmit handle's own
-    /// socket (module comment, "Transmit"); false: `sendmmsg` only.
-    pub tx_ring: bool,
 }
 
 /// How an [`AfPacket`] socket receives (module comment, "Receive").
@@ -199,7 +196,6 @@ impl Default for AfPacketOpts {
             vnet_hdr: false,
             rx: RxMode::FrameRing,
             rcvbuf: 8 << 20,
-            tx_ring: true,
         }
     }
 }
@@ -813,201 +809,6 @@ fn ring_batch(ring: &mut RxRing, bufs: &mut [PacketBuf]) -> (usize, u64, u64, u6
     (n, bytes, dropped, errors)
 }
 
-/// `PACKET_TX_RING` and `PACKET_LOSS` socket options.
-const PACKET_TX_RING: libc::c_int = 13;
-const PACKET_LOSS: libc::c_int = 14;
-/// Transmit ring slot status words (`tp_status`).
-const TP_STATUS_AVAILABLE: u32 = 0;
-const TP_STATUS_SEND_REQUEST: u32 = 1;
-/// Bytes per transmit ring slot, slots per ring.
-const TX_SLOT: usize = 2048;
-const TX_SLOTS: usize = 256;
-/// Offset of the frame in a TPACKET_V2 transmit slot:
-/// `TPACKET_ALIGN(sizeof(struct tpacket2_hdr))`.
-const TX_DATA: usize = 32;
-
-/// The mmap'd TPACKET_V2 transmit ring of one transmit handle (module
-/// comment, "Transmit"), on a socket of its own that is bound to the
-/// interface with protocol 0 (so it receives nothing):
-///
-/// ```text
-///  slot i (TX_SLOT bytes): | tpacket2_hdr: tp_status, tp_len, .. | frame @32 |
-/// ```
-///
-/// A slot is ours while its status is `AVAILABLE`: we copy a frame in,
-/// set `tp_len` and then the status to `SEND_REQUEST`. One `send` (the
-/// *kick*) makes the kernel transmit every `SEND_REQUEST` slot from its
-/// own head on, in order; a slot it took becomes `SENDING` and then
-/// `AVAILABLE` again when the device has freed the frame. `cur` is the
-/// next slot we fill and always equals the kernel's head after a kick:
-/// slots the kernel did not take (device down or full) are still
-/// `SEND_REQUEST` and are the last ones we filled, so we give them back
-/// (status `AVAILABLE`, counted as dropped) and step `cur` back to the
-/// first of them. Only the owning handle ever sends on the socket, so no
-/// other thread moves the kernel's head.
-struct TxRing {
-    map: *mut u8,
-    map_len: usize,
-    /// Next slot to fill.
-    cur: usize,
-    // After the mapping: unmapped (Drop) before the socket is closed.
-    fd: OwnedFd,
-}
-
-impl TxRing {
-    /// Opens a socket on interface `ifindex` (in the calling thread's
-    /// namespace) with a transmit ring.
-    fn open(ifindex: i32, name: &str) -> io::Result<TxRing> {
-        // SAFETY: plain socket(2) call; the result is checked and owned.
-        let raw = cvt(unsafe {
-            libc::socket(
-                libc::AF_PACKET,
-                libc::SOCK_RAW | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
-                0,
-            )
-        })
-        .map_err(|e| ctx(e, "socket(AF_PACKET) for the TX ring", name))?;
-        // SAFETY: `raw` is a fresh descriptor nobody else owns.
-        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
-        let s = fd.as_raw_fd();
-        setsockopt(s, libc::SOL_PACKET, libc::PACKET_VERSION, &TPACKET_V2)
-            .map_err(|e| ctx(e, "PACKET_VERSION (TX)", name))?;
-        // A frame the kernel refuses is skipped instead of stopping the ring.
-        setsockopt(s, libc::SOL_PACKET, PACKET_LOSS, &1i32)
-            .map_err(|e| ctx(e, "PACKET_LOSS", name))?;
-        let per_block = 32;
-        let req = libc::tpacket_req {
-            tp_block_size: (TX_SLOT * per_block) as u32,
-            tp_block_nr: (TX_SLOTS / per_block) as u32,
-            tp_frame_size: TX_SLOT as u32,
-            tp_frame_nr: TX_SLOTS as u32,
-        };
-        setsockopt(s, libc::SOL_PACKET, PACKET_TX_RING, &req)
-            .map_err(|e| ctx(e, "PACKET_TX_RING", name))?;
-        let map_len = TX_SLOT * TX_SLOTS;
-        let map = map_ring(s, map_len, name)?;
-        let ring = TxRing {
-            map: map.cast(),
-            map_len,
-            cur: 0,
-            fd,
-        };
-        // SAFETY: sockaddr_ll is plain old data; all-zero is valid.
-        let mut sll: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
-        sll.sll_family = libc::AF_PACKET as u16;
-        sll.sll_protocol = 0;
-        sll.sll_ifindex = ifindex;
-        // SAFETY: passes a live sockaddr_ll and its size.
-        cvt(unsafe {
-            libc::bind(
-                s,
-                (&sll as *const libc::sockaddr_ll).cast(),
-                std::mem::size_of::<libc::sockaddr_ll>() as libc::socklen_t,
-            )
-        })
-        .map_err(|e| ctx(e, "bind (TX ring)", name))?;
-        Ok(ring)
-    }
-
-    fn slot(&self, i: usize) -> *mut u8 {
-        // SAFETY: i < TX_SLOTS; blocks hold whole slots back to back, so
-        // slot i lies inside the mapping.
-        unsafe { self.map.add((i % TX_SLOTS) * TX_SLOT) }
-    }
-
-    /// The status word of slot `i`, shared with the kernel.
-    fn status(&self, i: usize) -> &AtomicU32 {
-        // SAFETY: a slot starts with the 4-aligned tp_status word, which
-        // lives as long as the mapping (&self); the kernel writes it
-        // concurrently, hence atomic.
-        unsafe { &*(self.slot(i) as *const AtomicU32) }
-    }
-
-    /// Whether `len` bytes fit a slot.
-    fn fits(len: usize) -> bool {
-        len <= TX_SLOT - TX_DATA
-    }
-
-    /// Copies `frame` (which [`TxRing::fits`]) into the next slot and
-    /// marks it for sending; false if the ring is full.
-    fn push(&mut self, frame: &[u8]) -> bool {
-        let st = self.status(self.cur).load(Ordering::Acquire);
-        if st != TP_STATUS_AVAILABLE || !Self::fits(frame.len()) {
-            return false;
-        }
-        let slot = self.slot(self.cur);
-        // SAFETY: the slot is ours (status AVAILABLE, read with Acquire)
-        // until we set SEND_REQUEST; TX_DATA + frame.len() <= TX_SLOT was
-        // checked, and tp_len (offset 4) is inside the header.
-        unsafe {
-            ptr::copy_nonoverlapping(frame.as_ptr(), slot.add(TX_DATA), frame.len());
-            ptr::write_unaligned(slot.add(4) as *mut u32, frame.len() as u32);
-        }
-        self.status(self.cur)
-            .store(TP_STATUS_SEND_REQUEST, Ordering::Release);
-        self.cur = (self.cur + 1) % TX_SLOTS;
-        true
-    }
-
-    /// Makes the kernel send the `queued` slots filled since the last
-    /// kick (to `dest`); returns how many it took (the first ones). The
-    /// others are given back (see the type's comment).
-    fn kick(&mut self, queued: usize, dest: &libc::sockaddr_ll) -> usize {
-        if queued == 0 {
-            return 0;
-        }
-        // A stale ENETDOWN (see `TxSide::send_chunk`) is retried once.
-        let mut retried = false;
-        loop {
-            // SAFETY: no buffer (the frames are in the ring); passes a
-            // live sockaddr_ll and its size.
-            let r = unsafe {
-                libc::sendto(
-                    self.fd.as_raw_fd(),
-                    ptr::null(),
-                    0,
-                    libc::MSG_DONTWAIT,
-                    (dest as *const libc::sockaddr_ll).cast(),
-                    std::mem::size_of::<libc::sockaddr_ll>() as libc::socklen_t,
-                )
-            };
-            if r >= 0 {
-                break;
-            }
-            match io::Error::last_os_error().raw_os_error() {
-                Some(libc::EINTR) => continue,
-                Some(libc::ENETDOWN) if !retried => retried = true,
-                _ => break,
-            }
-        }
-        let first = (self.cur + TX_SLOTS - queued) % TX_SLOTS;
-        for k in 0..queued {
-            let i = (first + k) % TX_SLOTS;
-            if self.status(i).load(Ordering::Acquire) == TP_STATUS_SEND_REQUEST {
-                for j in k..queued {
-                    self.status((first + j) % TX_SLOTS)
-                        .store(TP_STATUS_AVAILABLE, Ordering::Release);
-                }
-                self.cur = i;
-                return k;
-            }
-        }
-        queued
-    }
-}
-
-// SAFETY: the ring mapping is owned by this value and only used through
-// &mut self (one thread at a time); the kernel is the only other party.
-unsafe impl Send for TxRing {}
-
-impl Drop for TxRing {
-    fn drop(&mut self) {
-        // SAFETY: map/map_len are exactly what mmap returned; nothing
-        // borrows the ring any more (the socket closes after this).
-        unsafe { libc::munmap(self.map.cast(), self.map_len) };
-    }
-}
-
 /// A receive handle of an [`AfPacket`] port ([`Port::rx_queues`]): one
 /// member socket of the port's fanout group.
 pub struct AfPacketRx {
@@ -1043,9 +844,6 @@ impl Drop for RxRing {
 /// (`packet_snd`) takes no socket lock, and every handle uses only its own
 /// arrays.
 struct TxSide {
-    /// This handle's transmit ring, if it has one (module comment); frames
-    /// it cannot take go through `fd` with `sendmmsg`.
-    ring: Option<TxRing>,
     fd: Arc<OwnedFd>,
     /// Destination of every transmitted frame (our interface, protocol 0).
     dest: libc::sockaddr_ll,
@@ -1335,19 +1133,12 @@ impl AfPacket {
         let mut dest = sll;
         dest.sll_protocol = 0;
         let fd = Arc::clone(&rx.fd);
-        // Without a ring (it could not be set up) the socket path sends.
-        let ring = if opts.tx_ring {
-            TxRing::open(ifindex, name).ok()
-        } else {
-            None
-        };
         let tx = TxSide::new(
             Arc::clone(&fd),
             dest,
             Arc::default(),
             opts.vnet_hdr,
             Arc::from(name),
-            ring,
         );
         Ok(AfPacket {
             name: name.to_string(),
@@ -1397,11 +1188,9 @@ impl TxSide {
         counters: Arc<TxCounters>,
         vnet: bool,
         name: Arc<str>,
-        ring: Option<TxRing>,
     ) -> TxSide {
         let mtu = sys::mtu(fd.as_raw_fd(), &name).unwrap_or(1500);
         TxSide {
-            ring,
             fd,
             dest,
             // SAFETY: mmsghdr and iovec are plain old data; all-zero is valid.
@@ -1416,89 +1205,19 @@ impl TxSide {
         }
     }
 
-    /// Another handle on the same socket (own arrays, shared counters)
-    /// and, if this one has a transmit ring, a ring of its own on a new
-    /// socket opened in the namespace of the port's socket.
+    /// Another handle on the same socket (own arrays, shared counters).
     fn clone_handle(&self) -> TxSide {
-        let ring = match &self.ring {
-            Some(_) => {
-                let (ifindex, name) = (self.dest.sll_ifindex, Arc::clone(&self.name));
-                in_netns_of(self.fd.as_raw_fd(), move || TxRing::open(ifindex, &name))
-                    .ok()
-                    .and_then(Result::ok)
-            }
-            None => None,
-        };
         TxSide::new(
             Arc::clone(&self.fd),
             self.dest,
             Arc::clone(&self.counters),
             self.vnet,
             Arc::clone(&self.name),
-            ring,
         )
     }
 
     fn send(&mut self, pkts: &[&[u8]]) -> usize {
-        pkts.chunks(BATCH)
-            .map(|c| {
-                if self.ring.is_some() {
-                    self.send_ring(c)
-                } else {
-                    self.send_chunk(c)
-                }
-            })
-            .sum()
-    }
-
-    /// Sends one chunk of at most BATCH frames through the transmit ring
-    /// with one kick; returns frames accepted. A frame the ring does not
-    /// take (too big for a slot, or over the MTU, where the socket path
-    /// reports the exact error) goes through `send_chunk` in its turn,
-    /// after a kick for the frames before it, so the order is kept.
-    fn send_ring(&mut self, pkts: &[&[u8]]) -> usize {
-        // Indices in `pkts` of the frames in the ring since the last kick.
-        let mut queued = [0usize; BATCH];
-        let mut nq = 0;
-        let mut done = 0;
-        for (i, p) in pkts.iter().enumerate() {
-            let ring_ok =
-                TxRing::fits(p.len()) && p.len() >= 14 && p.len() <= self.mtu as usize + 14;
-            if !ring_ok {
-                done += self.kick_ring(pkts, &queued[..nq]);
-                nq = 0;
-                done += self.send_chunk(&pkts[i..=i]);
-                continue;
-            }
-            let pushed = self.ring.as_mut().is_some_and(|r| r.push(p));
-            match queued.get_mut(nq) {
-                Some(q) if pushed => {
-                    *q = i;
-                    nq += 1;
-                }
-                // Ring full: drop, as a full device queue would.
-                _ => self.counters.dropped(1),
-            }
-        }
-        done + self.kick_ring(pkts, &queued[..nq])
-    }
-
-    /// Kicks the ring for the frames `pkts[i]`, `i` in `idx`, and counts
-    /// them as sent or dropped; returns how many were sent.
-    fn kick_ring(&mut self, pkts: &[&[u8]], idx: &[usize]) -> usize {
-        let Some(ring) = self.ring.as_mut() else {
-            return 0;
-        };
-        let took = ring.kick(idx.len(), &self.dest);
-        for &i in &idx[..took] {
-            if let Some(p) = pkts.get(i) {
-                self.counters.sent(p.len());
-            }
-        }
-        if took < idx.len() {
-            self.counters.dropped((idx.len() - took) as u64);
-        }
-        took
+        pkts.chunks(BATCH).map(|c| self.send_chunk(c)).sum()
     }
 
     /// Sends one chunk of at most BATCH frames; returns frames accepted.
