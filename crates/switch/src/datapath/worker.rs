@@ -29,7 +29,8 @@
 //! 2-vCPU KVM (Firecracker) guest the benches run on, a thread blocked in
 //! `epoll_wait`/`poll` on core 1, woken by an `eventfd` write from core 0
 //! every 10 ms, runs 34 µs later (median; 24 µs p10, 54 µs p90), 17 µs at
-//! a 1 ms interval, 12 µs at 100 µs, against 2 µs for a spinning thread.
+//! a 1 ms interval, 12 µs at 100 µs, against 2 µs for a spinning thread
+//! (`scripts/wake_latency.c`).
 //! The guest has no cpuidle driver (no `cpuidle-haltpoll`), so an idle
 //! vCPU executes `HLT` and is woken by an IPI through the host. A ping
 //! every 10 ms therefore finds the worker asleep and pays one such
