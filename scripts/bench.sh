@@ -87,7 +87,7 @@ OXFLOW=$ROOT/target/release/oxflow
 EX=$ROOT/target/release/examples
 
 # ---------------------------------------------------------------- topology
-P=obw
+P=${BENCH_PREFIX:-obw}   # namespace/interface prefix (another bench may use obw)
 NS_G=${P}g NS_S=${P}s NS_C=${P}c
 PIDS=()
 cleanup() {

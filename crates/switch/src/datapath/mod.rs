@@ -31,7 +31,7 @@
 //!   reads (stats, link). Transmission does not take it: every worker and
 //!   the control thread own a [`worker::TxPorts`] with one lock-free
 //!   transmit clone per port ([`ports::Port::tx_clone`]).
-//! - **Wake-ups**: each worker blocks in epoll when idle
+//! - **Wake-ups**: each worker blocks in `poll(2)` when idle
 //!   ([`worker::PollMode`]); the control side holds its [`ports::Waker`]
 //!   and wakes it after every operation.
 //! - **Packet-ins**: workers send the whole frame on one bounded channel to
