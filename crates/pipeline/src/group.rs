@@ -15,15 +15,13 @@ use ofp::action::Action;
 use ofp::error::{ErrorCode, GroupModFailedCode};
 use ofp::group::{command, group_id, group_type, Bucket, GroupMod};
 use ofp::port::port_no;
-use smallvec::SmallVec;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-/// Buckets chosen without a heap allocation.
-pub const INLINE_BUCKETS: usize = 4;
-
-/// Indices of the buckets a packet takes through a group.
-pub type Chosen = SmallVec<[usize; INLINE_BUCKETS]>;
+/// Indices of the buckets a packet takes through a group: always a range
+/// (ALL: every bucket; INDIRECT, FAST_FAILOVER, SELECT: at most one), so
+/// choosing never allocates.
+pub type Chosen = std::ops::Range<usize>;
 
 /// Packet and byte counters (groups and buckets).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -56,6 +54,11 @@ pub struct Group {
     pub bucket_counters: Vec<Counters>,
     /// Installation time (nanoseconds, the pipeline's clock).
     pub created_at: u64,
+    /// SELECT groups whose buckets watch nothing (the usual load
+    /// balancer): every bucket of non-zero weight is always live, so the
+    /// total weight is fixed and computed here once. `None` when some
+    /// bucket watches a port or group (liveness is then read per packet).
+    pub fixed_weight: Option<u64>,
 }
 
 fn gm_err(c: GroupModFailedCode) -> ErrorCode {
@@ -199,6 +202,11 @@ impl GroupTable {
                         ops: gm.buckets.iter().map(|b| bucket_ops(&b.actions)).collect(),
                         counters,
                         created_at,
+                        fixed_weight: gm
+                            .buckets
+                            .iter()
+                            .all(|b| b.watch_port == port_no::ANY && b.watch_group == group_id::ANY)
+                            .then(|| gm.buckets.iter().map(|b| u64::from(b.weight)).sum()),
                     },
                 );
                 Ok(Vec::new())
@@ -250,10 +258,9 @@ impl GroupTable {
     }
 
     /// The buckets a packet with flow hash `hash` takes through group `g`,
-    /// as indices into its bucket list (inline up to [`INLINE_BUCKETS`]:
-    /// only an ALL group with more buckets allocates).
-    /// `hash` is called only for a SELECT group (hashing the flow costs
-    /// more than the other choices).
+    /// as a range of indices into its bucket list. `hash` is called only
+    /// for a SELECT group (hashing the flow costs more than the other
+    /// choices).
     #[inline]
     pub fn select_buckets(
         &self,
@@ -261,41 +268,46 @@ impl GroupTable {
         hash: impl FnOnce() -> u64,
         ports: &PortTable,
     ) -> Chosen {
+        let one = |i: usize| i..i + 1;
         match g.group_type {
-            group_type::ALL => (0..g.buckets.len()).collect(),
-            group_type::INDIRECT => (0..g.buckets.len().min(1)).collect(),
+            group_type::ALL => 0..g.buckets.len(),
+            group_type::INDIRECT => 0..g.buckets.len().min(1),
             group_type::FF => g
                 .buckets
                 .iter()
                 .position(|b| self.bucket_live(b, ports, 0))
-                .into_iter()
-                .collect(),
+                .map_or(0..0, one),
             group_type::SELECT => {
                 // Weighted choice among live buckets by the flow hash.
-                let live = |b: &&Bucket| b.weight > 0 && self.bucket_live(b, ports, 0);
-                let total: u64 = g
-                    .buckets
-                    .iter()
-                    .filter(live)
-                    .map(|b| u64::from(b.weight))
-                    .sum();
+                let live = |b: &Bucket| {
+                    b.weight > 0 && (g.fixed_weight.is_some() || self.bucket_live(b, ports, 0))
+                };
+                let total: u64 = match g.fixed_weight {
+                    Some(t) => t,
+                    None => g
+                        .buckets
+                        .iter()
+                        .filter(|b| live(b))
+                        .map(|b| u64::from(b.weight))
+                        .sum(),
+                };
                 if total == 0 {
-                    return Chosen::new();
+                    return 0..0;
                 }
                 let mut point = hash() % total;
                 for (i, b) in g.buckets.iter().enumerate() {
-                    if !live(&b) {
+                    if !live(b) {
                         continue;
                     }
                     let w = u64::from(b.weight);
                     if point < w {
-                        return std::iter::once(i).collect();
+                        return one(i);
                     }
                     point -= w;
                 }
-                Chosen::new()
+                0..0
             }
-            _ => Chosen::new(),
+            _ => 0..0,
         }
     }
 }

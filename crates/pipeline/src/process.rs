@@ -281,6 +281,9 @@ impl Pipeline {
         out: &mut impl Output,
     ) {
         let mut set = ActionSet::new();
+        // Whether `set` may hold actions (cheaper than comparing it with
+        // an empty set).
+        let mut set_written = false;
         let mut table_id = 0u8;
         loop {
             let len = pkt.len();
@@ -328,15 +331,22 @@ impl Pipeline {
                 }
             }
             if let Some(ops) = apply {
-                if self.execute_ops(pkt, key, ops, &mut ctx, out) == Flow::Stop {
+                // Nothing looks at the packet after this list when no
+                // table follows and the action set will be empty: its
+                // last action may then change the packet for good (see
+                // `execute_group`).
+                let tail = goto.is_none() && write.is_none() && (*clear || !set_written);
+                if self.execute_ops(pkt, key, ops, &mut ctx, tail, out) == Flow::Stop {
                     return;
                 }
             }
             if *clear {
                 set.clear();
+                set_written = false;
             }
             if let Some(ops) = write {
                 set.write(ops);
+                set_written = true;
             }
             if let Some((v, mask)) = *metadata {
                 key.metadata = (key.metadata & !mask) | (v & mask);
@@ -346,8 +356,14 @@ impl Pipeline {
                 _ => break,
             }
         }
+        if !set_written {
+            return;
+        }
+        // The set's group comes last of all (its output is left out then):
+        // each op may be treated as the tail.
         set.for_each(|op| {
-            self.execute_ops(pkt, key, std::slice::from_ref(op), &mut ctx, out) == Flow::Continue
+            self.execute_ops(pkt, key, std::slice::from_ref(op), &mut ctx, true, out)
+                == Flow::Continue
         });
     }
 
@@ -364,30 +380,35 @@ impl Pipeline {
     ) -> Flow {
         for a in actions {
             let op = Op::compile(a);
-            if self.execute_ops(pkt, key, std::slice::from_ref(&op), ctx, out) == Flow::Stop {
+            if self.execute_ops(pkt, key, std::slice::from_ref(&op), ctx, false, out) == Flow::Stop
+            {
                 return Flow::Stop;
             }
         }
         Flow::Continue
     }
 
-    /// Executes compiled actions in order on the packet.
+    /// Executes compiled actions in order on the packet. `tail`: nothing
+    /// reads the packet (or its key) after the last of `ops`, so a group
+    /// there may run its bucket on the packet itself.
     fn execute_ops(
         &mut self,
         pkt: &mut PacketBuf,
         key: &mut FlowKey,
         ops: &[Op],
         ctx: &mut Ctx,
+        tail: bool,
         out: &mut impl Output,
     ) -> Flow {
-        for op in ops {
+        let last = ops.len().wrapping_sub(1);
+        for (i, op) in ops.iter().enumerate() {
             let r: Result<(), RewriteError> = match *op {
                 Op::Output { port, max_len } => {
                     self.output(pkt, key, port, max_len, ctx, out);
                     Ok(())
                 }
                 Op::Group(g) => {
-                    self.execute_group(g, pkt, key, ctx, out);
+                    self.execute_group(g, pkt, key, ctx, tail && i == last, out);
                     Ok(())
                 }
                 Op::SetQueue(q) => {
@@ -514,14 +535,20 @@ impl Pipeline {
         }
     }
 
-    /// Runs group `g` on copies of the packet, one per chosen bucket; each
-    /// bucket's actions are applied as an action set (spec §5.6.1).
+    /// Runs group `g`: each chosen bucket's actions, applied as an action
+    /// set (spec §5.6.1), act on their own copy of the packet, so neither
+    /// the other buckets nor the actions after the group see what a
+    /// bucket changed. With `tail` (nothing reads the packet after the
+    /// group) the last chosen bucket acts on the packet itself instead:
+    /// nobody could tell the difference, and the one bucket of an
+    /// INDIRECT or SELECT group then costs no copy.
     fn execute_group(
         &mut self,
         g: u32,
-        pkt: &PacketBuf,
-        key: &FlowKey,
+        pkt: &mut PacketBuf,
+        key: &mut FlowKey,
         ctx: &Ctx,
+        tail: bool,
         out: &mut impl Output,
     ) {
         if ctx.depth >= MAX_DEPTH {
@@ -531,36 +558,43 @@ impl Pipeline {
         // The chosen buckets and their compiled actions (an `Arc` clone, so the
         // group table is not borrowed while they run).
         let (chosen, ops) = {
-            let Some(group) = self.groups.get(g) else {
+            let groups = &mut self.groups;
+            let Some(group) = groups.get(g) else {
                 return;
             };
-            let chosen = self
-                .groups
-                .select_buckets(group, || flow_hash(key), &self.ports);
+            let chosen = groups.select_buckets(group, || flow_hash(key), &self.ports);
             let ops = group.ops.clone();
-            if let Some(group) = self.groups.get_mut(g) {
+            if let Some(group) = groups.get_mut(g) {
                 group.counters.add(len);
-                for &i in &chosen {
-                    if let Some(c) = group.bucket_counters.get_mut(i) {
-                        c.add(len);
-                    }
+                for c in group
+                    .bucket_counters
+                    .get_mut(chosen.clone())
+                    .unwrap_or_default()
+                {
+                    c.add(len);
                 }
             }
             (chosen, ops)
         };
-        for bucket in chosen.iter().filter_map(|&i| ops.get(i)) {
-            // Each bucket works on its own copy, in a buffer reused from
-            // the pipeline's scratch pool (no allocation once warm).
+        let last = chosen.end.wrapping_sub(1);
+        for i in chosen {
+            let Some(bucket) = ops.get(i) else { continue };
+            let mut c = Ctx {
+                depth: ctx.depth + 1,
+                ..*ctx
+            };
+            if tail && i == last {
+                self.execute_ops(pkt, key, bucket, &mut c, true, out);
+                continue;
+            }
+            // Each other bucket works on its own copy, in a buffer reused
+            // from the pipeline's scratch pool (no allocation once warm).
             let mut copy = self.scratch.pop().unwrap_or_default();
             if copy.set(pkt.data()).is_err() {
                 copy = pkt.clone();
             }
             let mut k = *key;
-            let mut c = Ctx {
-                depth: ctx.depth + 1,
-                ..*ctx
-            };
-            self.execute_ops(&mut copy, &mut k, bucket, &mut c, out);
+            self.execute_ops(&mut copy, &mut k, bucket, &mut c, true, out);
             self.scratch.push(copy);
         }
     }

@@ -838,6 +838,151 @@ fn groups_all_indirect_ff_select() {
     assert_eq!(seen.into_iter().collect::<Vec<_>>(), vec![2, 4]);
 }
 
+/// A group's bucket acts on a copy: what follows the group (later actions
+/// of the list, later tables, the action set) sees the packet unchanged;
+/// only when nothing follows may the bucket act on the packet itself, and
+/// the output is the same either way.
+#[test]
+fn group_buckets_do_not_change_what_follows() {
+    let mut p = pipeline(4);
+    let mac = [0xaa; 6];
+    for (id, ty) in [(1u32, group_type::INDIRECT), (2, group_type::ALL)] {
+        let buckets = match ty {
+            group_type::ALL => vec![
+                bucket(vec![Action::SetField(OxmField::EthDst(mac, None)), out(2)]),
+                bucket(vec![Action::DecNwTtl, out(4)]),
+            ],
+            _ => vec![bucket(vec![
+                Action::SetField(OxmField::EthDst(mac, None)),
+                Action::DecNwTtl,
+                out(2),
+            ])],
+        };
+        p.group_mod(&gmod(gcmd::ADD, ty, id, buckets), 0).unwrap();
+    }
+    let f = udp_frame([10, 0, 0, 2], 1, 64);
+    let mut changed = f.clone();
+    changed[..6].copy_from_slice(&mac);
+    let after_dec = {
+        let mut r = Rec::default();
+        let mut buf = PacketBuf::from_slice(&changed);
+        let mut q = pipeline(4);
+        q.flow_mod(
+            &fm(
+                cmd::ADD,
+                0,
+                1,
+                vec![],
+                vec![apply(vec![Action::DecNwTtl, out(2)])],
+            ),
+            0,
+        )
+        .unwrap();
+        q.process(&mut buf, 1, 0, &mut r).unwrap();
+        let Ev::Port(_, d, _) = &r.0[0] else { panic!() };
+        d.clone()
+    };
+    type Sent = Vec<(u32, Vec<u8>)>;
+    let sent = |r: &Rec| -> Sent {
+        r.0.iter()
+            .filter_map(|e| match e {
+                Ev::Port(p, d, _) => Some((*p, d.clone())),
+                _ => None,
+            })
+            .collect()
+    };
+    // The cases: the instructions of table 0's entry (table 1 outputs to
+    // 3 whatever it gets, if its match holds).
+    p.flow_mod(
+        &fm(
+            cmd::ADD,
+            1,
+            1,
+            vec![OxmField::EthDst(f[..6].try_into().unwrap(), None)],
+            vec![apply(vec![out(3)])],
+        ),
+        0,
+    )
+    .unwrap();
+    let cases: Vec<(Vec<Instruction>, Sent)> = vec![
+        // Nothing follows: the bucket's result goes out.
+        (
+            vec![apply(vec![Action::Group(1)])],
+            vec![(2, after_dec.clone())],
+        ),
+        // A later action of the list sees the original.
+        (
+            vec![apply(vec![Action::Group(1), out(3)])],
+            vec![(2, after_dec.clone()), (3, f.clone())],
+        ),
+        // A later table matches the original (eth_dst unchanged).
+        (
+            vec![apply(vec![Action::Group(1)]), Instruction::GotoTable(1)],
+            vec![(2, after_dec.clone()), (3, f.clone())],
+        ),
+        // The action set runs on the original.
+        (
+            vec![
+                apply(vec![Action::Group(1)]),
+                Instruction::WriteActions(vec![out(3)]),
+            ],
+            vec![(2, after_dec.clone()), (3, f.clone())],
+        ),
+        // The group in the action set comes last: acts on the packet.
+        (
+            vec![Instruction::WriteActions(vec![Action::Group(1)])],
+            vec![(2, after_dec.clone())],
+        ),
+        // ALL: every bucket starts from the original packet.
+        (
+            vec![apply(vec![Action::Group(2)])],
+            vec![
+                (2, changed.clone()),
+                (4, {
+                    let mut r = Rec::default();
+                    let mut buf = PacketBuf::from_slice(&f);
+                    let mut q = pipeline(4);
+                    q.flow_mod(
+                        &fm(
+                            cmd::ADD,
+                            0,
+                            1,
+                            vec![],
+                            vec![apply(vec![Action::DecNwTtl, out(4)])],
+                        ),
+                        0,
+                    )
+                    .unwrap();
+                    q.process(&mut buf, 1, 0, &mut r).unwrap();
+                    let Ev::Port(_, d, _) = &r.0[0] else { panic!() };
+                    d.clone()
+                }),
+            ],
+        ),
+        (
+            vec![apply(vec![Action::Group(2), out(3)])],
+            vec![
+                (2, changed.clone()),
+                (4, {
+                    let mut d = after_dec.clone();
+                    d[..6].copy_from_slice(&f[..6]);
+                    d
+                }),
+                (3, f.clone()),
+            ],
+        ),
+    ];
+    for (i, (insts, want)) in cases.into_iter().enumerate() {
+        p.flow_mod(&fm(cmd::ADD, 0, 1, vec![], insts), 0).unwrap();
+        assert_eq!(sent(&run(&mut p, &f, 1, 0)), want, "case {i}");
+        // The batch path agrees.
+        let mut r = Rec::default();
+        let mut bufs = vec![PacketBuf::from_slice(&f)];
+        p.process_batch(&mut bufs, 1, 0, &mut r, |_, _, _, res| assert!(res.is_ok()));
+        assert_eq!(sent(&r), want, "case {i} (batch)");
+    }
+}
+
 #[test]
 fn group_mod_errors_and_delete() {
     let mut p = pipeline(2);
