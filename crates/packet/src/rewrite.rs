@@ -188,16 +188,7 @@ impl SetField {
 
 /// The parse layer a field belongs to.
 fn layer_of(f: Field) -> Layer {
-    use Field::*;
-    match f {
-        EthDst | EthSrc | EthType | VlanVid | VlanPcp | MplsLabel | MplsTc | MplsBos | MplsTtl
-        | PbbIsid | InnerVlanVid | InnerVlanPcp => Layer::L2,
-        IpDscp | IpEcn | IpProto | Ipv4Src | Ipv4Dst | ArpOp | ArpSpa | ArpTpa | ArpSha
-        | ArpTha | Ipv6Src | Ipv6Dst | Ipv6Flabel | Ipv6Exthdr | IpTtl | IpFrag => Layer::L3,
-        TcpSrc | TcpDst | UdpSrc | UdpDst | SctpSrc | SctpDst | Icmpv4Type | Icmpv4Code
-        | Icmpv6Type | Icmpv6Code | Ipv6NdTarget | Ipv6NdSll | Ipv6NdTll => Layer::L4,
-        InPort | InPhyPort | Metadata | TunnelId => Layer::None,
-    }
+    f.layer()
 }
 
 /// Makes sure the key was parsed at least up to `layer`.

@@ -141,6 +141,20 @@ impl Pipeline {
     /// Applies a flow-mod at time `now`. Returns the entries removed by a
     /// delete (reason DELETE); add and modify return an empty list.
     pub fn flow_mod(&mut self, fm: &FlowMod, now: Nanos) -> Result<Vec<RemovedFlow>, ErrorCode> {
+        let r = self.apply_flow_mod(fm, now);
+        if r.is_ok() && matches!(fm.command, cmd::ADD | cmd::MODIFY | cmd::MODIFY_STRICT) {
+            // Frames are parsed as deep as the rules look (`parse_layer`).
+            let matched = CompiledMatch::compile(&fm.match_)
+                .map(|m| m.fields().iter().map(|f| f.field.layer()).max())
+                .ok()
+                .flatten();
+            let acted = crate::program::instructions_layer(&fm.instructions);
+            self.need_layer(matched.unwrap_or(packet::Layer::None).max(acted));
+        }
+        r
+    }
+
+    fn apply_flow_mod(&mut self, fm: &FlowMod, now: Nanos) -> Result<Vec<RemovedFlow>, ErrorCode> {
         let n_tables = self.tables.len();
         let all_tables = fm.table_id == TABLE_ALL;
         if all_tables && !matches!(fm.command, cmd::DELETE | cmd::DELETE_STRICT) {

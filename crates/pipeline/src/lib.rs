@@ -57,7 +57,7 @@ pub use table::{FlowEntry, FlowTable, Nanos, TableCounters};
 use ofp::error::ErrorCode;
 use ofp::group::GroupMod;
 use ofp::meter::MeterMod;
-use packet::PacketBuf;
+use packet::{Layer, PacketBuf};
 
 /// Number of flow tables of a full pipeline (ids 0..=254, OFPTT_MAX).
 pub const N_TABLES: usize = 255;
@@ -107,6 +107,12 @@ pub struct Pipeline {
     /// `process_batch`'s last decision whether to warm (see `batch`):
     /// batches left before looking again, and the decision.
     warm_check: (u16, bool),
+    /// How deep received frames are parsed (and checked): the deepest
+    /// layer any match, action, meter or group installed so far needs, at
+    /// least L2 (see `Pipeline::process`). It only grows: a parse deeper
+    /// than needed costs time, never correctness, and replicas that apply
+    /// the same flow-mods and group-mods agree on it.
+    parse_layer: Layer,
 }
 
 impl Default for Pipeline {
@@ -127,6 +133,23 @@ impl Pipeline {
             config: Config::default(),
             scratch: Vec::new(),
             warm_check: (0, false),
+            parse_layer: Layer::L2,
+        }
+    }
+
+    /// Raises the parse depth to `layer` (see `parse_layer`).
+    pub(crate) fn need_layer(&mut self, layer: Layer) {
+        self.parse_layer = self.parse_layer.max(layer);
+    }
+
+    /// How deep a received frame is parsed now: what the installed rules
+    /// need, and L3 when IP fragments are dropped.
+    #[inline]
+    pub fn parse_layer(&self) -> Layer {
+        if self.config.frag_drop {
+            self.parse_layer.max(Layer::L3)
+        } else {
+            self.parse_layer
         }
     }
 
@@ -156,6 +179,17 @@ impl Pipeline {
             }
         }
         let deleted = self.groups.apply(gm, &self.ports, now)?;
+        if gm.command != ofp::group::command::DELETE {
+            // A SELECT group hashes the flow's L3 and L4 fields.
+            let select = gm.group_type == ofp::group::group_type::SELECT;
+            let layer = gm
+                .buckets
+                .iter()
+                .map(|b| program::actions_layer(&b.actions))
+                .chain(select.then_some(Layer::L4))
+                .max();
+            self.need_layer(layer.unwrap_or(Layer::None));
+        }
         Ok(self.remove_group_flows(&deleted))
     }
 

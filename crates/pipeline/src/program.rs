@@ -31,7 +31,7 @@ use crate::action_set::ActionSet;
 use ofp::action::Action;
 use ofp::instruction::Instruction;
 use ofp::oxm::OxmField;
-use packet::{Field, SetField};
+use packet::{Field, Layer, SetField};
 
 /// One compiled action (module comment).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -93,6 +93,45 @@ impl Op {
             Action::Experimenter { .. } => Op::Nop,
         }
     }
+}
+
+impl Op {
+    /// How deep the packet must have been parsed (and found well formed)
+    /// for this action: the layers it reads or rewrites, checksums
+    /// included. Conservative outside the common cases: everything but
+    /// output, group, set-queue, an L2 set-field and the IP TTL actions
+    /// asks for the whole packet (L4).
+    pub fn layer(&self) -> Layer {
+        match self {
+            Op::Output { .. } | Op::Group(_) | Op::SetQueue(_) | Op::Nop => Layer::None,
+            Op::SetField(sf) if sf.field().layer() <= Layer::L2 => Layer::L2,
+            Op::DecNwTtl | Op::SetNwTtl(_) => Layer::L3,
+            _ => Layer::L4,
+        }
+    }
+}
+
+/// The deepest [`Op::layer`] of an action list.
+pub fn actions_layer(actions: &[Action]) -> Layer {
+    actions
+        .iter()
+        .map(|a| Op::compile(a).layer())
+        .max()
+        .unwrap_or(Layer::None)
+}
+
+/// The deepest layer a flow entry's instructions need (a meter may remark
+/// DSCP: the whole packet).
+pub fn instructions_layer(insts: &[Instruction]) -> Layer {
+    insts
+        .iter()
+        .map(|i| match i {
+            Instruction::Meter(_) => Layer::L4,
+            Instruction::ApplyActions(a) | Instruction::WriteActions(a) => actions_layer(a),
+            _ => Layer::None,
+        })
+        .max()
+        .unwrap_or(Layer::None)
 }
 
 /// An action list, compiled in order.

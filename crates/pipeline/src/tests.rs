@@ -138,22 +138,109 @@ fn run(p: &mut Pipeline, frame: &[u8], in_port: u32, now: u64) -> Rec {
     r
 }
 
+/// Frames are parsed as deep as the installed rules need (matches,
+/// actions, meters, SELECT groups; at least L2), and a frame malformed in
+/// one of those layers is dropped before table 0 with the parse error.
 #[test]
 fn malformed_frames_are_dropped_before_table_0() {
-    let mut p = pipeline(2);
-    p.flow_mod(&fm(cmd::ADD, 0, 0, vec![], vec![apply(vec![out(2)])]), 0)
-        .expect("match-all flow");
+    let try_run = |p: &mut Pipeline, frame: &[u8]| {
+        let mut r = Rec::default();
+        let mut buf = PacketBuf::from_slice(frame);
+        let res = p.process(&mut buf, 1, 0, &mut r);
+        // The batch path decides the same.
+        let mut rb = Rec::default();
+        let mut bufs = vec![PacketBuf::from_slice(frame)];
+        let mut res_b = None;
+        p.process_batch(&mut bufs, 1, 0, &mut rb, |_, _, _, x| res_b = Some(x));
+        assert_eq!(res_b, Some(res));
+        assert_eq!(rb.ports(), r.ports());
+        (res.is_ok(), r.ports())
+    };
     // Ethernet + an IPv4 header cut after 6 bytes.
     let mut cut = vec![0u8; 12];
     cut.extend_from_slice(&[0x08, 0x00, 0x45, 0, 0, 0x3c, 0, 0]);
-    let mut r = Rec::default();
-    let mut buf = PacketBuf::from_slice(&cut);
-    assert!(p.process(&mut buf, 1, 0, &mut r).is_err());
-    assert!(r.0.is_empty(), "a malformed frame must not be forwarded");
+    // A well-formed IPv4 header, then a TCP header cut short.
+    let mut tcp_cut = udp_frame([10, 0, 0, 2], 1, 64);
+    tcp_cut[23] = 6;
+    tcp_cut.truncate(14 + 20 + 6);
+    tcp_cut[16..18].copy_from_slice(&26u16.to_be_bytes());
+    let short = [0u8; 10];
+
+    // A match-all rule needs nothing beyond Ethernet: damage further in
+    // does not matter, a frame shorter than an Ethernet header does.
+    let mut p = pipeline(2);
+    p.flow_mod(&fm(cmd::ADD, 0, 0, vec![], vec![apply(vec![out(2)])]), 0)
+        .expect("match-all flow");
+    assert_eq!(p.parse_layer(), packet::Layer::L2);
+    assert_eq!(try_run(&mut p, &cut), (true, vec![2]));
+    assert_eq!(try_run(&mut p, &tcp_cut), (true, vec![2]));
+    assert_eq!(try_run(&mut p, &short), (false, vec![]));
     // a frame of an ethertype the parser does not look into still matches
     let mut other = vec![0u8; 12];
     other.extend_from_slice(&[0x88, 0xb5, 1, 2, 3]);
     assert_eq!(run(&mut p, &other, 1, 0).ports(), vec![2]);
+
+    // A rule that matches on IPv4 (in another table, never reached) makes
+    // L3 needed: the cut IPv4 header is dropped, the cut TCP header is not.
+    p.flow_mod(&fm(cmd::ADD, 1, 1, udp_to([10, 0, 0, 2]), vec![]), 0)
+        .unwrap();
+    assert_eq!(p.parse_layer(), packet::Layer::L3);
+    assert_eq!(try_run(&mut p, &cut), (false, vec![]));
+    assert_eq!(try_run(&mut p, &tcp_cut), (true, vec![2]));
+    // An action that rewrites L4 (checksums) makes L4 needed.
+    p.flow_mod(
+        &fm(
+            cmd::ADD,
+            2,
+            1,
+            vec![OxmField::EthType(0x0800)],
+            vec![apply(vec![Action::SetField(OxmField::Ipv4Src(
+                Ipv4Addr::new(1, 2, 3, 4),
+                None,
+            ))])],
+        ),
+        0,
+    )
+    .unwrap();
+    assert_eq!(p.parse_layer(), packet::Layer::L4);
+    assert_eq!(try_run(&mut p, &tcp_cut), (false, vec![]));
+    assert_eq!(try_run(&mut p, &other), (true, vec![2]));
+
+    // Actions count as much as matches: dec_nw_ttl needs the IP header.
+    let mut q = pipeline(2);
+    q.flow_mod(
+        &fm(
+            cmd::ADD,
+            0,
+            0,
+            vec![],
+            vec![apply(vec![Action::DecNwTtl, out(2)])],
+        ),
+        0,
+    )
+    .unwrap();
+    assert_eq!(q.parse_layer(), packet::Layer::L3);
+    assert_eq!(try_run(&mut q, &cut), (false, vec![]));
+    // So do the buckets of a group, and a SELECT group's flow hash.
+    let mut g = pipeline(2);
+    g.group_mod(
+        &gmod(
+            gcmd::ADD,
+            group_type::SELECT,
+            1,
+            vec![Bucket {
+                weight: 1,
+                ..bucket(vec![out(2)])
+            }],
+        ),
+        0,
+    )
+    .unwrap();
+    assert_eq!(g.parse_layer(), packet::Layer::L4);
+    // IP fragments dropped on receive: L3 at least.
+    let mut f = pipeline(2);
+    f.config.frag_drop = true;
+    assert_eq!(f.parse_layer(), packet::Layer::L3);
 }
 
 #[test]
