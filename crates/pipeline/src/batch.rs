@@ -211,11 +211,10 @@ impl Pipeline {
                 else {
                     continue;
                 };
-                // Every field the run stage reads (they span more than
-                // one cache line).
+                // The fields the run stage reads (one cache line, see
+                // `FlowEntry`).
                 sink ^= e.packet_count ^ e.last_hit ^ e.cookie;
                 sink ^= u64::from(e.flags) ^ u64::from(e.priority);
-                sink ^= e.compiled.fields().len() as u64;
                 progs[i] = Some(&e.program);
             }
             // Stage 3: read every program and its first ops; move on to

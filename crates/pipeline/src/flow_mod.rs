@@ -3,7 +3,6 @@
 //! delete-strict over the flow tables, and timeouts.
 
 use crate::matcher::CompiledMatch;
-use crate::program::Program;
 use crate::table::{FlowEntry, FlowTable, Nanos};
 use crate::Pipeline;
 use ofp::action::Action;
@@ -172,6 +171,7 @@ impl Pipeline {
             cmd::ADD => {
                 self.check_instructions(fm.table_id, &fm.instructions)?;
                 crate::consistency::check(&fm.match_, &fm.instructions)?;
+                let program = self.program_for(&fm.instructions);
                 let table = self
                     .table_mut(fm.table_id)
                     .ok_or(fm_err(FlowModFailedCode::BadTableId))?;
@@ -191,7 +191,7 @@ impl Pipeline {
                     idle_timeout: fm.idle_timeout,
                     hard_timeout: fm.hard_timeout,
                     instructions: Arc::from(fm.instructions.as_slice()),
-                    program: Arc::new(Program::compile(&fm.instructions)),
+                    program,
                     packet_count: 0,
                     byte_count: 0,
                     installed_at: now,
@@ -216,7 +216,7 @@ impl Pipeline {
                 crate::consistency::check(&fm.match_, &fm.instructions)?;
                 let strict = fm.command == cmd::MODIFY_STRICT;
                 let insts: Arc<[Instruction]> = Arc::from(fm.instructions.as_slice());
-                let program = Arc::new(Program::compile(&fm.instructions));
+                let program = self.program_for(&fm.instructions);
                 let reset = fm.flags & flow_mod_flags::RESET_COUNTS != 0;
                 let table = self
                     .table_mut(fm.table_id)

@@ -56,8 +56,11 @@ pub use table::{FlowEntry, FlowTable, Nanos, TableCounters};
 
 use ofp::error::ErrorCode;
 use ofp::group::GroupMod;
+use ofp::instruction::Instruction;
 use ofp::meter::MeterMod;
 use packet::{Layer, PacketBuf};
+use program::Program;
+use std::sync::Arc;
 
 /// Number of flow tables of a full pipeline (ids 0..=254, OFPTT_MAX).
 pub const N_TABLES: usize = 255;
@@ -113,7 +116,16 @@ pub struct Pipeline {
     /// than needed costs time, never correctness, and replicas that apply
     /// the same flow-mods and group-mods agree on it.
     parse_layer: Layer,
+    /// The last few distinct programs compiled by flow-mods (at most
+    /// `RECENT_PROGRAMS`, newest last): a new entry whose instructions
+    /// compile to one of them shares it, so the many entries of a big
+    /// table that do the same thing (output:2, goto 1) read one program
+    /// that stays in cache instead of one each.
+    recent_programs: Vec<Arc<Program>>,
 }
+
+/// How many programs `Pipeline::recent_programs` keeps.
+const RECENT_PROGRAMS: usize = 16;
 
 impl Default for Pipeline {
     fn default() -> Self {
@@ -134,7 +146,23 @@ impl Pipeline {
             scratch: Vec::new(),
             warm_check: (0, false),
             parse_layer: Layer::L2,
+            recent_programs: Vec::new(),
         }
+    }
+
+    /// `instructions` compiled, shared with an entry that has the same
+    /// program if a recent one does (see `recent_programs`).
+    pub(crate) fn program_for(&mut self, instructions: &[Instruction]) -> Arc<Program> {
+        let p = Program::compile(instructions);
+        if let Some(same) = self.recent_programs.iter().rev().find(|q| ***q == p) {
+            return same.clone();
+        }
+        let p = Arc::new(p);
+        if self.recent_programs.len() == RECENT_PROGRAMS {
+            self.recent_programs.remove(0);
+        }
+        self.recent_programs.push(p.clone());
+        p
     }
 
     /// Raises the parse depth to `layer` (see `parse_layer`).

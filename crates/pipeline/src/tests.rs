@@ -1767,3 +1767,45 @@ mod batch_props {
         assert_eq!(p.table(0).unwrap().counters.lookup_count, 0);
     }
 }
+
+/// Entries with the same instructions share one compiled program; others
+/// get their own, and modify gives the entry the new one.
+#[test]
+fn equal_programs_are_shared() {
+    let mut p = pipeline(3);
+    for (port, o) in [(1u32, 2u32), (2, 2), (3, 3)] {
+        p.flow_mod(
+            &fm(
+                cmd::ADD,
+                0,
+                1,
+                vec![OxmField::InPort(port)],
+                vec![apply(vec![out(o)])],
+            ),
+            0,
+        )
+        .unwrap();
+    }
+    let prog = |p: &Pipeline, port: u32| {
+        let mut k = packet::FlowKey::new(port);
+        k.present.insert(packet::Field::InPort);
+        p.table(0).unwrap().peek(&k).unwrap().program.clone()
+    };
+    assert!(std::sync::Arc::ptr_eq(&prog(&p, 1), &prog(&p, 2)));
+    assert!(!std::sync::Arc::ptr_eq(&prog(&p, 1), &prog(&p, 3)));
+    p.flow_mod(
+        &fm(
+            cmd::MODIFY_STRICT,
+            0,
+            1,
+            vec![OxmField::InPort(2)],
+            vec![apply(vec![out(3)])],
+        ),
+        0,
+    )
+    .unwrap();
+    assert!(std::sync::Arc::ptr_eq(&prog(&p, 2), &prog(&p, 3)));
+    let f = udp_frame([10, 0, 0, 2], 1, 64);
+    assert_eq!(run(&mut p, &f, 1, 0).ports(), vec![2]);
+    assert_eq!(run(&mut p, &f, 2, 0).ports(), vec![3]);
+}
