@@ -175,7 +175,8 @@ impl Pipeline {
         // The same steps as `admit` + `run_from_table_0`, written out: the
         // per-packet path compiles measurably faster this way.
         let mut key = FlowKey::new(in_port);
-        if let Err(e) = packet::parse_to(pkt.data(), &mut key, self.parse_layer()) {
+        // A new key has nothing parsed: no reset needed (`parse_to`).
+        if let Err(e) = packet::continue_to(pkt.data(), &mut key, self.parse_layer()) {
             if e.reason != packet::Reason::BadNdOption {
                 return Err(e);
             }
@@ -198,7 +199,8 @@ impl Pipeline {
         pkt: &PacketBuf,
         key: &mut FlowKey,
     ) -> Result<bool, packet::ParseError> {
-        if let Err(e) = packet::parse_to(pkt.data(), key, self.parse_layer()) {
+        debug_assert_eq!(key.depth, packet::Layer::None);
+        if let Err(e) = packet::continue_to(pkt.data(), key, self.parse_layer()) {
             // A bad ND option list leaves the ICMPv6 header and the target
             // intact: keep such a frame (only the options after the bad one
             // are unknown), as other switches and hosts do.
