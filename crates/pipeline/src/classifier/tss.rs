@@ -497,6 +497,24 @@ impl Tss {
                 hash[i] = Some(h.finish());
             }
         }
+        // Fetch ahead, without prefetch instructions (no `unsafe` here): a
+        // probe is two dependent cache misses, the control bytes then the
+        // bucket. First every key's candidate bucket is located (the
+        // control bytes only: an `eq` that accepts any candidate reads no
+        // bucket), then one word of every candidate is read. Neither loop
+        // makes a load depend on another key's, so the CPU has the misses
+        // of all keys in flight at once; the real probes below then hit.
+        let mut cand: [Option<&Bucket>; N] = [None; N];
+        for i in 0..n {
+            cand[i] = hash[i].and_then(|h| sub.buckets.find(h, |_| true));
+        }
+        let mut sink = 0u64;
+        for c in cand.iter().take(n).flatten() {
+            // The words the probe compares and returns (a bucket spans two
+            // cache lines).
+            sink ^= c.hash ^ c.values.first().map_or(0, |v| *v as u64);
+        }
+        std::hint::black_box(sink);
         for i in 0..n {
             out[i] = Ref::NONE;
             if !live[i] {
