@@ -291,6 +291,8 @@ impl Pipeline {
         // Whether `set` may hold actions (cheaper than comparing it with
         // an empty set).
         let mut set_written = false;
+        // Whether `key` is still the key `hint`'s lookups were made with.
+        let mut pristine = true;
         let mut table_id = 0u8;
         loop {
             let len = pkt.len();
@@ -300,9 +302,10 @@ impl Pipeline {
             // A lookup made beforehand for this table with a key that
             // agrees with this one on every field the table matches on
             // gives the same answer (tables do not change meanwhile).
+            // (No need to compare while no entry so far changed the key.)
             let known = hint.and_then(|(k, at)| {
                 let (_, pos) = at.iter().find(|(t, _)| *t == u32::from(table_id))?;
-                table.same_answer(k, key).then_some(*pos)
+                (pristine || table.same_answer(k, key)).then_some(*pos)
             });
             let found = match known {
                 Some(pos) => table.lookup_known((pos != u32::MAX).then_some(pos as usize)),
@@ -331,7 +334,9 @@ impl Pipeline {
                 write,
                 metadata,
                 goto,
+                keeps_key,
             } = &*entry.program;
+            pristine &= *keeps_key;
             if let Some(m) = *meter {
                 if self.meters.apply_to_packet(m, pkt, key, ctx.now) == Verdict::Drop {
                     return;

@@ -161,6 +161,12 @@ pub struct Program {
     /// (value, mask)
     pub metadata: Option<(u64, u64)>,
     pub goto: Option<u8>,
+    /// Running this program leaves the packet's key as it was: no meter
+    /// (a band may remark DSCP), no metadata write, and apply-actions
+    /// that only output, set the queue or run groups (whose buckets act
+    /// on copies while a table follows). Lookups made ahead of time with
+    /// the key stay valid past such an entry (`crate::batch`).
+    pub keeps_key: bool,
 }
 
 impl Program {
@@ -181,6 +187,15 @@ impl Program {
                 Instruction::Experimenter { .. } => {}
             }
         }
+        let inert = |op: &Op| {
+            matches!(
+                op,
+                Op::Output { .. } | Op::Group(_) | Op::SetQueue(_) | Op::Nop
+            )
+        };
+        p.keeps_key = p.meter.is_none()
+            && p.metadata.is_none()
+            && p.apply.as_deref().unwrap_or_default().iter().all(inert);
         p
     }
 }

@@ -462,74 +462,83 @@ impl Tss {
         best
     }
 
-    /// `lookup_with(key, Ref::NONE, false)` for several keys of a table
-    /// with exactly one subtable (the `hash` case); `out[i]` for
-    /// `keys[i]`, `Ref::NONE` where `live[i]` is false. In two passes:
-    /// every key's hash first, then every probe, so the probes (a cache
-    /// miss each at large sizes) follow one another closely enough for
-    /// the CPU to overlap them. With more subtables: key by key.
-    pub fn lookup_many(&self, keys: &[FlowKey], live: &[bool], out: &mut [Ref]) {
+    /// `lookup_with` for several keys: `best[i]` becomes
+    /// `lookup_with(&keys[i], best[i], skip_lpm)` where `live[i]`, and is
+    /// left alone elsewhere.
+    ///
+    /// Subtable by subtable rather than key by key (the same probes, the
+    /// same answers): for each subtable in the order, every key still
+    /// able to do better there (the priority cut-off of `lookup_with`
+    /// holds per key) is hashed, then every key's candidate bucket is
+    /// located (the control bytes only: an `eq` that accepts any
+    /// candidate reads no bucket), then one word of every candidate is
+    /// read, then the real probes run. A probe is two dependent cache
+    /// misses (control bytes, bucket); none of these loops makes a load
+    /// depend on another key's, so the CPU has the misses of all keys in
+    /// flight at once and the probes hit. (Fetching ahead without
+    /// prefetch instructions: there is no `unsafe` here.)
+    pub fn lookup_many(&self, keys: &[FlowKey], live: &[bool], best: &mut [Ref], skip_lpm: bool) {
         const N: usize = crate::batch::CHUNK;
-        let n = keys.len().min(live.len()).min(out.len()).min(N);
+        let n = keys.len().min(live.len()).min(best.len()).min(N);
         let any = self.lookup_any();
-        let sub = match self.order.as_slice() {
-            [o] if o.max >= any.rank.priority() => self.sub(o.sub),
-            _ => None,
+        for i in 0..n {
+            if live[i] {
+                best[i] = best[i].better(any);
+            }
+        }
+        let order = if skip_lpm {
+            &self.order_odd
+        } else {
+            &self.order
         };
-        let Some(sub) = sub else {
+        for o in order {
+            let Some(sub) = self.sub(o.sub) else { continue };
+            let mut hash = [None; N];
+            let mut todo = false;
             for i in 0..n {
-                out[i] = if live[i] {
-                    self.lookup_with(&keys[i], Ref::NONE, false)
-                } else {
-                    Ref::NONE
-                };
-            }
-            return;
-        };
-        // The hash of every key that has the shape's fields.
-        let mut hash = [None; N];
-        for i in 0..n {
-            if live[i] && keys[i].present.contains_all(sub.required) {
-                let mut h = self.hasher.build_hasher();
-                for (f, m) in sub.shape.iter() {
-                    h.write_u128(key_bits(&keys[i], *f) & m);
+                if live[i]
+                    && o.max >= best[i].rank.priority()
+                    && keys[i].present.contains_all(sub.required)
+                {
+                    let mut h = self.hasher.build_hasher();
+                    for (f, m) in sub.shape.iter() {
+                        h.write_u128(key_bits(&keys[i], *f) & m);
+                    }
+                    hash[i] = Some(h.finish());
+                    todo = true;
                 }
-                hash[i] = Some(h.finish());
             }
-        }
-        // Fetch ahead, without prefetch instructions (no `unsafe` here): a
-        // probe is two dependent cache misses, the control bytes then the
-        // bucket. First every key's candidate bucket is located (the
-        // control bytes only: an `eq` that accepts any candidate reads no
-        // bucket), then one word of every candidate is read. Neither loop
-        // makes a load depend on another key's, so the CPU has the misses
-        // of all keys in flight at once; the real probes below then hit.
-        let mut cand: [Option<&Bucket>; N] = [None; N];
-        for i in 0..n {
-            cand[i] = hash[i].and_then(|h| sub.buckets.find(h, |_| true));
-        }
-        let mut sink = 0u64;
-        for c in cand.iter().take(n).flatten() {
-            // The words the probe compares and returns (a bucket spans two
-            // cache lines).
-            sink ^= c.hash ^ c.values.first().map_or(0, |v| *v as u64);
-        }
-        std::hint::black_box(sink);
-        for i in 0..n {
-            out[i] = Ref::NONE;
-            if !live[i] {
+            if !todo {
+                // The order is by max priority: no key does better later.
+                if (0..n).all(|i| !live[i] || o.max < best[i].rank.priority()) {
+                    break;
+                }
                 continue;
             }
-            let key = &keys[i];
-            let found = hash[i].and_then(|hash| {
-                sub.buckets.find(hash, |b| {
+            let mut cand: [Option<&Bucket>; N] = [None; N];
+            for i in 0..n {
+                cand[i] = hash[i].and_then(|h| sub.buckets.find(h, |_| true));
+            }
+            let mut sink = 0u64;
+            for c in cand.iter().take(n).flatten() {
+                // The words the probe compares and returns (a bucket spans
+                // two cache lines).
+                sink ^= c.hash ^ c.values.first().map_or(0, |v| *v as u64);
+            }
+            std::hint::black_box(sink);
+            for i in 0..n {
+                let Some(h) = hash[i] else { continue };
+                let key = &keys[i];
+                let found = sub.buckets.find(h, |b| {
                     b.values
                         .iter()
                         .zip(sub.shape.iter())
                         .all(|(v, (f, m))| key_bits(key, *f) & m == *v)
-                })
-            });
-            out[i] = found.map_or(any, |b| any.better(b.same.best()));
+                });
+                if let Some(b) = found {
+                    best[i] = best[i].better(b.same.best());
+                }
+            }
         }
     }
 
