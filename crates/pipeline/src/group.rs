@@ -16,7 +16,6 @@ use ofp::error::{ErrorCode, GroupModFailedCode};
 use ofp::group::{command, group_id, group_type, Bucket, GroupMod};
 use ofp::port::port_no;
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 /// Indices of the buckets a packet takes through a group: always a range
 /// (ALL: every bucket; INDIRECT, FAST_FAILOVER, SELECT: at most one), so
@@ -46,9 +45,14 @@ pub struct Group {
     pub buckets: Vec<Bucket>,
     /// Each bucket's actions compiled in action-set order (spec §5.6.1: a
     /// bucket's actions execute as an action set; [`bucket_ops`]), built
-    /// once here so the packet path only reads them; shared (`Arc`) so it
-    /// can run them while the group table is borrowed mutably for counters.
-    pub ops: Arc<[Box<[Op]>]>,
+    /// once here so the packet path only reads them. While a packet runs
+    /// them the packet path takes them out (`None`) and puts them back
+    /// after, so it can change the rest of the pipeline meanwhile: no
+    /// reference count is touched per packet (with an `Arc` clone, the
+    /// workers' replicas, which share it, would all write one cache
+    /// line). Loops are refused at group-mod, so a group never runs
+    /// inside itself.
+    pub ops: Option<Box<[Box<[Op]>]>>,
     pub counters: Counters,
     /// One per bucket.
     pub bucket_counters: Vec<Counters>,
@@ -199,7 +203,7 @@ impl GroupTable {
                         group_type: gm.group_type,
                         bucket_counters: vec![Counters::default(); gm.buckets.len()],
                         buckets: gm.buckets.clone(),
-                        ops: gm.buckets.iter().map(|b| bucket_ops(&b.actions)).collect(),
+                        ops: Some(gm.buckets.iter().map(|b| bucket_ops(&b.actions)).collect()),
                         counters,
                         created_at,
                         fixed_weight: gm
@@ -268,46 +272,77 @@ impl GroupTable {
         hash: impl FnOnce() -> u64,
         ports: &PortTable,
     ) -> Chosen {
-        let one = |i: usize| i..i + 1;
         match g.group_type {
-            group_type::ALL => 0..g.buckets.len(),
-            group_type::INDIRECT => 0..g.buckets.len().min(1),
             group_type::FF => g
                 .buckets
                 .iter()
                 .position(|b| self.bucket_live(b, ports, 0))
-                .map_or(0..0, one),
-            group_type::SELECT => {
-                // Weighted choice among live buckets by the flow hash.
-                let live = |b: &Bucket| {
-                    b.weight > 0 && (g.fixed_weight.is_some() || self.bucket_live(b, ports, 0))
-                };
-                let total: u64 = match g.fixed_weight {
-                    Some(t) => t,
-                    None => g
-                        .buckets
-                        .iter()
-                        .filter(|b| live(b))
-                        .map(|b| u64::from(b.weight))
-                        .sum(),
-                };
-                if total == 0 {
-                    return 0..0;
-                }
-                let mut point = hash() % total;
-                for (i, b) in g.buckets.iter().enumerate() {
-                    if !live(b) {
-                        continue;
-                    }
-                    let w = u64::from(b.weight);
-                    if point < w {
-                        return one(i);
-                    }
-                    point -= w;
-                }
-                0..0
+                .map_or(0..0, |i| i..i + 1),
+            group_type::SELECT if g.fixed_weight.is_none() => {
+                g.pick(hash, |b| self.bucket_live(b, ports, 0))
             }
-            _ => 0..0,
+            _ => g.fixed_choice(hash).unwrap_or(0..0),
         }
+    }
+}
+
+impl Group {
+    /// Counts a packet of `len` bytes through the group and the `chosen`
+    /// buckets.
+    #[inline]
+    pub fn count(&mut self, chosen: &Chosen, len: usize) {
+        self.counters.add(len);
+        for c in self
+            .bucket_counters
+            .get_mut(chosen.clone())
+            .unwrap_or_default()
+        {
+            c.add(len);
+        }
+    }
+
+    /// The buckets a packet takes when that depends on nothing but the
+    /// group (ALL, INDIRECT, SELECT without watches; see
+    /// `GroupTable::select_buckets`); `None` when port or group liveness
+    /// decides (FAST_FAILOVER, SELECT with watches).
+    #[inline]
+    pub fn fixed_choice(&self, hash: impl FnOnce() -> u64) -> Option<Chosen> {
+        match self.group_type {
+            group_type::ALL => Some(0..self.buckets.len()),
+            group_type::INDIRECT => Some(0..self.buckets.len().min(1)),
+            group_type::SELECT if self.fixed_weight.is_some() => Some(self.pick(hash, |_| true)),
+            group_type::SELECT | group_type::FF => None,
+            _ => Some(0..0),
+        }
+    }
+
+    /// SELECT: the bucket of weighted choice among the live buckets by the
+    /// flow hash.
+    fn pick(&self, hash: impl FnOnce() -> u64, live: impl Fn(&Bucket) -> bool) -> Chosen {
+        let live = |b: &Bucket| b.weight > 0 && live(b);
+        let total: u64 = match self.fixed_weight {
+            Some(t) => t,
+            None => self
+                .buckets
+                .iter()
+                .filter(|b| live(b))
+                .map(|b| u64::from(b.weight))
+                .sum(),
+        };
+        if total == 0 {
+            return 0..0;
+        }
+        let mut point = hash() % total;
+        for (i, b) in self.buckets.iter().enumerate() {
+            if !live(b) {
+                continue;
+            }
+            let w = u64::from(b.weight);
+            if point < w {
+                return i..i + 1;
+            }
+            point -= w;
+        }
+        0..0
     }
 }

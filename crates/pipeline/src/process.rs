@@ -567,26 +567,35 @@ impl Pipeline {
             return;
         }
         let len = pkt.len();
-        // The chosen buckets and their compiled actions (an `Arc` clone, so the
-        // group table is not borrowed while they run).
-        let (chosen, ops) = {
-            let groups = &mut self.groups;
-            let Some(group) = groups.get(g) else {
-                return;
-            };
-            let chosen = groups.select_buckets(group, || flow_hash(key), &self.ports);
-            let ops = group.ops.clone();
-            if let Some(group) = groups.get_mut(g) {
-                group.counters.add(len);
-                for c in group
-                    .bucket_counters
-                    .get_mut(chosen.clone())
-                    .unwrap_or_default()
-                {
-                    c.add(len);
-                }
+        // The chosen buckets, counted, and the group's compiled actions,
+        // taken out of the group table while they run (see `Group::ops`).
+        // One map lookup when the choice depends on the group alone.
+        let taken = match self.groups.get_mut(g) {
+            Some(group) => group.fixed_choice(|| flow_hash(key)).map(|c| {
+                group.count(&c, len);
+                (c, group.ops.take())
+            }),
+            None => return,
+        };
+        let (chosen, ops) = match taken {
+            Some(t) => t,
+            None => {
+                let chosen = match self.groups.get(g) {
+                    Some(group) => {
+                        self.groups
+                            .select_buckets(group, || flow_hash(key), &self.ports)
+                    }
+                    None => return,
+                };
+                let Some(group) = self.groups.get_mut(g) else {
+                    return;
+                };
+                group.count(&chosen, len);
+                (chosen, group.ops.take())
             }
-            (chosen, ops)
+        };
+        let Some(ops) = ops else {
+            return;
         };
         let last = chosen.end.wrapping_sub(1);
         for i in chosen {
@@ -608,6 +617,9 @@ impl Pipeline {
             let mut k = *key;
             self.execute_ops(&mut copy, &mut k, bucket, &mut c, true, out);
             self.scratch.push(copy);
+        }
+        if let Some(group) = self.groups.get_mut(g) {
+            group.ops = Some(ops);
         }
     }
 }
