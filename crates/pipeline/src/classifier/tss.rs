@@ -72,6 +72,20 @@ impl Subtable {
             return None;
         }
         let mut h = hasher.build_hasher();
+        if self.shape.len() <= INLINE_VALUES {
+            // The packet's masked values, read once for the hash and the
+            // comparison.
+            let mut vals = [0u128; INLINE_VALUES];
+            for (v, (f, m)) in vals.iter_mut().zip(self.shape.iter()) {
+                *v = key_bits(key, *f) & m;
+                h.write_u128(*v);
+            }
+            let vals = &vals[..self.shape.len()];
+            return self
+                .buckets
+                .find(h.finish(), |b| b.values.as_slice() == vals)
+                .map(|b| b.same.best());
+        }
         for (f, m) in self.shape.iter() {
             h.write_u128(key_bits(key, *f) & m);
         }
