@@ -2,7 +2,8 @@
 //! FAST_FAILOVER, group-mod add / modify / delete with the spec's errors,
 //! and group / bucket counters.
 //!
-//! Groups live in a `BTreeMap` by id. Chaining (a bucket with a group
+//! Groups live in a map by id (`GroupMap`: sorted, with a direct index
+//! for small ids). Chaining (a bucket with a group
 //! action) is allowed; a group-mod that would make a group reach itself is
 //! refused with LOOP, found by a depth-first walk over the group actions of
 //! the new buckets. Bucket selection for SELECT hashes the flow fields
@@ -15,7 +16,6 @@ use ofp::action::Action;
 use ofp::error::{ErrorCode, GroupModFailedCode};
 use ofp::group::{command, group_id, group_type, Bucket, GroupMod};
 use ofp::port::port_no;
-use std::collections::BTreeMap;
 
 /// Indices of the buckets a packet takes through a group: always a range
 /// (ALL: every bucket; INDIRECT, FAST_FAILOVER, SELECT: at most one), so
@@ -79,9 +79,106 @@ fn referenced_groups(buckets: &[Bucket]) -> impl Iterator<Item = u32> + '_ {
     })
 }
 
+/// Groups by id, for the packet path's two lookups per group action: the
+/// groups sit in a `Vec` sorted by id (iteration in id order, as the
+/// group stats reply lists them), and ids below [`DIRECT_IDS`] (what
+/// controllers use in practice) find their position in one step through
+/// `direct` (id -> position, `NIL` when absent); larger ids use a binary
+/// search. Group-mods are rare: an insert or a removal rebuilds `direct`
+/// (O(groups)).
+#[derive(Debug, Clone, Default)]
+struct GroupMap {
+    sorted: Vec<Group>,
+    direct: Vec<u32>,
+}
+
+/// Group ids below this are found through `GroupMap::direct`.
+const DIRECT_IDS: u32 = 4096;
+
+/// "No position" in `GroupMap::direct`.
+const NIL: u32 = u32::MAX;
+
+impl GroupMap {
+    #[inline]
+    fn position(&self, id: u32) -> Option<usize> {
+        if id < DIRECT_IDS {
+            match self.direct.get(id as usize) {
+                Some(&p) if p != NIL => Some(p as usize),
+                _ => None,
+            }
+        } else {
+            self.sorted.binary_search_by_key(&id, |g| g.id).ok()
+        }
+    }
+
+    #[inline]
+    fn get(&self, id: &u32) -> Option<&Group> {
+        self.position(*id).and_then(|p| self.sorted.get(p))
+    }
+
+    #[inline]
+    fn get_mut(&mut self, id: &u32) -> Option<&mut Group> {
+        self.position(*id).and_then(|p| self.sorted.get_mut(p))
+    }
+
+    fn contains_key(&self, id: &u32) -> bool {
+        self.position(*id).is_some()
+    }
+
+    fn values(&self) -> impl Iterator<Item = &Group> {
+        self.sorted.iter()
+    }
+
+    fn keys(&self) -> impl Iterator<Item = &u32> {
+        self.sorted.iter().map(|g| &g.id)
+    }
+
+    /// Adds or replaces the group with id `id` (`g.id == id`).
+    fn insert(&mut self, id: u32, g: Group) {
+        match self.sorted.binary_search_by_key(&id, |g| g.id) {
+            Ok(p) => self.sorted[p] = g,
+            Err(p) => {
+                self.sorted.insert(p, g);
+                self.reindex();
+            }
+        }
+    }
+
+    fn remove(&mut self, id: &u32) -> Option<Group> {
+        let p = self.sorted.binary_search_by_key(id, |g| g.id).ok()?;
+        let g = self.sorted.remove(p);
+        self.reindex();
+        Some(g)
+    }
+
+    fn clear(&mut self) {
+        self.sorted.clear();
+        self.direct.clear();
+    }
+
+    /// Rebuilds `direct` from `sorted`.
+    fn reindex(&mut self) {
+        let top = self
+            .sorted
+            .iter()
+            .map(|g| g.id)
+            .filter(|id| *id < DIRECT_IDS)
+            .max();
+        self.direct.clear();
+        if let Some(top) = top {
+            self.direct.resize(top as usize + 1, NIL);
+            for (p, g) in self.sorted.iter().enumerate() {
+                if let Some(slot) = self.direct.get_mut(g.id as usize) {
+                    *slot = p as u32;
+                }
+            }
+        }
+    }
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct GroupTable {
-    groups: BTreeMap<u32, Group>,
+    groups: GroupMap,
 }
 
 impl GroupTable {
@@ -344,5 +441,54 @@ impl Group {
             point -= w;
         }
         0..0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn group(id: u32) -> Group {
+        Group {
+            id,
+            group_type: group_type::ALL,
+            buckets: Vec::new(),
+            ops: Some(Box::default()),
+            counters: Counters::default(),
+            bucket_counters: Vec::new(),
+            created_at: 0,
+            fixed_weight: None,
+        }
+    }
+
+    /// The map agrees with a `BTreeMap` through inserts, replaces and
+    /// removals of small and large ids.
+    #[test]
+    fn group_map_is_a_map() {
+        let mut m = GroupMap::default();
+        let mut want = std::collections::BTreeMap::new();
+        let ids = [7u32, 1, 4095, 4096, 100, 0xffff_ff00, 7, 2, 100_000];
+        for (i, id) in ids.iter().enumerate() {
+            let mut g = group(*id);
+            g.created_at = i as u64;
+            m.insert(*id, g);
+            want.insert(*id, i as u64);
+            if i % 3 == 2 {
+                let gone = ids[i / 2];
+                assert_eq!(
+                    m.remove(&gone).map(|g| g.id),
+                    want.remove(&gone).map(|_| gone)
+                );
+            }
+            let got: Vec<(u32, u64)> = m.values().map(|g| (g.id, g.created_at)).collect();
+            let exp: Vec<(u32, u64)> = want.iter().map(|(k, v)| (*k, *v)).collect();
+            assert_eq!(got, exp);
+            for probe in ids.iter().chain(&[3, 4097, u32::MAX]) {
+                assert_eq!(m.get(probe).map(|g| g.created_at), want.get(probe).copied());
+                assert_eq!(m.contains_key(probe), want.contains_key(probe));
+            }
+        }
+        m.clear();
+        assert!(m.get(&7).is_none() && m.values().next().is_none());
     }
 }
