@@ -126,14 +126,12 @@ impl Pipeline {
                 *l = matches!(a, Admit::Run);
             }
             self.warm(&keys[..n], &live[..n], &mut seen);
-            for (i, ((buf, key), a)) in chunk.iter_mut().zip(keys.iter()).zip(admit).enumerate() {
+            for (i, ((buf, key), a)) in chunk.iter_mut().zip(keys.iter_mut()).zip(admit).enumerate()
+            {
                 let r = match a {
-                    // The hint needs the key the lookups were made with:
-                    // the run works on a copy.
                     Admit::Run => {
-                        let mut k = *key;
-                        let hint = Some((key, &seen[i][..]));
-                        self.run_from_table_0(buf, &mut k, in_port, now, hint, out);
+                        let hint = Some(&seen[i][..]);
+                        self.run_from_table_0(buf, key, in_port, now, hint, out);
                         Ok(())
                     }
                     Admit::Drop => Ok(()),

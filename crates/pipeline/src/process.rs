@@ -17,11 +17,12 @@ use ofp::oxm::{Match, OxmField};
 use ofp::port::{config, port_no};
 use packet::{Field, FlowKey, PacketBuf, RewriteError};
 
-/// Lookups already made for a packet (by `Pipeline::process_batch`): the
-/// key they were made with and, per table id, the position found there
-/// (`u32::MAX`: no match). Used only while the packet's key still agrees
-/// with that key on the fields the table matches on.
-pub(crate) type Hint<'a> = Option<(&'a FlowKey, &'a [(u32, u32)])>;
+/// Lookups already made for a packet (by `Pipeline::process_batch`) with
+/// the key the packet enters table 0 with: per table id, the position
+/// found there (`u32::MAX`: no match). Used only while the packet's key
+/// still agrees with that key on the fields the table matches on (the
+/// run keeps a copy of it once an entry may change the key).
+pub(crate) type Hint<'a> = Option<&'a [(u32, u32)]>;
 
 /// How deep group chains and TABLE resubmits may nest.
 const MAX_DEPTH: u8 = 16;
@@ -291,8 +292,9 @@ impl Pipeline {
         // Whether `set` may hold actions (cheaper than comparing it with
         // an empty set).
         let mut set_written = false;
-        // Whether `key` is still the key `hint`'s lookups were made with.
-        let mut pristine = true;
+        // The key `hint`'s lookups were made with, saved before the first
+        // entry that may change the key runs (`None`: `key` is still it).
+        let mut entry_key: Option<FlowKey> = None;
         let mut table_id = 0u8;
         loop {
             let len = pkt.len();
@@ -303,9 +305,12 @@ impl Pipeline {
             // agrees with this one on every field the table matches on
             // gives the same answer (tables do not change meanwhile).
             // (No need to compare while no entry so far changed the key.)
-            let known = hint.and_then(|(k, at)| {
+            let known = hint.and_then(|at| {
                 let (_, pos) = at.iter().find(|(t, _)| *t == u32::from(table_id))?;
-                (pristine || table.same_answer(k, key)).then_some(*pos)
+                match &entry_key {
+                    None => Some(*pos),
+                    Some(k) => table.same_answer(k, key).then_some(*pos),
+                }
             });
             let found = match known {
                 Some(pos) => table.lookup_known((pos != u32::MAX).then_some(pos as usize)),
@@ -336,7 +341,9 @@ impl Pipeline {
                 goto,
                 keeps_key,
             } = &*entry.program;
-            pristine &= *keeps_key;
+            if !*keeps_key && entry_key.is_none() && hint.is_some() {
+                entry_key = Some(*key);
+            }
             if let Some(m) = *meter {
                 if self.meters.apply_to_packet(m, pkt, key, ctx.now) == Verdict::Drop {
                     return;
