@@ -13,10 +13,13 @@
 //! ```text
 //!  parse every packet (keys on the stack, CHUNK at a time)
 //!  warm, table by table along the gotos (read only, no counters):
-//!     look every key up          (buckets / trie nodes)
+//!     look every key up          (trie nodes level by level; hash
+//!                                 subtables: locate every key's bucket,
+//!                                 touch them all, then probe)
 //!     read every matched entry   (counters, program pointer)
 //!     read every program         (op lists, goto -> the next table)
-//!  run every packet through the tables as `process` does (now hits)
+//!  run every packet through the tables as `process` does (now hits),
+//!  reusing the lookups while the key is unchanged
 //! ```
 //!
 //! The warm stages only read: they follow each packet's *unmodified* key
