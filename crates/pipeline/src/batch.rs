@@ -46,13 +46,11 @@ pub const CHUNK: usize = 32;
 
 /// Pipelines of fewer entries than this (all tables together) are
 /// assumed to be in cache and are not warmed. Measured (pipeline
-/// experiment, best of 4-6 interleaved runs): once the hash probes were
-/// batched (locate, touch, probe) and the run stage stopped copying keys,
-/// warming paid from 10K entries on: l3/10000 +26%, gateway/100 (a
-/// 10K-route table) +18%, l2/10000 +3%. (It used to cost 15% on a
-/// 10K-entry LPM table.) Test builds warm every pipeline, so the tests
-/// exercise the warm stages on small ones too.
-pub const WARM_MIN_ENTRIES: usize = 4_096;
+/// experiment): a 10K-entry LPM table plus small ones ran ~15% slower
+/// warmed; 20K entries over two tables ran ~30% faster.
+/// (Test builds warm every pipeline, so the tests exercise the warm
+/// stages on small ones too.)
+pub const WARM_MIN_ENTRIES: usize = 16_384;
 
 /// `process_batch` calls between two looks at the table sizes.
 pub(crate) const WARM_RECHECK: u16 = 64;
