@@ -2,8 +2,9 @@
 //! [`pipeline::Pipeline::process_batch`] (the same effect as
 //! [`pipeline::Pipeline::process`] packet by packet), no I/O.
 //!
-//! For one workload at one size: install it into a pipeline, clone one
-//! replica per worker thread (as the switch's workers do), and let each
+//! For one workload at one size: install it into a pipeline, let every
+//! worker thread clone its own replica (as the switch's workers each hold
+//! one, built in their own thread), and let each
 //! thread run the workload's frames round-robin through its replica for a
 //! fixed time, in batches of [`BATCH`] buffers (each frame is copied into a
 //! reused [`packet::PacketBuf`] first, as a port's receive does). What the
@@ -161,13 +162,19 @@ pub fn measure(w: &Workload, workers: usize, duration: Duration) -> Result<Measu
     let tallies: Vec<Tally> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..workers)
             .map(|i| {
-                let replica = p.clone();
+                let p = &p;
                 let frames = &w.frames;
                 let in_port = w.ports.input;
                 s.spawn(move || {
                     if workers <= cores {
                         crate::switch::pin_self(i);
                     }
+                    // Each worker makes its replica itself, as the
+                    // switch's workers build theirs: its memory comes
+                    // from this thread's allocator heap, so the replicas'
+                    // per-packet writes (counters) never share a cache
+                    // line with another worker's.
+                    let replica = p.clone();
                     run_worker(replica, frames, in_port, duration)
                 })
             })

@@ -7,6 +7,8 @@
 //! wire encoding; the numbering only makes the mapping in `ofp`/`pipeline`
 //! a cast.
 
+use crate::key::Layer;
+
 /// A field of the flow key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[repr(u8)]
@@ -138,6 +140,22 @@ impl Field {
             PbbIsid => 3,
             VlanPcp | IpDscp | IpEcn | IpProto | Icmpv4Type | Icmpv4Code | Icmpv6Type
             | Icmpv6Code | MplsTc | MplsBos | IpTtl | MplsTtl | InnerVlanPcp | IpFrag => 1,
+        }
+    }
+
+    /// The layer of the parse that fills this field in a
+    /// [`FlowKey`](crate::FlowKey) (`Layer::None`: a pipeline field the
+    /// parser does not touch).
+    pub fn layer(self) -> Layer {
+        use Field::*;
+        match self {
+            EthDst | EthSrc | EthType | VlanVid | VlanPcp | MplsLabel | MplsTc | MplsBos
+            | MplsTtl | PbbIsid | InnerVlanVid | InnerVlanPcp => Layer::L2,
+            IpDscp | IpEcn | IpProto | Ipv4Src | Ipv4Dst | ArpOp | ArpSpa | ArpTpa | ArpSha
+            | ArpTha | Ipv6Src | Ipv6Dst | Ipv6Flabel | Ipv6Exthdr | IpTtl | IpFrag => Layer::L3,
+            TcpSrc | TcpDst | UdpSrc | UdpDst | SctpSrc | SctpDst | Icmpv4Type | Icmpv4Code
+            | Icmpv6Type | Icmpv6Code | Ipv6NdTarget | Ipv6NdSll | Ipv6NdTll => Layer::L4,
+            InPort | InPhyPort | Metadata | TunnelId => Layer::None,
         }
     }
 

@@ -140,6 +140,7 @@ pub const PIPELINE_FIELDS: FieldSet = FieldSet::of(&[
 impl FlowKey {
     /// An empty key for a packet received on `in_port` (also the physical
     /// port), metadata 0.
+    #[inline]
     pub fn new(in_port: u32) -> FlowKey {
         let mut k = FlowKey {
             in_port,

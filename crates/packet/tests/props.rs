@@ -230,3 +230,32 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    /// Pop VLAN on a key parsed to any depth (the pipeline parses only as
+    /// deep as its rules need) leaves the key a new parse to that depth
+    /// would give.
+    #[test]
+    fn pop_vlan_keeps_a_partial_key_true(
+        frame in mutated(),
+        tags in 0usize..3,
+        depth in 0usize..4,
+    ) {
+        let mut buf = PacketBuf::from_slice(&frame);
+        let mut key = FlowKey::new(2);
+        let _ = parse(buf.data(), &mut key);
+        for _ in 0..tags {
+            let _ = push_vlan(&mut buf, &mut key, 0x8100);
+        }
+        let layer = [Layer::None, Layer::L2, Layer::L3, Layer::L4][depth];
+        let mut key = FlowKey::new(2);
+        let _ = parse_to(buf.data(), &mut key, layer);
+        if pop_vlan(&mut buf, &mut key).is_ok() {
+            let mut again = key;
+            packet::reparse(&buf, &mut again);
+            prop_assert_eq!(key, again);
+        }
+    }
+}

@@ -45,6 +45,7 @@ pub struct ActionSet {
 }
 
 impl ActionSet {
+    #[inline]
     pub fn new() -> ActionSet {
         ActionSet::default()
     }

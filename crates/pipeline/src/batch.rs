@@ -13,10 +13,13 @@
 //! ```text
 //!  parse every packet (keys on the stack, CHUNK at a time)
 //!  warm, table by table along the gotos (read only, no counters):
-//!     look every key up          (buckets / trie nodes)
+//!     look every key up          (trie nodes level by level; hash
+//!                                 subtables: locate every key's bucket,
+//!                                 touch them all, then probe)
 //!     read every matched entry   (counters, program pointer)
 //!     read every program         (op lists, goto -> the next table)
-//!  run every packet through the tables as `process` does (now hits)
+//!  run every packet through the tables as `process` does (now hits),
+//!  reusing the lookups while the key is unchanged
 //! ```
 //!
 //! The warm stages only read: they follow each packet's *unmodified* key
@@ -126,14 +129,12 @@ impl Pipeline {
                 *l = matches!(a, Admit::Run);
             }
             self.warm(&keys[..n], &live[..n], &mut seen);
-            for (i, ((buf, key), a)) in chunk.iter_mut().zip(keys.iter()).zip(admit).enumerate() {
+            for (i, ((buf, key), a)) in chunk.iter_mut().zip(keys.iter_mut()).zip(admit).enumerate()
+            {
                 let r = match a {
-                    // The hint needs the key the lookups were made with:
-                    // the run works on a copy.
                     Admit::Run => {
-                        let mut k = *key;
-                        let hint = Some((key, &seen[i][..]));
-                        self.run_from_table_0(buf, &mut k, in_port, now, hint, out);
+                        let hint = Some(&seen[i][..]);
+                        self.run_from_table_0(buf, key, in_port, now, hint, out);
                         Ok(())
                     }
                     Admit::Drop => Ok(()),
@@ -211,11 +212,10 @@ impl Pipeline {
                 else {
                     continue;
                 };
-                // Every field the run stage reads (they span more than
-                // one cache line).
+                // The fields the run stage reads (one cache line, see
+                // `FlowEntry`).
                 sink ^= e.packet_count ^ e.last_hit ^ e.cookie;
                 sink ^= u64::from(e.flags) ^ u64::from(e.priority);
-                sink ^= e.compiled.fields().len() as u64;
                 progs[i] = Some(&e.program);
             }
             // Stage 3: read every program and its first ops; move on to

@@ -3,7 +3,6 @@
 //! delete-strict over the flow tables, and timeouts.
 
 use crate::matcher::CompiledMatch;
-use crate::program::Program;
 use crate::table::{FlowEntry, FlowTable, Nanos};
 use crate::Pipeline;
 use ofp::action::Action;
@@ -141,6 +140,20 @@ impl Pipeline {
     /// Applies a flow-mod at time `now`. Returns the entries removed by a
     /// delete (reason DELETE); add and modify return an empty list.
     pub fn flow_mod(&mut self, fm: &FlowMod, now: Nanos) -> Result<Vec<RemovedFlow>, ErrorCode> {
+        let r = self.apply_flow_mod(fm, now);
+        if r.is_ok() && matches!(fm.command, cmd::ADD | cmd::MODIFY | cmd::MODIFY_STRICT) {
+            // Frames are parsed as deep as the rules look (`parse_layer`).
+            let matched = CompiledMatch::compile(&fm.match_)
+                .map(|m| m.fields().iter().map(|f| f.field.layer()).max())
+                .ok()
+                .flatten();
+            let acted = crate::program::instructions_layer(&fm.instructions);
+            self.need_layer(matched.unwrap_or(packet::Layer::None).max(acted));
+        }
+        r
+    }
+
+    fn apply_flow_mod(&mut self, fm: &FlowMod, now: Nanos) -> Result<Vec<RemovedFlow>, ErrorCode> {
         let n_tables = self.tables.len();
         let all_tables = fm.table_id == TABLE_ALL;
         if all_tables && !matches!(fm.command, cmd::DELETE | cmd::DELETE_STRICT) {
@@ -158,6 +171,7 @@ impl Pipeline {
             cmd::ADD => {
                 self.check_instructions(fm.table_id, &fm.instructions)?;
                 crate::consistency::check(&fm.match_, &fm.instructions)?;
+                let program = self.program_for(&fm.instructions);
                 let table = self
                     .table_mut(fm.table_id)
                     .ok_or(fm_err(FlowModFailedCode::BadTableId))?;
@@ -177,7 +191,7 @@ impl Pipeline {
                     idle_timeout: fm.idle_timeout,
                     hard_timeout: fm.hard_timeout,
                     instructions: Arc::from(fm.instructions.as_slice()),
-                    program: Arc::new(Program::compile(&fm.instructions)),
+                    program,
                     packet_count: 0,
                     byte_count: 0,
                     installed_at: now,
@@ -202,7 +216,7 @@ impl Pipeline {
                 crate::consistency::check(&fm.match_, &fm.instructions)?;
                 let strict = fm.command == cmd::MODIFY_STRICT;
                 let insts: Arc<[Instruction]> = Arc::from(fm.instructions.as_slice());
-                let program = Arc::new(Program::compile(&fm.instructions));
+                let program = self.program_for(&fm.instructions);
                 let reset = fm.flags & flow_mod_flags::RESET_COUNTS != 0;
                 let table = self
                     .table_mut(fm.table_id)

@@ -2,7 +2,8 @@
 //! FAST_FAILOVER, group-mod add / modify / delete with the spec's errors,
 //! and group / bucket counters.
 //!
-//! Groups live in a `BTreeMap` by id. Chaining (a bucket with a group
+//! Groups live in a map by id (`GroupMap`: sorted, with a direct index
+//! for small ids). Chaining (a bucket with a group
 //! action) is allowed; a group-mod that would make a group reach itself is
 //! refused with LOOP, found by a depth-first walk over the group actions of
 //! the new buckets. Bucket selection for SELECT hashes the flow fields
@@ -15,15 +16,11 @@ use ofp::action::Action;
 use ofp::error::{ErrorCode, GroupModFailedCode};
 use ofp::group::{command, group_id, group_type, Bucket, GroupMod};
 use ofp::port::port_no;
-use smallvec::SmallVec;
-use std::collections::BTreeMap;
-use std::sync::Arc;
 
-/// Buckets chosen without a heap allocation.
-pub const INLINE_BUCKETS: usize = 4;
-
-/// Indices of the buckets a packet takes through a group.
-pub type Chosen = SmallVec<[usize; INLINE_BUCKETS]>;
+/// Indices of the buckets a packet takes through a group: always a range
+/// (ALL: every bucket; INDIRECT, FAST_FAILOVER, SELECT: at most one), so
+/// choosing never allocates.
+pub type Chosen = std::ops::Range<usize>;
 
 /// Packet and byte counters (groups and buckets).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -48,14 +45,24 @@ pub struct Group {
     pub buckets: Vec<Bucket>,
     /// Each bucket's actions compiled in action-set order (spec §5.6.1: a
     /// bucket's actions execute as an action set; [`bucket_ops`]), built
-    /// once here so the packet path only reads them; shared (`Arc`) so it
-    /// can run them while the group table is borrowed mutably for counters.
-    pub ops: Arc<[Box<[Op]>]>,
+    /// once here so the packet path only reads them. While a packet runs
+    /// them the packet path takes them out (`None`) and puts them back
+    /// after, so it can change the rest of the pipeline meanwhile: no
+    /// reference count is touched per packet (with an `Arc` clone, the
+    /// workers' replicas, which share it, would all write one cache
+    /// line). Loops are refused at group-mod, so a group never runs
+    /// inside itself.
+    pub ops: Option<Box<[Box<[Op]>]>>,
     pub counters: Counters,
     /// One per bucket.
     pub bucket_counters: Vec<Counters>,
     /// Installation time (nanoseconds, the pipeline's clock).
     pub created_at: u64,
+    /// SELECT groups whose buckets watch nothing (the usual load
+    /// balancer): every bucket of non-zero weight is always live, so the
+    /// total weight is fixed and computed here once. `None` when some
+    /// bucket watches a port or group (liveness is then read per packet).
+    pub fixed_weight: Option<u64>,
 }
 
 fn gm_err(c: GroupModFailedCode) -> ErrorCode {
@@ -72,9 +79,106 @@ fn referenced_groups(buckets: &[Bucket]) -> impl Iterator<Item = u32> + '_ {
     })
 }
 
+/// Groups by id, for the packet path's two lookups per group action: the
+/// groups sit in a `Vec` sorted by id (iteration in id order, as the
+/// group stats reply lists them), and ids below [`DIRECT_IDS`] (what
+/// controllers use in practice) find their position in one step through
+/// `direct` (id -> position, `NIL` when absent); larger ids use a binary
+/// search. Group-mods are rare: an insert or a removal rebuilds `direct`
+/// (O(groups)).
+#[derive(Debug, Clone, Default)]
+struct GroupMap {
+    sorted: Vec<Group>,
+    direct: Vec<u32>,
+}
+
+/// Group ids below this are found through `GroupMap::direct`.
+const DIRECT_IDS: u32 = 4096;
+
+/// "No position" in `GroupMap::direct`.
+const NIL: u32 = u32::MAX;
+
+impl GroupMap {
+    #[inline]
+    fn position(&self, id: u32) -> Option<usize> {
+        if id < DIRECT_IDS {
+            match self.direct.get(id as usize) {
+                Some(&p) if p != NIL => Some(p as usize),
+                _ => None,
+            }
+        } else {
+            self.sorted.binary_search_by_key(&id, |g| g.id).ok()
+        }
+    }
+
+    #[inline]
+    fn get(&self, id: &u32) -> Option<&Group> {
+        self.position(*id).and_then(|p| self.sorted.get(p))
+    }
+
+    #[inline]
+    fn get_mut(&mut self, id: &u32) -> Option<&mut Group> {
+        self.position(*id).and_then(|p| self.sorted.get_mut(p))
+    }
+
+    fn contains_key(&self, id: &u32) -> bool {
+        self.position(*id).is_some()
+    }
+
+    fn values(&self) -> impl Iterator<Item = &Group> {
+        self.sorted.iter()
+    }
+
+    fn keys(&self) -> impl Iterator<Item = &u32> {
+        self.sorted.iter().map(|g| &g.id)
+    }
+
+    /// Adds or replaces the group with id `id` (`g.id == id`).
+    fn insert(&mut self, id: u32, g: Group) {
+        match self.sorted.binary_search_by_key(&id, |g| g.id) {
+            Ok(p) => self.sorted[p] = g,
+            Err(p) => {
+                self.sorted.insert(p, g);
+                self.reindex();
+            }
+        }
+    }
+
+    fn remove(&mut self, id: &u32) -> Option<Group> {
+        let p = self.sorted.binary_search_by_key(id, |g| g.id).ok()?;
+        let g = self.sorted.remove(p);
+        self.reindex();
+        Some(g)
+    }
+
+    fn clear(&mut self) {
+        self.sorted.clear();
+        self.direct.clear();
+    }
+
+    /// Rebuilds `direct` from `sorted`.
+    fn reindex(&mut self) {
+        let top = self
+            .sorted
+            .iter()
+            .map(|g| g.id)
+            .filter(|id| *id < DIRECT_IDS)
+            .max();
+        self.direct.clear();
+        if let Some(top) = top {
+            self.direct.resize(top as usize + 1, NIL);
+            for (p, g) in self.sorted.iter().enumerate() {
+                if let Some(slot) = self.direct.get_mut(g.id as usize) {
+                    *slot = p as u32;
+                }
+            }
+        }
+    }
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct GroupTable {
-    groups: BTreeMap<u32, Group>,
+    groups: GroupMap,
 }
 
 impl GroupTable {
@@ -196,9 +300,14 @@ impl GroupTable {
                         group_type: gm.group_type,
                         bucket_counters: vec![Counters::default(); gm.buckets.len()],
                         buckets: gm.buckets.clone(),
-                        ops: gm.buckets.iter().map(|b| bucket_ops(&b.actions)).collect(),
+                        ops: Some(gm.buckets.iter().map(|b| bucket_ops(&b.actions)).collect()),
                         counters,
                         created_at,
+                        fixed_weight: gm
+                            .buckets
+                            .iter()
+                            .all(|b| b.watch_port == port_no::ANY && b.watch_group == group_id::ANY)
+                            .then(|| gm.buckets.iter().map(|b| u64::from(b.weight)).sum()),
                     },
                 );
                 Ok(Vec::new())
@@ -250,10 +359,9 @@ impl GroupTable {
     }
 
     /// The buckets a packet with flow hash `hash` takes through group `g`,
-    /// as indices into its bucket list (inline up to [`INLINE_BUCKETS`]:
-    /// only an ALL group with more buckets allocates).
-    /// `hash` is called only for a SELECT group (hashing the flow costs
-    /// more than the other choices).
+    /// as a range of indices into its bucket list. `hash` is called only
+    /// for a SELECT group (hashing the flow costs more than the other
+    /// choices).
     #[inline]
     pub fn select_buckets(
         &self,
@@ -262,40 +370,125 @@ impl GroupTable {
         ports: &PortTable,
     ) -> Chosen {
         match g.group_type {
-            group_type::ALL => (0..g.buckets.len()).collect(),
-            group_type::INDIRECT => (0..g.buckets.len().min(1)).collect(),
             group_type::FF => g
                 .buckets
                 .iter()
                 .position(|b| self.bucket_live(b, ports, 0))
-                .into_iter()
-                .collect(),
-            group_type::SELECT => {
-                // Weighted choice among live buckets by the flow hash.
-                let live = |b: &&Bucket| b.weight > 0 && self.bucket_live(b, ports, 0);
-                let total: u64 = g
-                    .buckets
-                    .iter()
-                    .filter(live)
-                    .map(|b| u64::from(b.weight))
-                    .sum();
-                if total == 0 {
-                    return Chosen::new();
-                }
-                let mut point = hash() % total;
-                for (i, b) in g.buckets.iter().enumerate() {
-                    if !live(&b) {
-                        continue;
-                    }
-                    let w = u64::from(b.weight);
-                    if point < w {
-                        return std::iter::once(i).collect();
-                    }
-                    point -= w;
-                }
-                Chosen::new()
+                .map_or(0..0, |i| i..i + 1),
+            group_type::SELECT if g.fixed_weight.is_none() => {
+                g.pick(hash, |b| self.bucket_live(b, ports, 0))
             }
-            _ => Chosen::new(),
+            _ => g.fixed_choice(hash).unwrap_or(0..0),
         }
+    }
+}
+
+impl Group {
+    /// Counts a packet of `len` bytes through the group and the `chosen`
+    /// buckets.
+    #[inline]
+    pub fn count(&mut self, chosen: &Chosen, len: usize) {
+        self.counters.add(len);
+        for c in self
+            .bucket_counters
+            .get_mut(chosen.clone())
+            .unwrap_or_default()
+        {
+            c.add(len);
+        }
+    }
+
+    /// The buckets a packet takes when that depends on nothing but the
+    /// group (ALL, INDIRECT, SELECT without watches; see
+    /// `GroupTable::select_buckets`); `None` when port or group liveness
+    /// decides (FAST_FAILOVER, SELECT with watches).
+    #[inline]
+    pub fn fixed_choice(&self, hash: impl FnOnce() -> u64) -> Option<Chosen> {
+        match self.group_type {
+            group_type::ALL => Some(0..self.buckets.len()),
+            group_type::INDIRECT => Some(0..self.buckets.len().min(1)),
+            group_type::SELECT if self.fixed_weight.is_some() => Some(self.pick(hash, |_| true)),
+            group_type::SELECT | group_type::FF => None,
+            _ => Some(0..0),
+        }
+    }
+
+    /// SELECT: the bucket of weighted choice among the live buckets by the
+    /// flow hash.
+    fn pick(&self, hash: impl FnOnce() -> u64, live: impl Fn(&Bucket) -> bool) -> Chosen {
+        let live = |b: &Bucket| b.weight > 0 && live(b);
+        let total: u64 = match self.fixed_weight {
+            Some(t) => t,
+            None => self
+                .buckets
+                .iter()
+                .filter(|b| live(b))
+                .map(|b| u64::from(b.weight))
+                .sum(),
+        };
+        if total == 0 {
+            return 0..0;
+        }
+        let mut point = hash() % total;
+        for (i, b) in self.buckets.iter().enumerate() {
+            if !live(b) {
+                continue;
+            }
+            let w = u64::from(b.weight);
+            if point < w {
+                return i..i + 1;
+            }
+            point -= w;
+        }
+        0..0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn group(id: u32) -> Group {
+        Group {
+            id,
+            group_type: group_type::ALL,
+            buckets: Vec::new(),
+            ops: Some(Box::default()),
+            counters: Counters::default(),
+            bucket_counters: Vec::new(),
+            created_at: 0,
+            fixed_weight: None,
+        }
+    }
+
+    /// The map agrees with a `BTreeMap` through inserts, replaces and
+    /// removals of small and large ids.
+    #[test]
+    fn group_map_is_a_map() {
+        let mut m = GroupMap::default();
+        let mut want = std::collections::BTreeMap::new();
+        let ids = [7u32, 1, 4095, 4096, 100, 0xffff_ff00, 7, 2, 100_000];
+        for (i, id) in ids.iter().enumerate() {
+            let mut g = group(*id);
+            g.created_at = i as u64;
+            m.insert(*id, g);
+            want.insert(*id, i as u64);
+            if i % 3 == 2 {
+                let gone = ids[i / 2];
+                assert_eq!(
+                    m.remove(&gone).map(|g| g.id),
+                    want.remove(&gone).map(|_| gone)
+                );
+            }
+            let got: Vec<(u32, u64)> = m.values().map(|g| (g.id, g.created_at)).collect();
+            let exp: Vec<(u32, u64)> = want.iter().map(|(k, v)| (*k, *v)).collect();
+            assert_eq!(got, exp);
+            for probe in ids.iter().chain(&[3, 4097, u32::MAX]) {
+                assert_eq!(m.get(probe).map(|g| g.created_at), want.get(probe).copied());
+                assert_eq!(m.contains_key(probe), want.contains_key(probe));
+            }
+        }
+        m.clear();
+        assert!(m.get(&7).is_none() && m.values().next().is_none());
     }
 }

@@ -56,8 +56,11 @@ pub use table::{FlowEntry, FlowTable, Nanos, TableCounters};
 
 use ofp::error::ErrorCode;
 use ofp::group::GroupMod;
+use ofp::instruction::Instruction;
 use ofp::meter::MeterMod;
-use packet::PacketBuf;
+use packet::{Layer, PacketBuf};
+use program::Program;
+use std::sync::Arc;
 
 /// Number of flow tables of a full pipeline (ids 0..=254, OFPTT_MAX).
 pub const N_TABLES: usize = 255;
@@ -107,7 +110,22 @@ pub struct Pipeline {
     /// `process_batch`'s last decision whether to warm (see `batch`):
     /// batches left before looking again, and the decision.
     warm_check: (u16, bool),
+    /// How deep received frames are parsed (and checked): the deepest
+    /// layer any match, action, meter or group installed so far needs, at
+    /// least L2 (see `Pipeline::process`). It only grows: a parse deeper
+    /// than needed costs time, never correctness, and replicas that apply
+    /// the same flow-mods and group-mods agree on it.
+    parse_layer: Layer,
+    /// The last few distinct programs compiled by flow-mods (at most
+    /// `RECENT_PROGRAMS`, newest last): a new entry whose instructions
+    /// compile to one of them shares it, so the many entries of a big
+    /// table that do the same thing (output:2, goto 1) read one program
+    /// that stays in cache instead of one each.
+    recent_programs: Vec<Arc<Program>>,
 }
+
+/// How many programs `Pipeline::recent_programs` keeps.
+const RECENT_PROGRAMS: usize = 16;
 
 impl Default for Pipeline {
     fn default() -> Self {
@@ -127,6 +145,39 @@ impl Pipeline {
             config: Config::default(),
             scratch: Vec::new(),
             warm_check: (0, false),
+            parse_layer: Layer::L2,
+            recent_programs: Vec::new(),
+        }
+    }
+
+    /// `instructions` compiled, shared with an entry that has the same
+    /// program if a recent one does (see `recent_programs`).
+    pub(crate) fn program_for(&mut self, instructions: &[Instruction]) -> Arc<Program> {
+        let p = Program::compile(instructions);
+        if let Some(same) = self.recent_programs.iter().rev().find(|q| ***q == p) {
+            return same.clone();
+        }
+        let p = Arc::new(p);
+        if self.recent_programs.len() == RECENT_PROGRAMS {
+            self.recent_programs.remove(0);
+        }
+        self.recent_programs.push(p.clone());
+        p
+    }
+
+    /// Raises the parse depth to `layer` (see `parse_layer`).
+    pub(crate) fn need_layer(&mut self, layer: Layer) {
+        self.parse_layer = self.parse_layer.max(layer);
+    }
+
+    /// How deep a received frame is parsed now: what the installed rules
+    /// need, and L3 when IP fragments are dropped.
+    #[inline]
+    pub fn parse_layer(&self) -> Layer {
+        if self.config.frag_drop {
+            self.parse_layer.max(Layer::L3)
+        } else {
+            self.parse_layer
         }
     }
 
@@ -156,6 +207,17 @@ impl Pipeline {
             }
         }
         let deleted = self.groups.apply(gm, &self.ports, now)?;
+        if gm.command != ofp::group::command::DELETE {
+            // A SELECT group hashes the flow's L3 and L4 fields.
+            let select = gm.group_type == ofp::group::group_type::SELECT;
+            let layer = gm
+                .buckets
+                .iter()
+                .map(|b| program::actions_layer(&b.actions))
+                .chain(select.then_some(Layer::L4))
+                .max();
+            self.need_layer(layer.unwrap_or(Layer::None));
+        }
         Ok(self.remove_group_flows(&deleted))
     }
 

@@ -17,11 +17,12 @@ use ofp::oxm::{Match, OxmField};
 use ofp::port::{config, port_no};
 use packet::{Field, FlowKey, PacketBuf, RewriteError};
 
-/// Lookups already made for a packet (by `Pipeline::process_batch`): the
-/// key they were made with and, per table id, the position found there
-/// (`u32::MAX`: no match). Used only while the packet's key still agrees
-/// with that key on the fields the table matches on.
-pub(crate) type Hint<'a> = Option<(&'a FlowKey, &'a [(u32, u32)])>;
+/// Lookups already made for a packet (by `Pipeline::process_batch`) with
+/// the key the packet enters table 0 with: per table id, the position
+/// found there (`u32::MAX`: no match). Used only while the packet's key
+/// still agrees with that key on the fields the table matches on (the
+/// run keeps a copy of it once an entry may change the key).
+pub(crate) type Hint<'a> = Option<&'a [(u32, u32)]>;
 
 /// How deep group chains and TABLE resubmits may nest.
 const MAX_DEPTH: u8 = 16;
@@ -148,11 +149,16 @@ impl Pipeline {
     /// Runs a packet received on `in_port` through the tables at `now`.
     /// The packet is rewritten in place by the actions.
     ///
-    /// A frame whose headers are truncated or lie about their lengths is
-    /// dropped before table 0 (ND option lists excepted, see below) and the parse error is returned, so the caller
-    /// counts it against the ingress port (rx_errors): matching such a frame
-    /// on the fields that happened to parse would let a garbage frame hit
-    /// rules written for well-formed traffic.
+    /// The frame is parsed only as deep as the installed rules need
+    /// ([`Pipeline::parse_layer`]: the deepest layer any match, action,
+    /// meter or SELECT group uses, at least L2). A frame whose headers in
+    /// those layers are truncated or lie about their lengths is dropped
+    /// before table 0 (ND option lists excepted, see `admit`) and the
+    /// parse error is returned, so the caller counts it against the
+    /// ingress port (rx_errors): matching such a frame on the fields that
+    /// happened to parse would let a garbage frame hit rules written for
+    /// well-formed traffic. Damage in a layer no rule looks at does not
+    /// matter to the switch: such a frame goes through the tables.
     // Not inlined into callers' loops (`process_batch`): inlined there,
     // the key's construction stalled on stores (l2/100 went from ~63 to
     // ~80 ns per packet in the pipeline experiment).
@@ -170,7 +176,8 @@ impl Pipeline {
         // The same steps as `admit` + `run_from_table_0`, written out: the
         // per-packet path compiles measurably faster this way.
         let mut key = FlowKey::new(in_port);
-        if let Err(e) = packet::parse(pkt.data(), &mut key) {
+        // A new key has nothing parsed: no reset needed (`parse_to`).
+        if let Err(e) = packet::continue_to(pkt.data(), &mut key, self.parse_layer()) {
             if e.reason != packet::Reason::BadNdOption {
                 return Err(e);
             }
@@ -193,7 +200,8 @@ impl Pipeline {
         pkt: &PacketBuf,
         key: &mut FlowKey,
     ) -> Result<bool, packet::ParseError> {
-        if let Err(e) = packet::parse(pkt.data(), key) {
+        debug_assert_eq!(key.depth, packet::Layer::None);
+        if let Err(e) = packet::continue_to(pkt.data(), key, self.parse_layer()) {
             // A bad ND option list leaves the ICMPv6 header and the target
             // intact: keep such a frame (only the options after the bad one
             // are unknown), as other switches and hosts do.
@@ -281,6 +289,12 @@ impl Pipeline {
         out: &mut impl Output,
     ) {
         let mut set = ActionSet::new();
+        // Whether `set` may hold actions (cheaper than comparing it with
+        // an empty set).
+        let mut set_written = false;
+        // The key `hint`'s lookups were made with, saved before the first
+        // entry that may change the key runs (`None`: `key` is still it).
+        let mut entry_key: Option<FlowKey> = None;
         let mut table_id = 0u8;
         loop {
             let len = pkt.len();
@@ -290,9 +304,13 @@ impl Pipeline {
             // A lookup made beforehand for this table with a key that
             // agrees with this one on every field the table matches on
             // gives the same answer (tables do not change meanwhile).
-            let known = hint.and_then(|(k, at)| {
+            // (No need to compare while no entry so far changed the key.)
+            let known = hint.and_then(|at| {
                 let (_, pos) = at.iter().find(|(t, _)| *t == u32::from(table_id))?;
-                table.same_answer(k, key).then_some(*pos)
+                match &entry_key {
+                    None => Some(*pos),
+                    Some(k) => table.same_answer(k, key).then_some(*pos),
+                }
             });
             let found = match known {
                 Some(pos) => table.lookup_known((pos != u32::MAX).then_some(pos as usize)),
@@ -321,22 +339,33 @@ impl Pipeline {
                 write,
                 metadata,
                 goto,
+                keeps_key,
             } = &*entry.program;
+            if !*keeps_key && entry_key.is_none() && hint.is_some() {
+                entry_key = Some(*key);
+            }
             if let Some(m) = *meter {
                 if self.meters.apply_to_packet(m, pkt, key, ctx.now) == Verdict::Drop {
                     return;
                 }
             }
             if let Some(ops) = apply {
-                if self.execute_ops(pkt, key, ops, &mut ctx, out) == Flow::Stop {
+                // Nothing looks at the packet after this list when no
+                // table follows and the action set will be empty: its
+                // last action may then change the packet for good (see
+                // `execute_group`).
+                let tail = goto.is_none() && write.is_none() && (*clear || !set_written);
+                if self.execute_ops(pkt, key, ops, &mut ctx, tail, out) == Flow::Stop {
                     return;
                 }
             }
             if *clear {
                 set.clear();
+                set_written = false;
             }
             if let Some(ops) = write {
                 set.write(ops);
+                set_written = true;
             }
             if let Some((v, mask)) = *metadata {
                 key.metadata = (key.metadata & !mask) | (v & mask);
@@ -346,8 +375,14 @@ impl Pipeline {
                 _ => break,
             }
         }
+        if !set_written {
+            return;
+        }
+        // The set's group comes last of all (its output is left out then):
+        // each op may be treated as the tail.
         set.for_each(|op| {
-            self.execute_ops(pkt, key, std::slice::from_ref(op), &mut ctx, out) == Flow::Continue
+            self.execute_ops(pkt, key, std::slice::from_ref(op), &mut ctx, true, out)
+                == Flow::Continue
         });
     }
 
@@ -364,30 +399,35 @@ impl Pipeline {
     ) -> Flow {
         for a in actions {
             let op = Op::compile(a);
-            if self.execute_ops(pkt, key, std::slice::from_ref(&op), ctx, out) == Flow::Stop {
+            if self.execute_ops(pkt, key, std::slice::from_ref(&op), ctx, false, out) == Flow::Stop
+            {
                 return Flow::Stop;
             }
         }
         Flow::Continue
     }
 
-    /// Executes compiled actions in order on the packet.
+    /// Executes compiled actions in order on the packet. `tail`: nothing
+    /// reads the packet (or its key) after the last of `ops`, so a group
+    /// there may run its bucket on the packet itself.
     fn execute_ops(
         &mut self,
         pkt: &mut PacketBuf,
         key: &mut FlowKey,
         ops: &[Op],
         ctx: &mut Ctx,
+        tail: bool,
         out: &mut impl Output,
     ) -> Flow {
-        for op in ops {
+        let last = ops.len().wrapping_sub(1);
+        for (i, op) in ops.iter().enumerate() {
             let r: Result<(), RewriteError> = match *op {
                 Op::Output { port, max_len } => {
                     self.output(pkt, key, port, max_len, ctx, out);
                     Ok(())
                 }
                 Op::Group(g) => {
-                    self.execute_group(g, pkt, key, ctx, out);
+                    self.execute_group(g, pkt, key, ctx, tail && i == last, out);
                     Ok(())
                 }
                 Op::SetQueue(q) => {
@@ -514,54 +554,79 @@ impl Pipeline {
         }
     }
 
-    /// Runs group `g` on copies of the packet, one per chosen bucket; each
-    /// bucket's actions are applied as an action set (spec §5.6.1).
+    /// Runs group `g`: each chosen bucket's actions, applied as an action
+    /// set (spec §5.6.1), act on their own copy of the packet, so neither
+    /// the other buckets nor the actions after the group see what a
+    /// bucket changed. With `tail` (nothing reads the packet after the
+    /// group) the last chosen bucket acts on the packet itself instead:
+    /// nobody could tell the difference, and the one bucket of an
+    /// INDIRECT or SELECT group then costs no copy.
     fn execute_group(
         &mut self,
         g: u32,
-        pkt: &PacketBuf,
-        key: &FlowKey,
+        pkt: &mut PacketBuf,
+        key: &mut FlowKey,
         ctx: &Ctx,
+        tail: bool,
         out: &mut impl Output,
     ) {
         if ctx.depth >= MAX_DEPTH {
             return;
         }
         let len = pkt.len();
-        // The chosen buckets and their compiled actions (an `Arc` clone, so the
-        // group table is not borrowed while they run).
-        let (chosen, ops) = {
-            let Some(group) = self.groups.get(g) else {
-                return;
-            };
-            let chosen = self
-                .groups
-                .select_buckets(group, || flow_hash(key), &self.ports);
-            let ops = group.ops.clone();
-            if let Some(group) = self.groups.get_mut(g) {
-                group.counters.add(len);
-                for &i in &chosen {
-                    if let Some(c) = group.bucket_counters.get_mut(i) {
-                        c.add(len);
-                    }
-                }
-            }
-            (chosen, ops)
+        // The chosen buckets, counted, and the group's compiled actions,
+        // taken out of the group table while they run (see `Group::ops`).
+        // One map lookup when the choice depends on the group alone.
+        let taken = match self.groups.get_mut(g) {
+            Some(group) => group.fixed_choice(|| flow_hash(key)).map(|c| {
+                group.count(&c, len);
+                (c, group.ops.take())
+            }),
+            None => return,
         };
-        for bucket in chosen.iter().filter_map(|&i| ops.get(i)) {
-            // Each bucket works on its own copy, in a buffer reused from
-            // the pipeline's scratch pool (no allocation once warm).
+        let (chosen, ops) = match taken {
+            Some(t) => t,
+            None => {
+                let chosen = match self.groups.get(g) {
+                    Some(group) => {
+                        self.groups
+                            .select_buckets(group, || flow_hash(key), &self.ports)
+                    }
+                    None => return,
+                };
+                let Some(group) = self.groups.get_mut(g) else {
+                    return;
+                };
+                group.count(&chosen, len);
+                (chosen, group.ops.take())
+            }
+        };
+        let Some(ops) = ops else {
+            return;
+        };
+        let last = chosen.end.wrapping_sub(1);
+        for i in chosen {
+            let Some(bucket) = ops.get(i) else { continue };
+            let mut c = Ctx {
+                depth: ctx.depth + 1,
+                ..*ctx
+            };
+            if tail && i == last {
+                self.execute_ops(pkt, key, bucket, &mut c, true, out);
+                continue;
+            }
+            // Each other bucket works on its own copy, in a buffer reused
+            // from the pipeline's scratch pool (no allocation once warm).
             let mut copy = self.scratch.pop().unwrap_or_default();
             if copy.set(pkt.data()).is_err() {
                 copy = pkt.clone();
             }
             let mut k = *key;
-            let mut c = Ctx {
-                depth: ctx.depth + 1,
-                ..*ctx
-            };
-            self.execute_ops(&mut copy, &mut k, bucket, &mut c, out);
+            self.execute_ops(&mut copy, &mut k, bucket, &mut c, true, out);
             self.scratch.push(copy);
+        }
+        if let Some(group) = self.groups.get_mut(g) {
+            group.ops = Some(ops);
         }
     }
 }

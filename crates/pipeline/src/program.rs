@@ -31,7 +31,7 @@ use crate::action_set::ActionSet;
 use ofp::action::Action;
 use ofp::instruction::Instruction;
 use ofp::oxm::OxmField;
-use packet::{Field, SetField};
+use packet::{Field, Layer, SetField};
 
 /// One compiled action (module comment).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -95,6 +95,45 @@ impl Op {
     }
 }
 
+impl Op {
+    /// How deep the packet must have been parsed (and found well formed)
+    /// for this action: the layers it reads or rewrites, checksums
+    /// included. Conservative outside the common cases: everything but
+    /// output, group, set-queue, an L2 set-field and the IP TTL actions
+    /// asks for the whole packet (L4).
+    pub fn layer(&self) -> Layer {
+        match self {
+            Op::Output { .. } | Op::Group(_) | Op::SetQueue(_) | Op::Nop => Layer::None,
+            Op::SetField(sf) if sf.field().layer() <= Layer::L2 => Layer::L2,
+            Op::DecNwTtl | Op::SetNwTtl(_) => Layer::L3,
+            _ => Layer::L4,
+        }
+    }
+}
+
+/// The deepest [`Op::layer`] of an action list.
+pub fn actions_layer(actions: &[Action]) -> Layer {
+    actions
+        .iter()
+        .map(|a| Op::compile(a).layer())
+        .max()
+        .unwrap_or(Layer::None)
+}
+
+/// The deepest layer a flow entry's instructions need (a meter may remark
+/// DSCP: the whole packet).
+pub fn instructions_layer(insts: &[Instruction]) -> Layer {
+    insts
+        .iter()
+        .map(|i| match i {
+            Instruction::Meter(_) => Layer::L4,
+            Instruction::ApplyActions(a) | Instruction::WriteActions(a) => actions_layer(a),
+            _ => Layer::None,
+        })
+        .max()
+        .unwrap_or(Layer::None)
+}
+
 /// An action list, compiled in order.
 pub fn compile_actions(actions: &[Action]) -> Box<[Op]> {
     actions.iter().map(Op::compile).collect()
@@ -122,6 +161,12 @@ pub struct Program {
     /// (value, mask)
     pub metadata: Option<(u64, u64)>,
     pub goto: Option<u8>,
+    /// Running this program leaves the packet's key as it was: no meter
+    /// (a band may remark DSCP), no metadata write, and apply-actions
+    /// that only output, set the queue or run groups (whose buckets act
+    /// on copies while a table follows). Lookups made ahead of time with
+    /// the key stay valid past such an entry (`crate::batch`).
+    pub keeps_key: bool,
 }
 
 impl Program {
@@ -142,6 +187,15 @@ impl Program {
                 Instruction::Experimenter { .. } => {}
             }
         }
+        let inert = |op: &Op| {
+            matches!(
+                op,
+                Op::Output { .. } | Op::Group(_) | Op::SetQueue(_) | Op::Nop
+            )
+        };
+        p.keeps_key = p.meter.is_none()
+            && p.metadata.is_none()
+            && p.apply.as_deref().unwrap_or_default().iter().all(inert);
         p
     }
 }

@@ -54,30 +54,38 @@ pub type Nanos = u64;
 const NS_PER_SEC: u64 = 1_000_000_000;
 
 /// One flow entry.
+///
+/// Laid out for the packet path (`repr(C)`, one cache line aligned): what
+/// a matched packet reads and writes (counters, last hit, the program,
+/// cookie, flags, priority) fills the first 48 bytes, so a hit costs one
+/// cache line of the entry; the match, the wire-form instructions and the
+/// rest, read by the control plane only, follow.
 #[derive(Debug, Clone)]
+#[repr(C, align(64))]
 pub struct FlowEntry {
-    /// The match as the controller sent it (reported back in stats and
-    /// flow-removed messages).
-    pub match_: Match,
-    pub compiled: CompiledMatch,
-    pub priority: u16,
+    pub packet_count: u64,
+    pub byte_count: u64,
+    /// Last time a packet matched (or install time); drives idle timeouts.
+    pub last_hit: Nanos,
+    /// `instructions` compiled for the packet path (`crate::program`);
+    /// always set together with them. Entries with equal instructions may
+    /// share one program.
+    pub program: std::sync::Arc<Program>,
     pub cookie: u64,
     /// Bits of `flow_mod_flags`.
     pub flags: u16,
+    pub priority: u16,
     pub idle_timeout: u16,
     pub hard_timeout: u16,
-    pub instructions: std::sync::Arc<[Instruction]>,
-    /// `instructions` compiled for the packet path (`crate::program`);
-    /// always set together with them.
-    pub program: std::sync::Arc<Program>,
-    pub packet_count: u64,
-    pub byte_count: u64,
     /// When the entry was installed (duration counts from here).
     pub installed_at: Nanos,
-    /// Last time a packet matched (or install time); drives idle timeouts.
-    pub last_hit: Nanos,
     /// Installation sequence number: the tie-break among equal priorities.
     pub(crate) seq: u64,
+    pub compiled: CompiledMatch,
+    pub instructions: std::sync::Arc<[Instruction]>,
+    /// The match as the controller sent it (reported back in stats and
+    /// flow-removed messages).
+    pub match_: Match,
 }
 
 impl FlowEntry {

@@ -138,22 +138,109 @@ fn run(p: &mut Pipeline, frame: &[u8], in_port: u32, now: u64) -> Rec {
     r
 }
 
+/// Frames are parsed as deep as the installed rules need (matches,
+/// actions, meters, SELECT groups; at least L2), and a frame malformed in
+/// one of those layers is dropped before table 0 with the parse error.
 #[test]
 fn malformed_frames_are_dropped_before_table_0() {
-    let mut p = pipeline(2);
-    p.flow_mod(&fm(cmd::ADD, 0, 0, vec![], vec![apply(vec![out(2)])]), 0)
-        .expect("match-all flow");
+    let try_run = |p: &mut Pipeline, frame: &[u8]| {
+        let mut r = Rec::default();
+        let mut buf = PacketBuf::from_slice(frame);
+        let res = p.process(&mut buf, 1, 0, &mut r);
+        // The batch path decides the same.
+        let mut rb = Rec::default();
+        let mut bufs = vec![PacketBuf::from_slice(frame)];
+        let mut res_b = None;
+        p.process_batch(&mut bufs, 1, 0, &mut rb, |_, _, _, x| res_b = Some(x));
+        assert_eq!(res_b, Some(res));
+        assert_eq!(rb.ports(), r.ports());
+        (res.is_ok(), r.ports())
+    };
     // Ethernet + an IPv4 header cut after 6 bytes.
     let mut cut = vec![0u8; 12];
     cut.extend_from_slice(&[0x08, 0x00, 0x45, 0, 0, 0x3c, 0, 0]);
-    let mut r = Rec::default();
-    let mut buf = PacketBuf::from_slice(&cut);
-    assert!(p.process(&mut buf, 1, 0, &mut r).is_err());
-    assert!(r.0.is_empty(), "a malformed frame must not be forwarded");
+    // A well-formed IPv4 header, then a TCP header cut short.
+    let mut tcp_cut = udp_frame([10, 0, 0, 2], 1, 64);
+    tcp_cut[23] = 6;
+    tcp_cut.truncate(14 + 20 + 6);
+    tcp_cut[16..18].copy_from_slice(&26u16.to_be_bytes());
+    let short = [0u8; 10];
+
+    // A match-all rule needs nothing beyond Ethernet: damage further in
+    // does not matter, a frame shorter than an Ethernet header does.
+    let mut p = pipeline(2);
+    p.flow_mod(&fm(cmd::ADD, 0, 0, vec![], vec![apply(vec![out(2)])]), 0)
+        .expect("match-all flow");
+    assert_eq!(p.parse_layer(), packet::Layer::L2);
+    assert_eq!(try_run(&mut p, &cut), (true, vec![2]));
+    assert_eq!(try_run(&mut p, &tcp_cut), (true, vec![2]));
+    assert_eq!(try_run(&mut p, &short), (false, vec![]));
     // a frame of an ethertype the parser does not look into still matches
     let mut other = vec![0u8; 12];
     other.extend_from_slice(&[0x88, 0xb5, 1, 2, 3]);
     assert_eq!(run(&mut p, &other, 1, 0).ports(), vec![2]);
+
+    // A rule that matches on IPv4 (in another table, never reached) makes
+    // L3 needed: the cut IPv4 header is dropped, the cut TCP header is not.
+    p.flow_mod(&fm(cmd::ADD, 1, 1, udp_to([10, 0, 0, 2]), vec![]), 0)
+        .unwrap();
+    assert_eq!(p.parse_layer(), packet::Layer::L3);
+    assert_eq!(try_run(&mut p, &cut), (false, vec![]));
+    assert_eq!(try_run(&mut p, &tcp_cut), (true, vec![2]));
+    // An action that rewrites L4 (checksums) makes L4 needed.
+    p.flow_mod(
+        &fm(
+            cmd::ADD,
+            2,
+            1,
+            vec![OxmField::EthType(0x0800)],
+            vec![apply(vec![Action::SetField(OxmField::Ipv4Src(
+                Ipv4Addr::new(1, 2, 3, 4),
+                None,
+            ))])],
+        ),
+        0,
+    )
+    .unwrap();
+    assert_eq!(p.parse_layer(), packet::Layer::L4);
+    assert_eq!(try_run(&mut p, &tcp_cut), (false, vec![]));
+    assert_eq!(try_run(&mut p, &other), (true, vec![2]));
+
+    // Actions count as much as matches: dec_nw_ttl needs the IP header.
+    let mut q = pipeline(2);
+    q.flow_mod(
+        &fm(
+            cmd::ADD,
+            0,
+            0,
+            vec![],
+            vec![apply(vec![Action::DecNwTtl, out(2)])],
+        ),
+        0,
+    )
+    .unwrap();
+    assert_eq!(q.parse_layer(), packet::Layer::L3);
+    assert_eq!(try_run(&mut q, &cut), (false, vec![]));
+    // So do the buckets of a group, and a SELECT group's flow hash.
+    let mut g = pipeline(2);
+    g.group_mod(
+        &gmod(
+            gcmd::ADD,
+            group_type::SELECT,
+            1,
+            vec![Bucket {
+                weight: 1,
+                ..bucket(vec![out(2)])
+            }],
+        ),
+        0,
+    )
+    .unwrap();
+    assert_eq!(g.parse_layer(), packet::Layer::L4);
+    // IP fragments dropped on receive: L3 at least.
+    let mut f = pipeline(2);
+    f.config.frag_drop = true;
+    assert_eq!(f.parse_layer(), packet::Layer::L3);
 }
 
 #[test]
@@ -836,6 +923,151 @@ fn groups_all_indirect_ff_select() {
         seen.insert(a[0]);
     }
     assert_eq!(seen.into_iter().collect::<Vec<_>>(), vec![2, 4]);
+}
+
+/// A group's bucket acts on a copy: what follows the group (later actions
+/// of the list, later tables, the action set) sees the packet unchanged;
+/// only when nothing follows may the bucket act on the packet itself, and
+/// the output is the same either way.
+#[test]
+fn group_buckets_do_not_change_what_follows() {
+    let mut p = pipeline(4);
+    let mac = [0xaa; 6];
+    for (id, ty) in [(1u32, group_type::INDIRECT), (2, group_type::ALL)] {
+        let buckets = match ty {
+            group_type::ALL => vec![
+                bucket(vec![Action::SetField(OxmField::EthDst(mac, None)), out(2)]),
+                bucket(vec![Action::DecNwTtl, out(4)]),
+            ],
+            _ => vec![bucket(vec![
+                Action::SetField(OxmField::EthDst(mac, None)),
+                Action::DecNwTtl,
+                out(2),
+            ])],
+        };
+        p.group_mod(&gmod(gcmd::ADD, ty, id, buckets), 0).unwrap();
+    }
+    let f = udp_frame([10, 0, 0, 2], 1, 64);
+    let mut changed = f.clone();
+    changed[..6].copy_from_slice(&mac);
+    let after_dec = {
+        let mut r = Rec::default();
+        let mut buf = PacketBuf::from_slice(&changed);
+        let mut q = pipeline(4);
+        q.flow_mod(
+            &fm(
+                cmd::ADD,
+                0,
+                1,
+                vec![],
+                vec![apply(vec![Action::DecNwTtl, out(2)])],
+            ),
+            0,
+        )
+        .unwrap();
+        q.process(&mut buf, 1, 0, &mut r).unwrap();
+        let Ev::Port(_, d, _) = &r.0[0] else { panic!() };
+        d.clone()
+    };
+    type Sent = Vec<(u32, Vec<u8>)>;
+    let sent = |r: &Rec| -> Sent {
+        r.0.iter()
+            .filter_map(|e| match e {
+                Ev::Port(p, d, _) => Some((*p, d.clone())),
+                _ => None,
+            })
+            .collect()
+    };
+    // The cases: the instructions of table 0's entry (table 1 outputs to
+    // 3 whatever it gets, if its match holds).
+    p.flow_mod(
+        &fm(
+            cmd::ADD,
+            1,
+            1,
+            vec![OxmField::EthDst(f[..6].try_into().unwrap(), None)],
+            vec![apply(vec![out(3)])],
+        ),
+        0,
+    )
+    .unwrap();
+    let cases: Vec<(Vec<Instruction>, Sent)> = vec![
+        // Nothing follows: the bucket's result goes out.
+        (
+            vec![apply(vec![Action::Group(1)])],
+            vec![(2, after_dec.clone())],
+        ),
+        // A later action of the list sees the original.
+        (
+            vec![apply(vec![Action::Group(1), out(3)])],
+            vec![(2, after_dec.clone()), (3, f.clone())],
+        ),
+        // A later table matches the original (eth_dst unchanged).
+        (
+            vec![apply(vec![Action::Group(1)]), Instruction::GotoTable(1)],
+            vec![(2, after_dec.clone()), (3, f.clone())],
+        ),
+        // The action set runs on the original.
+        (
+            vec![
+                apply(vec![Action::Group(1)]),
+                Instruction::WriteActions(vec![out(3)]),
+            ],
+            vec![(2, after_dec.clone()), (3, f.clone())],
+        ),
+        // The group in the action set comes last: acts on the packet.
+        (
+            vec![Instruction::WriteActions(vec![Action::Group(1)])],
+            vec![(2, after_dec.clone())],
+        ),
+        // ALL: every bucket starts from the original packet.
+        (
+            vec![apply(vec![Action::Group(2)])],
+            vec![
+                (2, changed.clone()),
+                (4, {
+                    let mut r = Rec::default();
+                    let mut buf = PacketBuf::from_slice(&f);
+                    let mut q = pipeline(4);
+                    q.flow_mod(
+                        &fm(
+                            cmd::ADD,
+                            0,
+                            1,
+                            vec![],
+                            vec![apply(vec![Action::DecNwTtl, out(4)])],
+                        ),
+                        0,
+                    )
+                    .unwrap();
+                    q.process(&mut buf, 1, 0, &mut r).unwrap();
+                    let Ev::Port(_, d, _) = &r.0[0] else { panic!() };
+                    d.clone()
+                }),
+            ],
+        ),
+        (
+            vec![apply(vec![Action::Group(2), out(3)])],
+            vec![
+                (2, changed.clone()),
+                (4, {
+                    let mut d = after_dec.clone();
+                    d[..6].copy_from_slice(&f[..6]);
+                    d
+                }),
+                (3, f.clone()),
+            ],
+        ),
+    ];
+    for (i, (insts, want)) in cases.into_iter().enumerate() {
+        p.flow_mod(&fm(cmd::ADD, 0, 1, vec![], insts), 0).unwrap();
+        assert_eq!(sent(&run(&mut p, &f, 1, 0)), want, "case {i}");
+        // The batch path agrees.
+        let mut r = Rec::default();
+        let mut bufs = vec![PacketBuf::from_slice(&f)];
+        p.process_batch(&mut bufs, 1, 0, &mut r, |_, _, _, res| assert!(res.is_ok()));
+        assert_eq!(sent(&r), want, "case {i} (batch)");
+    }
 }
 
 #[test]
@@ -1534,4 +1766,46 @@ mod batch_props {
         assert!(rec.0.is_empty());
         assert_eq!(p.table(0).unwrap().counters.lookup_count, 0);
     }
+}
+
+/// Entries with the same instructions share one compiled program; others
+/// get their own, and modify gives the entry the new one.
+#[test]
+fn equal_programs_are_shared() {
+    let mut p = pipeline(3);
+    for (port, o) in [(1u32, 2u32), (2, 2), (3, 3)] {
+        p.flow_mod(
+            &fm(
+                cmd::ADD,
+                0,
+                1,
+                vec![OxmField::InPort(port)],
+                vec![apply(vec![out(o)])],
+            ),
+            0,
+        )
+        .unwrap();
+    }
+    let prog = |p: &Pipeline, port: u32| {
+        let mut k = packet::FlowKey::new(port);
+        k.present.insert(packet::Field::InPort);
+        p.table(0).unwrap().peek(&k).unwrap().program.clone()
+    };
+    assert!(std::sync::Arc::ptr_eq(&prog(&p, 1), &prog(&p, 2)));
+    assert!(!std::sync::Arc::ptr_eq(&prog(&p, 1), &prog(&p, 3)));
+    p.flow_mod(
+        &fm(
+            cmd::MODIFY_STRICT,
+            0,
+            1,
+            vec![OxmField::InPort(2)],
+            vec![apply(vec![out(3)])],
+        ),
+        0,
+    )
+    .unwrap();
+    assert!(std::sync::Arc::ptr_eq(&prog(&p, 2), &prog(&p, 3)));
+    let f = udp_frame([10, 0, 0, 2], 1, 64);
+    assert_eq!(run(&mut p, &f, 1, 0).ports(), vec![2]);
+    assert_eq!(run(&mut p, &f, 2, 0).ports(), vec![3]);
 }

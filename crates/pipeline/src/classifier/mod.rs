@@ -429,39 +429,33 @@ impl Auto {
         })
     }
 
-    /// `lookup` for several keys: `out[i]` for `keys[i]`, `None` where
-    /// `live[i]` is false. A trie walks all keys level by level
-    /// (`Lpm::lookup_many`); the other structures look the keys up one
-    /// after the other (their probes do not depend on one another, so the
-    /// CPU overlaps them).
+    /// `lookup` for several keys (at most `crate::batch::CHUNK`): `out[i]`
+    /// for `keys[i]`, `None` where `live[i]` is false. A trie walks all
+    /// keys level by level (`Lpm::lookup_many`), the tuple space probes
+    /// subtable by subtable for all keys (`Tss::lookup_many`): the memory
+    /// reads of different keys overlap. A linear list is looked up key by
+    /// key (it is small, hence in cache).
     pub fn lookup_many(&self, keys: &[FlowKey], live: &[bool], out: &mut [Option<Ref>]) {
-        let n = keys.len().min(live.len()).min(out.len());
-        match (self.kind, &self.lpm) {
-            (Kind::Lpm, Some(lpm)) => {
-                let mut start = [Ref::NONE; crate::batch::CHUNK];
-                let n = n.min(start.len());
-                lpm.lookup_many(&keys[..n], &live[..n], &mut start[..n]);
-                for i in 0..n {
-                    out[i] = if live[i] {
-                        self.tss.lookup_with(&keys[i], start[i], true).some()
-                    } else {
-                        None
-                    };
-                }
-            }
-            (Kind::Hash, _) => {
-                let mut refs = [Ref::NONE; crate::batch::CHUNK];
-                let n = n.min(refs.len());
-                self.tss.lookup_many(&keys[..n], &live[..n], &mut refs[..n]);
-                for i in 0..n {
-                    out[i] = refs[i].some();
-                }
-            }
-            _ => {
+        let mut best = [Ref::NONE; crate::batch::CHUNK];
+        let n = keys.len().min(live.len()).min(out.len()).min(best.len());
+        match (self.kind, &self.linear, &self.lpm) {
+            (Kind::Linear, Some(_), _) => {
                 for i in 0..n {
                     out[i] = if live[i] { self.lookup(&keys[i]) } else { None };
                 }
+                return;
             }
+            (Kind::Lpm, _, Some(lpm)) => {
+                lpm.lookup_many(&keys[..n], &live[..n], &mut best[..n]);
+                self.tss
+                    .lookup_many(&keys[..n], &live[..n], &mut best[..n], true);
+            }
+            _ => self
+                .tss
+                .lookup_many(&keys[..n], &live[..n], &mut best[..n], false),
+        }
+        for i in 0..n {
+            out[i] = if live[i] { best[i].some() } else { None };
         }
     }
 

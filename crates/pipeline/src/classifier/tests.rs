@@ -231,6 +231,20 @@ fn check_structures(ops: &[Op], keys: &[FlowKey]) -> Result<(), TestCaseError> {
             prop_assert_eq!(tss.lookup(k), want, "tss");
             prop_assert_eq!(lin.lookup(k), want, "linear");
         }
+        // The batched lookup agrees, every other key left out.
+        for chunk in keys.chunks(crate::batch::CHUNK) {
+            let live_keys: Vec<bool> = (0..chunk.len()).map(|i| i % 2 == 0).collect();
+            let mut out = vec![Some(Ref::NONE); chunk.len()];
+            auto.lookup_many(chunk, &live_keys, &mut out);
+            for (i, k) in chunk.iter().enumerate() {
+                let want = if live_keys[i] {
+                    expected(&live, k)
+                } else {
+                    None
+                };
+                prop_assert_eq!(out[i], want, "lookup_many ({:?})", auto.kind());
+            }
+        }
         for (r, m) in &live {
             let want = live
                 .iter()

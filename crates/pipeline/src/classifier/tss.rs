@@ -72,6 +72,20 @@ impl Subtable {
             return None;
         }
         let mut h = hasher.build_hasher();
+        if self.shape.len() <= INLINE_VALUES {
+            // The packet's masked values, read once for the hash and the
+            // comparison.
+            let mut vals = [0u128; INLINE_VALUES];
+            for (v, (f, m)) in vals.iter_mut().zip(self.shape.iter()) {
+                *v = key_bits(key, *f) & m;
+                h.write_u128(*v);
+            }
+            let vals = &vals[..self.shape.len()];
+            return self
+                .buckets
+                .find(h.finish(), |b| b.values.as_slice() == vals)
+                .map(|b| b.same.best());
+        }
         for (f, m) in self.shape.iter() {
             h.write_u128(key_bits(key, *f) & m);
         }
@@ -462,56 +476,83 @@ impl Tss {
         best
     }
 
-    /// `lookup_with(key, Ref::NONE, false)` for several keys of a table
-    /// with exactly one subtable (the `hash` case); `out[i]` for
-    /// `keys[i]`, `Ref::NONE` where `live[i]` is false. In two passes:
-    /// every key's hash first, then every probe, so the probes (a cache
-    /// miss each at large sizes) follow one another closely enough for
-    /// the CPU to overlap them. With more subtables: key by key.
-    pub fn lookup_many(&self, keys: &[FlowKey], live: &[bool], out: &mut [Ref]) {
+    /// `lookup_with` for several keys: `best[i]` becomes
+    /// `lookup_with(&keys[i], best[i], skip_lpm)` where `live[i]`, and is
+    /// left alone elsewhere.
+    ///
+    /// Subtable by subtable rather than key by key (the same probes, the
+    /// same answers): for each subtable in the order, every key still
+    /// able to do better there (the priority cut-off of `lookup_with`
+    /// holds per key) is hashed, then every key's candidate bucket is
+    /// located (the control bytes only: an `eq` that accepts any
+    /// candidate reads no bucket), then one word of every candidate is
+    /// read, then the real probes run. A probe is two dependent cache
+    /// misses (control bytes, bucket); none of these loops makes a load
+    /// depend on another key's, so the CPU has the misses of all keys in
+    /// flight at once and the probes hit. (Fetching ahead without
+    /// prefetch instructions: there is no `unsafe` here.)
+    pub fn lookup_many(&self, keys: &[FlowKey], live: &[bool], best: &mut [Ref], skip_lpm: bool) {
         const N: usize = crate::batch::CHUNK;
-        let n = keys.len().min(live.len()).min(out.len()).min(N);
+        let n = keys.len().min(live.len()).min(best.len()).min(N);
         let any = self.lookup_any();
-        let sub = match self.order.as_slice() {
-            [o] if o.max >= any.rank.priority() => self.sub(o.sub),
-            _ => None,
-        };
-        let Some(sub) = sub else {
-            for i in 0..n {
-                out[i] = if live[i] {
-                    self.lookup_with(&keys[i], Ref::NONE, false)
-                } else {
-                    Ref::NONE
-                };
-            }
-            return;
-        };
-        // The hash of every key that has the shape's fields.
-        let mut hash = [None; N];
         for i in 0..n {
-            if live[i] && keys[i].present.contains_all(sub.required) {
-                let mut h = self.hasher.build_hasher();
-                for (f, m) in sub.shape.iter() {
-                    h.write_u128(key_bits(&keys[i], *f) & m);
-                }
-                hash[i] = Some(h.finish());
+            if live[i] {
+                best[i] = best[i].better(any);
             }
         }
-        for i in 0..n {
-            out[i] = Ref::NONE;
-            if !live[i] {
+        let order = if skip_lpm {
+            &self.order_odd
+        } else {
+            &self.order
+        };
+        for o in order {
+            let Some(sub) = self.sub(o.sub) else { continue };
+            let mut hash = [None; N];
+            let mut todo = false;
+            for i in 0..n {
+                if live[i]
+                    && o.max >= best[i].rank.priority()
+                    && keys[i].present.contains_all(sub.required)
+                {
+                    let mut h = self.hasher.build_hasher();
+                    for (f, m) in sub.shape.iter() {
+                        h.write_u128(key_bits(&keys[i], *f) & m);
+                    }
+                    hash[i] = Some(h.finish());
+                    todo = true;
+                }
+            }
+            if !todo {
+                // The order is by max priority: no key does better later.
+                if (0..n).all(|i| !live[i] || o.max < best[i].rank.priority()) {
+                    break;
+                }
                 continue;
             }
-            let key = &keys[i];
-            let found = hash[i].and_then(|hash| {
-                sub.buckets.find(hash, |b| {
+            let mut cand: [Option<&Bucket>; N] = [None; N];
+            for i in 0..n {
+                cand[i] = hash[i].and_then(|h| sub.buckets.find(h, |_| true));
+            }
+            let mut sink = 0u64;
+            for c in cand.iter().take(n).flatten() {
+                // The words the probe compares and returns (a bucket spans
+                // two cache lines).
+                sink ^= c.hash ^ c.values.first().map_or(0, |v| *v as u64);
+            }
+            std::hint::black_box(sink);
+            for i in 0..n {
+                let Some(h) = hash[i] else { continue };
+                let key = &keys[i];
+                let found = sub.buckets.find(h, |b| {
                     b.values
                         .iter()
                         .zip(sub.shape.iter())
                         .all(|(v, (f, m))| key_bits(key, *f) & m == *v)
-                })
-            });
-            out[i] = found.map_or(any, |b| any.better(b.same.best()));
+                });
+                if let Some(b) = found {
+                    best[i] = best[i].better(b.same.best());
+                }
+            }
         }
     }
 
