@@ -802,6 +802,10 @@ def port_drops(conn, port_no):
 
 
 def test_truncated_frames_are_dropped_and_counted(topo2, tmp_path):
+    """A frame is parsed as deep as the installed rules look (lazy
+    parsing): malformed in a layer no rule needs, it is forwarded as an L2
+    switch would; malformed in a layer a rule needs, it is dropped and
+    counted against the ingress port."""
     h1, h2 = topo2.hosts["h1"], topo2.hosts["h2"]
     with start_switch(tmp_path, topo2) as sw:
         conn = connect_passive(sw.port)
@@ -815,8 +819,20 @@ def test_truncated_frames_are_dropped_and_counted(topo2, tmp_path):
         ip_cut = eth + bytes.fromhex("4500003c0000")
         tcp_cut = eth + bytes.fromhex(
             "450000280000400040060000" "0a4d0001" "0a4d0002") + bytes(4)
+        # Only an L2 rule: nothing reads the IP headers, the frames pass.
         before = port_drops(conn, 1)
         got = capture(h2, lambda: send_frames(h1, [ip_cut, tcp_cut]))
+        assert ip_cut in got and tcp_cut in got, got
+        assert port_drops(conn, 1) == before
+        # A rule on TCP ports: the switch now parses up to L4 and both
+        # frames are malformed there.
+        conn.flow_mod(priority=10,
+                      match=p.OFPMatch(eth_type=0x0800, ip_proto=6,
+                                       tcp_dst=80),
+                      instructions=apply_actions(output(2)))
+        before = port_drops(conn, 1)
+        got = capture(h2, lambda: send_frames(h1, [ip_cut, tcp_cut, good]))
+        assert good in got, got
         assert ip_cut not in got and tcp_cut not in got, got
         assert port_drops(conn, 1) == before + 2
 
