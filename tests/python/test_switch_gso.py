@@ -53,15 +53,20 @@ def iperf(topo, seconds=3):
     """iperf3 TCP h1 -> h2 for `seconds`; returns iperf3's JSON result."""
     h1, h2 = topo.hosts["h1"], topo.hosts["h2"]
     server = h2.popen(["iperf3", "-s", "-1", "-B", h2.ip()],
-                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                      text=True)
     try:
-        out = None
-        for _ in range(50):  # until the server listens
-            out = h1.run(["iperf3", "-c", h2.ip(), "-t", str(seconds), "-J"],
-                         check=False, timeout=seconds + 30)
-            if out.returncode == 0 or "refused" not in out.stdout:
-                break
-            time.sleep(0.1)
+        # Start the client only once the server listens (on a loaded
+        # machine that took longer than a fixed number of retries).
+        deadline = time.monotonic() + 20
+        while "5201" not in h2.run(["ss", "-Hltn"], check=False).stdout:
+            if server.poll() is not None or time.monotonic() > deadline:
+                server.kill()
+                raise AssertionError("iperf3 server did not listen: %s"
+                                     % server.communicate()[1])
+            time.sleep(0.05)
+        out = h1.run(["iperf3", "-c", h2.ip(), "-t", str(seconds), "-J"],
+                     check=False, timeout=seconds + 30)
         return json.loads(out.stdout)
     finally:
         server.kill()
