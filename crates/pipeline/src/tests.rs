@@ -950,9 +950,11 @@ fn group_buckets_do_not_change_what_follows() {
     let f = udp_frame([10, 0, 0, 2], 1, 64);
     let mut changed = f.clone();
     changed[..6].copy_from_slice(&mac);
-    let after_dec = {
+    // `frame` after dec_nw_ttl and output to `port` in a pipeline of its
+    // own (no group involved): the expected bytes of a bucket's output.
+    let dec_ttl = |frame: &[u8], port: u32| -> Vec<u8> {
         let mut r = Rec::default();
-        let mut buf = PacketBuf::from_slice(&changed);
+        let mut buf = PacketBuf::from_slice(frame);
         let mut q = pipeline(4);
         q.flow_mod(
             &fm(
@@ -960,7 +962,7 @@ fn group_buckets_do_not_change_what_follows() {
                 0,
                 1,
                 vec![],
-                vec![apply(vec![Action::DecNwTtl, out(2)])],
+                vec![apply(vec![Action::DecNwTtl, out(port)])],
             ),
             0,
         )
@@ -969,6 +971,7 @@ fn group_buckets_do_not_change_what_follows() {
         let Ev::Port(_, d, _) = &r.0[0] else { panic!() };
         d.clone()
     };
+    let after_dec = dec_ttl(&changed, 2);
     type Sent = Vec<(u32, Vec<u8>)>;
     let sent = |r: &Rec| -> Sent {
         r.0.iter()
@@ -1023,28 +1026,7 @@ fn group_buckets_do_not_change_what_follows() {
         // ALL: every bucket starts from the original packet.
         (
             vec![apply(vec![Action::Group(2)])],
-            vec![
-                (2, changed.clone()),
-                (4, {
-                    let mut r = Rec::default();
-                    let mut buf = PacketBuf::from_slice(&f);
-                    let mut q = pipeline(4);
-                    q.flow_mod(
-                        &fm(
-                            cmd::ADD,
-                            0,
-                            1,
-                            vec![],
-                            vec![apply(vec![Action::DecNwTtl, out(4)])],
-                        ),
-                        0,
-                    )
-                    .unwrap();
-                    q.process(&mut buf, 1, 0, &mut r).unwrap();
-                    let Ev::Port(_, d, _) = &r.0[0] else { panic!() };
-                    d.clone()
-                }),
-            ],
+            vec![(2, changed.clone()), (4, dec_ttl(&f, 4))],
         ),
         (
             vec![apply(vec![Action::Group(2), out(3)])],
