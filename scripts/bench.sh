@@ -167,6 +167,22 @@ EOF
     return 1
 }
 
+# stop_switch PID: stop the switch or forwarder PID, then detach any XDP
+# program left on the switch's ports. A forwarder killed by a signal
+# (fwd_xdp) leaves its program attached; with it, the next part's AF_PACKET
+# frames take veth's XDP path (slower receive, no GRO/TSO super-frames), so
+# every later part would be measured on a different data path.
+stop_switch() {
+    stop_pid "$1"
+    local d
+    for d in ${P}s1 ${P}s2; do
+        if ip -n $NS_S link show dev $d 2>/dev/null | grep -q "xdp"; then
+            log "$d: detaching the XDP program left behind"
+            ip -n $NS_S link set dev $d xdp off 2>/dev/null || true
+        fi
+    done
+}
+
 stop_pid() {
     [ -n "$1" ] || return 0
     kill "$1" 2>/dev/null || true
@@ -323,20 +339,20 @@ if has_part fwd; then
         else
             log "$f: exited at start: $(tail -n 2 "$RUN/$f.log")"
         fi
-        stop_pid "$SW_PID"
+        stop_switch "$SW_PID"
     done
 fi
 
 if has_part oxflow; then
     run_switch oxflow start_oxflow afpacket
-    stop_pid "$SW_PID"
+    stop_switch "$SW_PID"
 fi
 
 if has_part oxflow_xdp; then
     if grep -q '"xdp"' crates/switch/src/config.rs; then
         run_switch oxflow_xdp start_oxflow xdp
         grep -i -m3 "xdp\|fall" "$RUN/oxflow-xdp.log" >> "$LOG" || true
-        stop_pid "$SW_PID"
+        stop_switch "$SW_PID"
     else
         log "oxflow_xdp: this oxflow has no xdp port backend, skipped"
     fi
