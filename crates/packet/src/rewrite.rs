@@ -186,11 +186,6 @@ impl SetField {
     }
 }
 
-/// The parse layer a field belongs to.
-fn layer_of(f: Field) -> Layer {
-    f.layer()
-}
-
 /// Makes sure the key was parsed at least up to `layer`.
 #[inline]
 fn ensure(buf: &PacketBuf, key: &mut FlowKey, layer: Layer) {
@@ -329,7 +324,7 @@ pub fn set_field(buf: &mut PacketBuf, key: &mut FlowKey, sf: SetField) -> Result
         key.set_tunnel_id(v);
         return Ok(());
     }
-    ensure(buf, key, layer_of(f));
+    ensure(buf, key, f.layer());
     if !key.has(f) {
         return Err(RewriteError::MissingField(f));
     }

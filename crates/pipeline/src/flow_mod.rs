@@ -139,21 +139,10 @@ impl Pipeline {
 
     /// Applies a flow-mod at time `now`. Returns the entries removed by a
     /// delete (reason DELETE); add and modify return an empty list.
+    ///
+    /// A successful add or modify raises the parse depth to what its match
+    /// and instructions look at (`Pipeline::parse_layer`).
     pub fn flow_mod(&mut self, fm: &FlowMod, now: Nanos) -> Result<Vec<RemovedFlow>, ErrorCode> {
-        let r = self.apply_flow_mod(fm, now);
-        if r.is_ok() && matches!(fm.command, cmd::ADD | cmd::MODIFY | cmd::MODIFY_STRICT) {
-            // Frames are parsed as deep as the rules look (`parse_layer`).
-            let matched = CompiledMatch::compile(&fm.match_)
-                .map(|m| m.fields().iter().map(|f| f.field.layer()).max())
-                .ok()
-                .flatten();
-            let acted = crate::program::instructions_layer(&fm.instructions);
-            self.need_layer(matched.unwrap_or(packet::Layer::None).max(acted));
-        }
-        r
-    }
-
-    fn apply_flow_mod(&mut self, fm: &FlowMod, now: Nanos) -> Result<Vec<RemovedFlow>, ErrorCode> {
         let n_tables = self.tables.len();
         let all_tables = fm.table_id == TABLE_ALL;
         if all_tables && !matches!(fm.command, cmd::DELETE | cmd::DELETE_STRICT) {
@@ -172,6 +161,7 @@ impl Pipeline {
                 self.check_instructions(fm.table_id, &fm.instructions)?;
                 crate::consistency::check(&fm.match_, &fm.instructions)?;
                 let program = self.program_for(&fm.instructions);
+                let layer = compiled.layer().max(program.layer());
                 let table = self
                     .table_mut(fm.table_id)
                     .ok_or(fm_err(FlowModFailedCode::BadTableId))?;
@@ -209,6 +199,7 @@ impl Pipeline {
                     }
                 }
                 table.insert(entry);
+                self.need_layer(layer);
                 Ok(Vec::new())
             }
             cmd::MODIFY | cmd::MODIFY_STRICT => {
@@ -217,6 +208,7 @@ impl Pipeline {
                 let strict = fm.command == cmd::MODIFY_STRICT;
                 let insts: Arc<[Instruction]> = Arc::from(fm.instructions.as_slice());
                 let program = self.program_for(&fm.instructions);
+                let layer = compiled.layer().max(program.layer());
                 let reset = fm.flags & flow_mod_flags::RESET_COUNTS != 0;
                 let table = self
                     .table_mut(fm.table_id)
@@ -246,6 +238,7 @@ impl Pipeline {
                         modify,
                     );
                 }
+                self.need_layer(layer);
                 Ok(Vec::new())
             }
             cmd::DELETE | cmd::DELETE_STRICT => {

@@ -161,6 +161,15 @@ impl CompiledMatch {
         &self.fields
     }
 
+    /// The deepest parse layer of the fields matched on.
+    pub fn layer(&self) -> packet::Layer {
+        self.fields
+            .iter()
+            .map(|f| f.field.layer())
+            .max()
+            .unwrap_or(packet::Layer::None)
+    }
+
     /// The fields a packet must have.
     pub fn required(&self) -> FieldSet {
         self.required

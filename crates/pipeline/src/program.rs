@@ -120,20 +120,6 @@ pub fn actions_layer(actions: &[Action]) -> Layer {
         .unwrap_or(Layer::None)
 }
 
-/// The deepest layer a flow entry's instructions need (a meter may remark
-/// DSCP: the whole packet).
-pub fn instructions_layer(insts: &[Instruction]) -> Layer {
-    insts
-        .iter()
-        .map(|i| match i {
-            Instruction::Meter(_) => Layer::L4,
-            Instruction::ApplyActions(a) | Instruction::WriteActions(a) => actions_layer(a),
-            _ => Layer::None,
-        })
-        .max()
-        .unwrap_or(Layer::None)
-}
-
 /// An action list, compiled in order.
 pub fn compile_actions(actions: &[Action]) -> Box<[Op]> {
     actions.iter().map(Op::compile).collect()
@@ -187,16 +173,29 @@ impl Program {
                 Instruction::Experimenter { .. } => {}
             }
         }
-        let inert = |op: &Op| {
-            matches!(
-                op,
-                Op::Output { .. } | Op::Group(_) | Op::SetQueue(_) | Op::Nop
-            )
-        };
+        // Output, group, set-queue: the ops that read no header.
         p.keeps_key = p.meter.is_none()
             && p.metadata.is_none()
-            && p.apply.as_deref().unwrap_or_default().iter().all(inert);
+            && p.apply
+                .as_deref()
+                .unwrap_or_default()
+                .iter()
+                .all(|op| op.layer() == Layer::None);
         p
+    }
+
+    /// The deepest layer this program needs (see [`Op::layer`]; a meter
+    /// may remark DSCP: the whole packet).
+    pub fn layer(&self) -> Layer {
+        if self.meter.is_some() {
+            return Layer::L4;
+        }
+        let ops = [&self.apply, &self.write];
+        ops.into_iter()
+            .flatten()
+            .flat_map(|ops| ops.iter().map(Op::layer))
+            .max()
+            .unwrap_or(Layer::None)
     }
 }
 
