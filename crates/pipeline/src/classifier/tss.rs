@@ -71,10 +71,10 @@ impl Subtable {
         if !key.present.contains_all(self.required) {
             return None;
         }
-        let mut h = hasher.build_hasher();
         if self.shape.len() <= INLINE_VALUES {
             // The packet's masked values, read once for the hash and the
             // comparison.
+            let mut h = hasher.build_hasher();
             let mut vals = [0u128; INLINE_VALUES];
             for (v, (f, m)) in vals.iter_mut().zip(self.shape.iter()) {
                 *v = key_bits(key, *f) & m;
@@ -86,18 +86,29 @@ impl Subtable {
                 .find(h.finish(), |b| b.values.as_slice() == vals)
                 .map(|b| b.same.best());
         }
+        self.buckets
+            .find(self.key_hash(hasher, key), |b| self.holds(b, key))
+            .map(|b| b.same.best())
+    }
+
+    /// The hash of the packet's masked values of this shape (as `probe`
+    /// computes it).
+    #[inline]
+    fn key_hash(&self, hasher: &DefaultHashBuilder, key: &FlowKey) -> u64 {
+        let mut h = hasher.build_hasher();
         for (f, m) in self.shape.iter() {
             h.write_u128(key_bits(key, *f) & m);
         }
-        let hash = h.finish();
-        self.buckets
-            .find(hash, |b| {
-                b.values
-                    .iter()
-                    .zip(self.shape.iter())
-                    .all(|(v, (f, m))| key_bits(key, *f) & m == *v)
-            })
-            .map(|b| b.same.best())
+        h.finish()
+    }
+
+    /// Whether bucket `b` holds the packet's masked values.
+    #[inline]
+    fn holds(&self, b: &Bucket, key: &FlowKey) -> bool {
+        b.values
+            .iter()
+            .zip(self.shape.iter())
+            .all(|(v, (f, m))| key_bits(key, *f) & m == *v)
     }
 
     /// `probe` with the packet's field values read beforehand (`vals`, by
@@ -514,11 +525,7 @@ impl Tss {
                     && o.max >= best[i].rank.priority()
                     && keys[i].present.contains_all(sub.required)
                 {
-                    let mut h = self.hasher.build_hasher();
-                    for (f, m) in sub.shape.iter() {
-                        h.write_u128(key_bits(&keys[i], *f) & m);
-                    }
-                    hash[i] = Some(h.finish());
+                    hash[i] = Some(sub.key_hash(&self.hasher, &keys[i]));
                     todo = true;
                 }
             }
@@ -542,14 +549,7 @@ impl Tss {
             std::hint::black_box(sink);
             for i in 0..n {
                 let Some(h) = hash[i] else { continue };
-                let key = &keys[i];
-                let found = sub.buckets.find(h, |b| {
-                    b.values
-                        .iter()
-                        .zip(sub.shape.iter())
-                        .all(|(v, (f, m))| key_bits(key, *f) & m == *v)
-                });
-                if let Some(b) = found {
+                if let Some(b) = sub.buckets.find(h, |b| sub.holds(b, &keys[i])) {
                     best[i] = best[i].better(b.same.best());
                 }
             }
