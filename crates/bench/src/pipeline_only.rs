@@ -63,6 +63,9 @@ struct Tally {
     packet_ins: u64,
     errors: u64,
     seconds: f64,
+    /// CPU time the thread itself used while measuring (less than
+    /// `seconds` when other processes took the core for a while).
+    cpu_seconds: f64,
 }
 
 /// One measurement: a workload through `workers` replicas.
@@ -81,11 +84,24 @@ pub struct Measurement {
     pub mpps_per_core: f64,
     /// Nanoseconds of one worker per packet.
     pub ns_per_packet: f64,
+    /// Nanoseconds of the workers' own CPU time per packet: what
+    /// `ns_per_packet` would be if nothing else ran on their cores (the
+    /// figure to compare two builds with on a busy machine).
+    pub cpu_ns_per_packet: f64,
     /// Packets that were not forwarded exactly once (should be 0).
     pub not_forwarded: u64,
     /// The lookup structure of every non-empty table: (table id,
     /// entries, classifier kind as `FlowTable::classifier_kind` names it).
     pub classifiers: Vec<(u8, usize, &'static str)>,
+}
+
+/// CPU time of the calling thread so far, in seconds (0 if the clock
+/// cannot be read).
+fn thread_cpu_seconds() -> f64 {
+    use nix::time::{clock_gettime, ClockId};
+    clock_gettime(ClockId::CLOCK_THREAD_CPUTIME_ID)
+        .map(|t| t.tv_sec() as f64 + t.tv_nsec() as f64 * 1e-9)
+        .unwrap_or(0.0)
 }
 
 /// Runs `frames` through `p` for `warmup + duration` on the calling thread.
@@ -96,6 +112,7 @@ fn run_worker(mut p: Pipeline, frames: &[Vec<u8>], in_port: u32, duration: Durat
     let mut next = 0usize;
     let start = Instant::now();
     let mut measuring_since: Option<Instant> = None;
+    let mut cpu_since = 0.0;
     let mut batches = 0u64;
     let now_ns = 1_000_000_000u64;
     loop {
@@ -123,12 +140,14 @@ fn run_worker(mut p: Pipeline, frames: &[Vec<u8>], in_port: u32, duration: Durat
             match measuring_since {
                 None if now - start >= WARMUP => {
                     measuring_since = Some(now);
+                    cpu_since = thread_cpu_seconds();
                     sink.forwarded = 0;
                     sink.packet_ins = 0;
                     t.errors = 0;
                 }
                 Some(since) if now - since >= duration => {
                     t.seconds = (now - since).as_secs_f64();
+                    t.cpu_seconds = thread_cpu_seconds() - cpu_since;
                     break;
                 }
                 _ => {}
@@ -206,6 +225,14 @@ pub fn measure(w: &Workload, workers: usize, duration: Duration) -> Result<Measu
         } else {
             f64::INFINITY
         },
+        cpu_ns_per_packet: {
+            let cpu: f64 = tallies.iter().map(|t| t.cpu_seconds).sum();
+            if packets > 0 {
+                cpu * 1e9 / packets as f64
+            } else {
+                f64::INFINITY
+            }
+        },
         not_forwarded: packets.abs_diff(forwarded),
         classifiers,
     })
@@ -275,8 +302,8 @@ impl Experiment for PipelineExperiment {
                     let w = Workload::new(kind, size, mode);
                     let one = measure(&w, 1, d)?;
                     ctx.note(format!(
-                        "{}: {:.2} Mpps/core, {:.1} ns/packet",
-                        one.workload, one.mpps, one.ns_per_packet
+                        "{}: {:.2} Mpps/core, {:.1} ns/packet ({:.1} ns of its own CPU time)",
+                        one.workload, one.mpps, one.ns_per_packet, one.cpu_ns_per_packet
                     ));
                     if self.workers > 1 {
                         let n = measure(&w, self.workers, d)?;
