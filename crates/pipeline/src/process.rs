@@ -159,10 +159,6 @@ impl Pipeline {
     /// happened to parse would let a garbage frame hit rules written for
     /// well-formed traffic. Damage in a layer no rule looks at does not
     /// matter to the switch: such a frame goes through the tables.
-    // Not inlined into callers' loops (`process_batch`): inlined there,
-    // the key's construction stalled on stores (l2/100 went from ~63 to
-    // ~80 ns per packet in the pipeline experiment).
-    #[inline(never)]
     pub fn process(
         &mut self,
         pkt: &mut PacketBuf,
@@ -173,8 +169,28 @@ impl Pipeline {
         if self.refuses(in_port) {
             return Ok(());
         }
+        let mut tables = std::mem::take(&mut self.tables);
+        let r = self.process_in(&mut tables, pkt, in_port, now, out);
+        self.tables = tables;
+        r
+    }
+
+    /// `process` for a port that accepts frames, with the tables moved
+    /// out of `self` by the caller (see `run_tables`).
+    #[inline(never)]
+    pub(crate) fn process_in(
+        &mut self,
+        tables: &mut [crate::table::FlowTable],
+        pkt: &mut PacketBuf,
+        in_port: u32,
+        now: Nanos,
+        out: &mut impl Output,
+    ) -> Result<(), packet::ParseError> {
         // The same steps as `admit` + `run_from_table_0`, written out: the
-        // per-packet path compiles measurably faster this way.
+        // per-packet path compiles measurably faster this way. Not inlined
+        // into callers' loops (`process_batch`): inlined there, the key's
+        // construction stalled on stores (l2/100 went from ~63 to ~80 ns
+        // per packet in the pipeline experiment).
         let mut key = FlowKey::new(in_port);
         // A new key has nothing parsed: no reset needed (`parse_to`).
         if let Err(e) = packet::continue_to(pkt.data(), &mut key, self.parse_layer()) {
@@ -186,7 +202,7 @@ impl Pipeline {
             return Ok(());
         }
         let ctx = Ctx::received(in_port, now);
-        self.run_tables(pkt, &mut key, ctx, None, out);
+        self.run_tables_in(tables, pkt, &mut key, ctx, None, out);
         Ok(())
     }
 
@@ -226,15 +242,16 @@ impl Pipeline {
     #[inline]
     pub(crate) fn run_from_table_0(
         &mut self,
+        tables: &mut [crate::table::FlowTable],
         pkt: &mut PacketBuf,
         key: &mut FlowKey,
-        in_port: u32,
         now: Nanos,
         hint: Hint<'_>,
         out: &mut impl Output,
     ) {
-        let ctx = Ctx::received(in_port, now);
-        self.run_tables(pkt, key, ctx, hint, out);
+        // A key made for table 0 holds the ingress port.
+        let ctx = Ctx::received(key.in_port, now);
+        self.run_tables_in(tables, pkt, key, ctx, hint, out);
     }
 
     /// Packet-out (spec §7.3.7): runs `actions` on the frame as if it came
@@ -288,10 +305,10 @@ impl Pipeline {
         hint: Hint<'_>,
         out: &mut impl Output,
     ) {
-        let mut set = ActionSet::new();
-        // Whether `set` may hold actions (cheaper than comparing it with
-        // an empty set).
-        let mut set_written = false;
+        // The action set, made when the first write-actions comes (most
+        // packets never have one: no set to initialise for them). `None`
+        // stands for the empty set.
+        let mut set: Option<ActionSet> = None;
         // The key `hint`'s lookups were made with, saved before the first
         // entry that may change the key runs (`None`: `key` is still it).
         let mut entry_key: Option<FlowKey> = None;
@@ -349,23 +366,26 @@ impl Pipeline {
                     return;
                 }
             }
-            if let Some(ops) = apply {
+            if let Some([Op::Output { port, max_len }]) = apply.as_deref() {
+                // The commonest action list of all, one output (an L2
+                // table's entries, a port-based patch): straight to the
+                // output, as `execute_ops` would, without the op loop.
+                self.output(pkt, key, *port, *max_len, &ctx, out);
+            } else if let Some(ops) = apply {
                 // Nothing looks at the packet after this list when no
                 // table follows and the action set will be empty: its
                 // last action may then change the packet for good (see
                 // `execute_group`).
-                let tail = goto.is_none() && write.is_none() && (*clear || !set_written);
+                let tail = goto.is_none() && write.is_none() && (*clear || set.is_none());
                 if self.execute_ops(pkt, key, ops, &mut ctx, tail, out) == Flow::Stop {
                     return;
                 }
             }
             if *clear {
-                set.clear();
-                set_written = false;
+                set = None;
             }
             if let Some(ops) = write {
-                set.write(ops);
-                set_written = true;
+                set.get_or_insert_with(ActionSet::new).write(ops);
             }
             if let Some((v, mask)) = *metadata {
                 key.metadata = (key.metadata & !mask) | (v & mask);
@@ -375,9 +395,9 @@ impl Pipeline {
                 _ => break,
             }
         }
-        if !set_written {
+        let Some(set) = set else {
             return;
-        }
+        };
         // The set's group comes last of all (its output is left out then):
         // each op may be treated as the tail.
         set.for_each(|op| {

@@ -589,14 +589,14 @@ impl Worker {
                     };
                     let ports = &self.ports;
                     self.pipeline
-                        .process_batch(bufs, no, now, &mut rec, |p, rec, _, r| {
+                        .process_batch(bufs, no, now, &mut rec, |pt, rec, _, r| {
                             if r.is_err() {
                                 if let Some(port) = ports.get(&no) {
                                     port.rx_malformed.fetch_add(1, Ordering::Relaxed);
                                 }
                             }
                             for (in_port, data) in rec.normal.drain(..) {
-                                normal(&p.ports, in_port, &data, now, rec.inner);
+                                normal(pt, in_port, &data, now, rec.inner);
                             }
                         });
                 }
