@@ -296,6 +296,7 @@ impl Pipeline {
         self.tables = tables;
     }
 
+    #[inline(always)]
     fn run_tables_in(
         &mut self,
         tables: &mut [crate::table::FlowTable],
