@@ -186,10 +186,13 @@ impl GroupTable {
         GroupTable::default()
     }
 
+    #[inline]
     pub fn get(&self, id: u32) -> Option<&Group> {
         self.groups.get(&id)
     }
 
+    /// (Inlined: the packet path calls it once per group action.)
+    #[inline]
     pub fn get_mut(&mut self, id: u32) -> Option<&mut Group> {
         self.groups.get_mut(&id)
     }

@@ -312,6 +312,23 @@ fn nibble(v: u128, d: u32) -> usize {
     }
 }
 
+/// `key_bits` for the fields tries are usually made of, inlined (a
+/// context check reads one or a few fields per packet; the general
+/// `key_bits` is a call).
+#[inline(always)]
+fn bits(key: &FlowKey, f: Field) -> u128 {
+    match f {
+        Field::EthType => key.eth_type.into(),
+        Field::InPort => key.in_port.into(),
+        Field::IpProto => key.ip_proto.into(),
+        Field::Ipv4Dst => key.ipv4_dst.into(),
+        Field::Ipv4Src => key.ipv4_src.into(),
+        Field::Ipv6Dst => key.ipv6_dst,
+        Field::Ipv6Src => key.ipv6_src,
+        _ => key_bits(key, f),
+    }
+}
+
 /// The best entry of list `l` (`Ref::NONE` for `NIL` or a freed list).
 fn list_best(lists: &[Option<Same>], l: u32) -> Ref {
     match lists.get(l as usize) {
@@ -754,7 +771,7 @@ impl Lpm {
             values
                 .iter()
                 .zip(form.context.iter())
-                .all(|(v, (f, m))| key_bits(key, *f) & m == *v)
+                .all(|(v, (f, m))| bits(key, *f) & m == *v)
         };
         let start = match &self.sole {
             Some((values, start)) if same(values) => *start,
@@ -762,7 +779,7 @@ impl Lpm {
             None => {
                 let mut h = self.hasher.build_hasher();
                 for (f, m) in form.context.iter() {
-                    h.write_u128(key_bits(key, *f) & m);
+                    h.write_u128(bits(key, *f) & m);
                 }
                 match self.contexts.find(h.finish(), |c| same(&c.values)) {
                     Some(c) => c.start,
@@ -779,7 +796,7 @@ impl Lpm {
         }
         Walk::From {
             start,
-            v: key_bits(key, form.field) << (128 - form.width),
+            v: bits(key, form.field) << (128 - form.width),
         }
     }
 
