@@ -756,18 +756,26 @@ impl Lpm {
             }
         }
         loop {
+            // Each level in two passes: first only the reads (a few
+            // instructions per key, so the reads of many keys are in
+            // flight at once: the CPU's window holds them all, where a
+            // longer loop body filled it after a few misses), then the
+            // bookkeeping. A finished walk reads nothing and gets
+            // `Nib::EMPTY`, which changes nothing below.
+            let mut x = [Nib::EMPTY; N];
+            for i in 0..n {
+                if let Some(nd) = self.nodes.get(node[i] as usize) {
+                    x[i] = nd.nib[(val[i] >> 124) as usize];
+                }
+            }
             let mut more = false;
             for i in 0..n {
-                let Some(nd) = self.nodes.get(node[i] as usize) else {
-                    continue;
-                };
-                let x = &nd.nib[(val[i] >> 124) as usize];
-                if x.rank > out[i].rank {
-                    out[i] = x.best();
+                if x[i].rank > out[i].rank {
+                    out[i] = x[i].best();
                 }
-                node[i] = x.child;
+                node[i] = x[i].child;
                 val[i] <<= 4;
-                more |= x.child != NIL;
+                more |= x[i].child != NIL;
             }
             if !more {
                 return;
