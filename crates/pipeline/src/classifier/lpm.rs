@@ -65,6 +65,17 @@
 //! `DIRECT_MIN` entries and dropped below `DIRECT_MIN / 2` (hysteresis:
 //! no rebuild per flow-mod around the threshold).
 //!
+//! # The skip (sparse tops)
+//!
+//! A context without a direct table often has all its prefixes under one
+//! longer prefix (an ACL's sources in one block): its trie then starts
+//! with a chain of nodes that have one child and no slot. Each context
+//! keeps the depth `k` where that chain ends (the first node with a slot
+//! or two children), that node and the chain's `4k` bits; a walk checks
+//! F's top `4k` bits against them once and starts at depth `k` (a key
+//! that differs there matches nothing: no slot on the chain). Recomputed
+//! after every insert or remove of the context (O(depth) node reads).
+//!
 //! Nodes and lists live in arenas (`Vec` + free list) named by `u32`;
 //! a removal frees the nodes of its path that end up with no slot and no
 //! child, and the context (with its direct table) when its root is empty.
@@ -268,12 +279,32 @@ impl Cold {
     };
 }
 
-/// Where a context's lookups start: its trie's root and its direct table
-/// (`NIL`: none).
+/// Where a context's lookups start: its trie's root, its direct table
+/// (`NIL`: none) and the skip of its trie's top (module comment).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Start {
     root: u32,
     direct: u32,
+    /// The trie's nodes from the root down to depth `skip_depth` each
+    /// have one child and no slot (`skip_depth` 0: no skip): a walk can
+    /// begin at `skip_node` (at that depth) when F's top `4 * skip_depth`
+    /// bits equal those of `skip_prefix` (left-aligned), and finds
+    /// nothing otherwise.
+    skip_depth: u32,
+    skip_node: u32,
+    skip_prefix: u128,
+}
+
+impl Start {
+    fn at(root: u32) -> Start {
+        Start {
+            root,
+            direct: NIL,
+            skip_depth: 0,
+            skip_node: root,
+            skip_prefix: 0,
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -304,6 +335,9 @@ pub struct Lpm {
     /// empty and its index in `free_directs`).
     directs: Vec<Box<[Nib]>>,
     free_directs: Vec<u32>,
+    /// Entries a context needs for a direct table (`DIRECT_MIN`; tests
+    /// also run without direct tables).
+    direct_min: usize,
     len: usize,
 }
 
@@ -376,7 +410,18 @@ impl Lpm {
             free_lists: Vec::new(),
             directs: Vec::new(),
             free_directs: Vec::new(),
+            direct_min: DIRECT_MIN,
             len: 0,
+        }
+    }
+
+    /// A trie that never builds direct tables (tests: the walks from the
+    /// root and from the skip).
+    #[cfg(test)]
+    pub fn without_direct(form: LpmForm) -> Lpm {
+        Lpm {
+            direct_min: usize::MAX,
+            ..Lpm::new(form)
         }
     }
 
@@ -492,7 +537,7 @@ impl Lpm {
             }
             None => {
                 let root = self.alloc_node();
-                let start = Start { root, direct: NIL };
+                let start = Start::at(root);
                 self.contexts.insert_unique(
                     hash,
                     Context {
@@ -608,16 +653,25 @@ impl Lpm {
     /// prefix's top 16 bits), or builds or drops the table when the
     /// context's size crossed a threshold.
     fn after_change(&mut self, hash: u64, p: &Place) {
+        let Some(root) = self.context_mut(hash, &p.context).map(|c| c.start.root) else {
+            return;
+        };
+        let skip = self.skip_of(root);
         let Some(c) = self.context_mut(hash, &p.context) else {
             return;
         };
+        let moved = (c.start.skip_depth, c.start.skip_node, c.start.skip_prefix) != skip;
+        (c.start.skip_depth, c.start.skip_node, c.start.skip_prefix) = skip;
         let (start, len) = (c.start, c.len);
+        if moved {
+            self.refresh_sole();
+        }
         let live = self.directs.len() - self.free_directs.len();
         if start.direct == NIL {
-            if len >= DIRECT_MIN && self.form.width >= DIRECT_BITS && live < DIRECT_MAX {
+            if len >= self.direct_min && self.form.width >= DIRECT_BITS && live < DIRECT_MAX {
                 self.build_direct(hash, p);
             }
-        } else if len < DIRECT_MIN / 2 {
+        } else if len < self.direct_min / 2 {
             if let Some(c) = self.context_mut(hash, &p.context) {
                 c.start.direct = NIL;
             }
@@ -629,6 +683,27 @@ impl Lpm {
                 ((p.aligned >> (128 - DIRECT_BITS)) as usize) & !((1 << (DIRECT_BITS - k)) - 1);
             self.fill_direct(start, first..first + (1 << (DIRECT_BITS - k)));
         }
+    }
+
+    /// The skip of the trie at `root` (see `Start`): how far down from the
+    /// root the nodes have one child and no slot, the node there and the
+    /// nibbles on the way. O(depth) reads.
+    fn skip_of(&self, root: u32) -> (u32, u32, u128) {
+        let (mut depth, mut n, mut prefix) = (0u32, root, 0u128);
+        while self.cold.get(n as usize).is_some_and(|c| c.used == 1) {
+            let Some((nib, x)) = self
+                .nodes
+                .get(n as usize)
+                .and_then(|node| node.nib.iter().enumerate().find(|(_, x)| x.child != NIL))
+            else {
+                // The one thing in use is a slot.
+                break;
+            };
+            prefix |= (nib as u128) << (124 - 4 * depth);
+            n = x.child;
+            depth += 1;
+        }
+        (depth, n, prefix)
     }
 
     /// Gives `p`'s context a direct table, filled from its trie.
@@ -709,7 +784,15 @@ impl Lpm {
             .and_then(|t| t.get((v >> (128 - DIRECT_BITS)) as usize))
         {
             Some(x) => (x.best(), x.child, v << DIRECT_BITS),
-            None => (Ref::NONE, start.root, v),
+            None if start.skip_depth == 0 => (Ref::NONE, start.root, v),
+            None => {
+                let k = 4 * start.skip_depth;
+                if (v ^ start.skip_prefix) >> (128 - k) == 0 {
+                    (Ref::NONE, start.skip_node, v << k)
+                } else {
+                    (Ref::NONE, NIL, v)
+                }
+            }
         }
     }
 

@@ -277,6 +277,7 @@ fn check_lpm(form_of: (&Shape, &Shape), ops: &[Op], keys: &[FlowKey]) -> Result<
     prop_assert!(form.is_some());
     let Some(form) = form else { return Ok(()) };
     let mut lpm = Lpm::new(form.clone());
+    let mut plain = Lpm::without_direct(form.clone());
     let mut live: Vec<(Ref, CompiledMatch)> = Vec::new();
     for (seq, op) in ops.iter().enumerate() {
         match op {
@@ -289,6 +290,7 @@ fn check_lpm(form_of: (&Shape, &Shape), ops: &[Op], keys: &[FlowKey]) -> Result<
                     handle: seq as u32,
                 };
                 lpm.insert(r, triples(m));
+                plain.insert(r, triples(m));
                 live.push((r, m.clone()));
             }
             Op::Del(i) => {
@@ -297,13 +299,16 @@ fn check_lpm(form_of: (&Shape, &Shape), ops: &[Op], keys: &[FlowKey]) -> Result<
                 }
                 let (r, m) = live.remove(i % live.len());
                 prop_assert!(lpm.remove(r, triples(&m)));
+                prop_assert!(plain.remove(r, triples(&m)));
             }
         }
         prop_assert_eq!(lpm.is_empty(), live.is_empty());
         for k in keys {
             prop_assert_eq!(lpm.lookup(k).some(), expected(&live, k));
+            prop_assert_eq!(plain.lookup(k).some(), expected(&live, k));
         }
         check_lpm_many(&lpm, keys)?;
+        check_lpm_many(&plain, keys)?;
     }
     Ok(())
 }
@@ -433,7 +438,10 @@ proptest! {
         let form = LpmForm::derive(&v4(8), &v4(24));
         prop_assert!(form.is_some());
         let Some(form) = form else { return Ok(()) };
-        let mut lpm = Lpm::new(form);
+        let mut lpm = Lpm::new(form.clone());
+        // The same routes without direct tables: walks from the root or
+        // from the skip of a sparse top.
+        let mut plain = Lpm::without_direct(form);
         let mut live: Vec<(Ref, CompiledMatch)> = Vec::new();
         let keys: Vec<FlowKey> = probes.iter().map(|&(has, b, noise, low)| {
             let mut k = FlowKey::new(0);
@@ -457,6 +465,7 @@ proptest! {
                     }
                     let (r, m) = live.remove(i % live.len());
                     prop_assert!(lpm.remove(r, triples(&m)));
+                    prop_assert!(plain.remove(r, triples(&m)));
                 }
             }
             let addr = BASES[b] ^ (noise >> len.min(31));
@@ -466,11 +475,14 @@ proptest! {
                 handle: seq as u32,
             };
             lpm.insert(r, triples(&m));
+            plain.insert(r, triples(&m));
             live.push((r, m));
             for k in &keys {
                 prop_assert_eq!(lpm.lookup(k).some(), expected(&live, k));
+                prop_assert_eq!(plain.lookup(k).some(), expected(&live, k));
             }
             check_lpm_many(&lpm, &keys)?;
+            check_lpm_many(&plain, &keys)?;
             if live.len() >= lpm::DIRECT_MIN {
                 prop_assert_eq!(lpm.n_directs(), 1);
             }
@@ -481,11 +493,13 @@ proptest! {
         // Remove everything: the trie empties and frees its table.
         while let Some((r, m)) = live.pop() {
             prop_assert!(lpm.remove(r, triples(&m)));
+            prop_assert!(plain.remove(r, triples(&m)));
             for k in &keys {
                 prop_assert_eq!(lpm.lookup(k).some(), expected(&live, k));
+                prop_assert_eq!(plain.lookup(k).some(), expected(&live, k));
             }
         }
-        prop_assert!(lpm.is_empty());
+        prop_assert!(lpm.is_empty() && plain.is_empty());
         prop_assert_eq!(lpm.n_directs(), 0);
     }
 
