@@ -73,6 +73,20 @@ pub fn delta(old: &[u8], new: &[u8]) -> u16 {
     fold(u64::from(!fold(sum_bytes(0, old, false))) + sum_bytes(0, new, false))
 }
 
+/// [`delta`] of a 32-bit big-endian word at an even position, on
+/// integers: the sum of a word is the sum of its two 16-bit halves.
+#[inline]
+pub fn delta32(old: u32, new: u32) -> u16 {
+    let m = fold(u64::from(old >> 16) + u64::from(old & 0xffff));
+    fold(u64::from(!m) + u64::from(new >> 16) + u64::from(new & 0xffff))
+}
+
+/// [`delta`] of a 16-bit big-endian word at an even position.
+#[inline]
+pub fn delta16(old: u16, new: u16) -> u16 {
+    fold(u64::from(!old) + u64::from(new))
+}
+
 /// Applies a [`delta`] to a stored checksum: `HC' = ~(~HC + delta)`.
 #[inline]
 pub fn apply_delta(hc: u16, delta: u16) -> u16 {

@@ -317,7 +317,160 @@ fn sctp_fix(d: &mut [u8], key: &FlowKey) {
 }
 
 /// Applies one set-field action.
+///
+/// The fields routers, load balancers and NATs rewrite per packet (MAC
+/// addresses, IPv4 addresses, TCP/UDP ports) take a fast path inlined
+/// into the caller when the key was parsed deep enough and the bytes are
+/// in the packet: one write and one delta per checksum, computed on
+/// machine words (`checksum::delta32`, `delta16`). Everything else, and
+/// every case the fast path declines, goes through [`set_field_general`],
+/// with the same result (`fast_paths_equal_general`).
+#[inline]
 pub fn set_field(buf: &mut PacketBuf, key: &mut FlowKey, sf: SetField) -> Result<(), RewriteError> {
+    set_field_ref(buf, key, &sf)
+}
+
+/// [`set_field`] with the action by reference: a caller that holds the
+/// action in memory (a compiled action list) passes it this way, so the
+/// fast paths read the value from there. (By value, the inlined copy of
+/// a MAC address went through the stack as two overlapping 4-byte
+/// stores read back as two other 4-byte loads: a store-forwarding stall
+/// of some 15 cycles per MAC.)
+#[inline]
+pub fn set_field_ref(
+    buf: &mut PacketBuf,
+    key: &mut FlowKey,
+    sf: &SetField,
+) -> Result<(), RewriteError> {
+    use SetField as S;
+    let done = match sf {
+        S::EthDst(m) => fast_mac(buf, key, 0, m),
+        S::EthSrc(m) => fast_mac(buf, key, 6, m),
+        S::Ipv4Src(a) => fast_ipv4(buf, key, 12, *a),
+        S::Ipv4Dst(a) => fast_ipv4(buf, key, 16, *a),
+        S::TcpSrc(p) | S::UdpSrc(p) => fast_port(buf, key, sf.field(), 0, *p),
+        S::TcpDst(p) | S::UdpDst(p) => fast_port(buf, key, sf.field(), 2, *p),
+        _ => false,
+    };
+    if done {
+        Ok(())
+    } else {
+        set_field_general(buf, key, *sf)
+    }
+}
+
+/// Fast path of `set_field` for `eth_dst` (`at` 0) or `eth_src` (6):
+/// false (nothing changed) when the general path must decide.
+#[inline]
+fn fast_mac(buf: &mut PacketBuf, key: &mut FlowKey, at: usize, m: &[u8; 6]) -> bool {
+    let f = if at == 0 {
+        Field::EthDst
+    } else {
+        Field::EthSrc
+    };
+    if key.depth < Layer::L2 || !key.has(f) {
+        return false;
+    }
+    let Some(dst) = buf
+        .data_mut()
+        .get_mut(at..)
+        .and_then(|t| t.first_chunk_mut::<6>())
+    else {
+        return false;
+    };
+    *dst = *m;
+    if at == 0 {
+        key.eth_dst = *m;
+    } else {
+        key.eth_src = *m;
+    }
+    true
+}
+
+/// Updates the checksum `ck` for a change of one's complement sum
+/// `delta` at an even position of its region (the fast paths' fields all
+/// are). Skipped when the field is not in the packet, as in `patch`.
+#[inline]
+fn apply_even(d: &mut [u8], ck: Ck, delta: u16) {
+    let Some(c) = d.get_mut(ck.at..).and_then(|t| t.first_chunk_mut::<2>()) else {
+        return;
+    };
+    let hc = u16::from_be_bytes(*c);
+    if ck.zero_is_none && hc == 0 {
+        return;
+    }
+    let mut v = checksum::apply_delta(hc, delta);
+    if ck.zero_is_none && v == 0 {
+        v = 0xffff;
+    }
+    *c = v.to_be_bytes();
+}
+
+/// Fast path of `set_field` for `ipv4_src` (`off` 12) or `ipv4_dst`
+/// (16): the address, the header checksum and the TCP/UDP checksum
+/// (pseudo-header).
+#[inline]
+fn fast_ipv4(buf: &mut PacketBuf, key: &mut FlowKey, off: usize, a: u32) -> bool {
+    let f = if off == 12 {
+        Field::Ipv4Src
+    } else {
+        Field::Ipv4Dst
+    };
+    if key.depth < Layer::L3 || !key.has(f) {
+        return false;
+    }
+    let at = usize::from(key.offsets.l3) + off;
+    let (ip, l4) = (ip_ck(key), l4_ck(key, true));
+    let d = buf.data_mut();
+    let Some(dst) = d.get_mut(at..).and_then(|t| t.first_chunk_mut::<4>()) else {
+        return false;
+    };
+    let old = u32::from_be_bytes(*dst);
+    *dst = a.to_be_bytes();
+    let delta = checksum::delta32(old, a);
+    for ck in [ip, l4].into_iter().flatten() {
+        apply_even(d, ck, delta);
+    }
+    if off == 12 {
+        key.ipv4_src = a;
+    } else {
+        key.ipv4_dst = a;
+    }
+    true
+}
+
+/// Fast path of `set_field` for a TCP or UDP source (`off` 0) or
+/// destination (2) port and its checksum.
+#[inline]
+fn fast_port(buf: &mut PacketBuf, key: &mut FlowKey, f: Field, off: usize, p: u16) -> bool {
+    if key.depth < Layer::L4 || !key.has(f) {
+        return false;
+    }
+    let at = usize::from(key.offsets.l4) + off;
+    let ck = l4_ck(key, false);
+    let d = buf.data_mut();
+    let Some(dst) = d.get_mut(at..).and_then(|t| t.first_chunk_mut::<2>()) else {
+        return false;
+    };
+    let old = u16::from_be_bytes(*dst);
+    *dst = p.to_be_bytes();
+    if let Some(ck) = ck {
+        apply_even(d, ck, checksum::delta16(old, p));
+    }
+    if off == 0 {
+        key.tp_src = p;
+    } else {
+        key.tp_dst = p;
+    }
+    true
+}
+
+/// [`set_field`] for every field, without the fast paths.
+pub fn set_field_general(
+    buf: &mut PacketBuf,
+    key: &mut FlowKey,
+    sf: SetField,
+) -> Result<(), RewriteError> {
     use SetField as S;
     let f = sf.field();
     if let S::TunnelId(v) = sf {
@@ -702,7 +855,39 @@ fn ip_ttl_at(buf: &PacketBuf, key: &mut FlowKey) -> Result<(usize, Option<Ck>), 
 /// Dec NW TTL: decrements the IPv4 TTL (updating the header checksum) or
 /// the IPv6 hop limit. A TTL of 0 or 1 is not decremented:
 /// [`RewriteError::TtlExpired`].
+///
+/// IPv4 with the key parsed to L3 takes a fast path inlined into the
+/// caller: the TTL and the header checksum are one 16-bit word apart,
+/// and lowering the TTL by one changes the header's sum by `-0x0100`
+/// (RFC 1624 eqn. 3 with a constant delta `0xfeff`).
+#[inline]
 pub fn dec_nw_ttl(buf: &mut PacketBuf, key: &mut FlowKey) -> Result<(), RewriteError> {
+    let l3 = usize::from(key.offsets.l3);
+    if key.depth >= Layer::L3
+        && key.has(Field::IpTtl)
+        && key.eth_type == ethertype::IPV4
+        && l3 != 0
+        && key.ip_ttl > 1
+    {
+        // TTL at 8, checksum at 10..12 of the header.
+        if let Some(h) = buf
+            .data_mut()
+            .get_mut(l3..)
+            .and_then(|t| t.first_chunk_mut::<12>())
+        {
+            let ttl = key.ip_ttl - 1;
+            h[8] = ttl;
+            let hc = u16::from_be_bytes([h[10], h[11]]);
+            [h[10], h[11]] = checksum::apply_delta(hc, 0xfeff).to_be_bytes();
+            key.ip_ttl = ttl;
+            return Ok(());
+        }
+    }
+    dec_nw_ttl_general(buf, key)
+}
+
+/// [`dec_nw_ttl`] without the IPv4 fast path.
+pub fn dec_nw_ttl_general(buf: &mut PacketBuf, key: &mut FlowKey) -> Result<(), RewriteError> {
     let (at, ck) = ip_ttl_at(buf, key)?;
     if key.ip_ttl <= 1 {
         return Err(RewriteError::TtlExpired(key.ip_ttl));

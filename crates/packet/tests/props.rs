@@ -3,9 +3,10 @@
 //! incremental checksum updates equal a full recomputation.
 
 use packet::{
-    copy_ttl_in, copy_ttl_out, dec_mpls_ttl, dec_nw_ttl, parse, parse_to, pop_mpls, pop_pbb,
-    pop_vlan, push_mpls, push_pbb, push_vlan, recompute_checksums, set_field, set_mpls_ttl,
-    set_nw_ttl, Field, FlowKey, Layer, PacketBuf, RewriteError, SetField,
+    copy_ttl_in, copy_ttl_out, dec_mpls_ttl, dec_nw_ttl, dec_nw_ttl_general, parse, parse_to,
+    pop_mpls, pop_pbb, pop_vlan, push_mpls, push_pbb, push_vlan, recompute_checksums, set_field,
+    set_field_general, set_mpls_ttl, set_nw_ttl, Field, FlowKey, Layer, PacketBuf, RewriteError,
+    SetField,
 };
 use proptest::prelude::*;
 use serde_json::Value;
@@ -256,6 +257,100 @@ proptest! {
             let mut again = key;
             packet::reparse(&buf, &mut again);
             prop_assert_eq!(key, again);
+        }
+    }
+}
+
+/// The rewrites `set_field` and `dec_nw_ttl` have fast paths for, as
+/// (field, value) for set-field or `None` for dec_nw_ttl.
+fn fast_op() -> impl Strategy<Value = Option<SetField>> {
+    prop_oneof![
+        1 => Just(None),
+        1 => any::<[u8; 6]>().prop_map(|m| Some(SetField::EthDst(m))),
+        1 => any::<[u8; 6]>().prop_map(|m| Some(SetField::EthSrc(m))),
+        2 => any::<u32>().prop_map(|a| Some(SetField::Ipv4Src(a))),
+        2 => any::<u32>().prop_map(|a| Some(SetField::Ipv4Dst(a))),
+        1 => any::<u16>().prop_map(|p| Some(SetField::TcpSrc(p))),
+        1 => any::<u16>().prop_map(|p| Some(SetField::TcpDst(p))),
+        1 => any::<u16>().prop_map(|p| Some(SetField::UdpSrc(p))),
+        1 => any::<u16>().prop_map(|p| Some(SetField::UdpDst(p))),
+    ]
+}
+
+fn layer_of(i: u8) -> Layer {
+    match i % 4 {
+        0 => Layer::None,
+        1 => Layer::L2,
+        2 => Layer::L3,
+        _ => Layer::L4,
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    /// The fast paths of `set_field` and `dec_nw_ttl` do exactly what the
+    /// general code does (packet, key, result), on mutated and truncated
+    /// frames with keys parsed to any depth.
+    #[test]
+    fn fast_paths_equal_general(
+        frame in mutated(),
+        depth in 0u8..4,
+        ops in prop::collection::vec(fast_op(), 1..6),
+    ) {
+        let mut fast = PacketBuf::from_slice(&frame);
+        let mut fast_key = FlowKey::new(2);
+        let _ = parse_to(fast.data(), &mut fast_key, layer_of(depth));
+        let (mut gen, mut gen_key) = (fast.clone(), fast_key);
+        for op in &ops {
+            let (a, b) = match *op {
+                Some(sf) => (
+                    set_field(&mut fast, &mut fast_key, sf),
+                    set_field_general(&mut gen, &mut gen_key, sf),
+                ),
+                None => (
+                    dec_nw_ttl(&mut fast, &mut fast_key),
+                    dec_nw_ttl_general(&mut gen, &mut gen_key),
+                ),
+            };
+            prop_assert_eq!(a, b, "{:?}", op);
+            prop_assert_eq!(fast.data(), gen.data(), "{:?}", op);
+            prop_assert_eq!(fast_key, gen_key, "{:?}", op);
+        }
+    }
+
+    /// After the fast rewrites (and dec_nw_ttl) every checksum equals one
+    /// computed from scratch (UDP checksums of 0 included).
+    #[test]
+    fn fast_rewrites_keep_checksums_whole(
+        seed in any::<prop::sample::Index>(),
+        udp_none in any::<bool>(),
+        ops in prop::collection::vec(fast_op(), 1..8),
+    ) {
+        let s = seeds();
+        let mut buf = PacketBuf::from_slice(&s[seed.index(s.len())]);
+        let mut key = FlowKey::new(1);
+        if parse(buf.data(), &mut key).is_err() || key.ip_frag != 0 {
+            return Ok(());
+        }
+        recompute_checksums(buf.data_mut(), &key);
+        if udp_none && key.ip_proto == 17 && key.offsets.l4 != 0 {
+            let at = usize::from(key.offsets.l4) + 6;
+            if let Some(c) = buf.data_mut().get_mut(at..at + 2) {
+                c.fill(0);
+            }
+        }
+        for op in &ops {
+            let r = match *op {
+                Some(sf) => set_field(&mut buf, &mut key, sf),
+                None => dec_nw_ttl(&mut buf, &mut key),
+            };
+            if r.is_err() {
+                continue;
+            }
+            let mut full = buf.data().to_vec();
+            recompute_checksums(&mut full, &key);
+            prop_assert_eq!(hex::encode(&full), hex::encode(buf.data()), "after {:?}", op);
         }
     }
 }

@@ -465,7 +465,7 @@ impl Pipeline {
                 Op::PopMpls(t) => packet::pop_mpls(pkt, key, t),
                 Op::SetNwTtl(t) => packet::set_nw_ttl(pkt, key, t),
                 Op::DecNwTtl => packet::dec_nw_ttl(pkt, key),
-                Op::SetField(sf) => packet::set_field(pkt, key, sf),
+                Op::SetField(ref sf) => packet::set_field_ref(pkt, key, sf),
                 Op::PushPbb(t) => packet::push_pbb(pkt, key, t),
                 Op::PopPbb => packet::pop_pbb(pkt, key),
                 Op::Nop => Ok(()),

@@ -1,44 +1,84 @@
 //! Longest-prefix-match structure for tables whose non-empty shapes are
 //! all "context fields S + a prefix of one field F" (parent module
 //! comment): a hash of the context values, each leading to a multibit
-//! trie over F.
+//! trie over F, and for the contexts with many entries a direct table of
+//! the trie's first 16 bits.
 //!
 //! # The trie (stride 4)
 //!
 //! F's value is left-aligned in a `u128`, so a prefix of length `L` is
 //! its top `L` bits. Node `n` at depth `d` stands for one 4d-bit prefix.
-//! A prefix of length `L` lives in the node at depth `L / 4`, in one of
-//! its 15 *slots*: `rel = L % 4` more bits `b` name slot
-//! `(1 << rel) - 1 + b` (slot 0: length 4d exactly; slots 1-2: one more
-//! bit; 3-6: two; 7-14: three). A slot holds the list of entries with
-//! that context and prefix (equal matches, best first).
+//! A prefix of length `L > 0` lives in the node at depth `(L - 1) / 4`,
+//! in one of its 30 *slots*: `rel = L - 4d` (1 to 4) more bits `b` name
+//! slot `(1 << rel) - 2 + b` (slots 0-1: one more bit; 2-5: two; 6-13:
+//! three; 14-29: four). The length-0 prefix lives in the root's slot 30.
+//! A slot holds the list of entries with that context and prefix (equal
+//! matches, best first).
 //!
 //! ```text
-//!  node (depth d)
-//!   slot[15]         -> list of entries (Same)   prefixes of length 4d..4d+3
+//!  node (depth d)                 nodes[n]: what lookups read
 //!   nib[16].child    -> node at depth d+1        by the next 4 bits (nibble)
 //!   nib[16].best     best entry among the slots covering that nibble value
+//!                                 cold[n]: what inserts and removes read
+//!   slot[31]         -> list of entries (Same)   prefixes of length 4d+1..4d+4
+//!                                                 (slot 30: length 0, root only)
 //! ```
 //!
 //! `nib[v].best` is the slot contents pre-expanded to the 16 nibble values
 //! (controlled prefix expansion kept inside one node): slot `(rel, b)`
 //! covers the nibbles whose top `rel` bits are `b`. It is recomputed from
-//! the 15 slots (a fixed 64 steps) whenever a slot of that node changes,
-//! so an insert or remove touches only the nodes on one path.
+//! the slots (a fixed 80 steps) whenever a slot of that node changes, so
+//! an insert or remove touches only the nodes on one path. A prefix
+//! whose length is a multiple of 4 sits in the node *above* the nibble it
+//! ends with (a /24 at depth 5, not 6), so a walk never reads a node only
+//! to find such a prefix.
 //!
 //! A lookup reads the packet's nibbles from the top, and at each node
 //! keeps the better of its best so far and `nib[nibble].best`, then
 //! follows `nib[nibble].child` until there is none (one cache line per
-//! node). Every prefix that matches the
-//! packet lies in a slot on that path and covers the packet's nibble, so
-//! the result is the best-ranked matching prefix, whether or not
-//! priorities follow prefix lengths. At most `width / 4 + 1` nodes (9 for
-//! an IPv4 address). A packet without F matches only the length-0 prefix
-//! (root slot 0).
+//! node). Every prefix that matches the packet lies in a slot on that
+//! path and covers the packet's nibble, so the result is the best-ranked
+//! matching prefix, whether or not priorities follow prefix lengths. At
+//! most `width / 4` nodes (8 for an IPv4 address). A packet without F
+//! matches only the length-0 prefix (root slot 30).
+//!
+//! # The direct table (first 16 bits)
+//!
+//! A context with at least [`DIRECT_MIN`] entries (F at least 16 bits
+//! wide; at most [`DIRECT_MAX`] such contexts per trie, 1 MiB each) also
+//! has a table indexed by F's top 16 bits, a memo of the trie's first four
+//! levels (DIR-16 style):
+//!
+//! ```text
+//!  direct[v16] = (best of the nib.best on the trie path of v16 through
+//!                 depths 0-3, i.e. the best prefix of length <= 16
+//!                 covering v16;  the node at depth 4 on that path or NIL)
+//! ```
+//!
+//! A lookup starts with one read there and walks on from depth 4: a /24
+//! costs 3 reads instead of 6, a /16 one. The trie stays the truth: after
+//! an insert or remove of a prefix of length `L` the slots under its top
+//! `min(L, 16)` bits are recomputed from the trie (four node reads each):
+//! `2^(16 - L)` slots for `L < 16` (65,536 for the length-0 prefix, about
+//! a millisecond), one slot otherwise (a depth-4 node may have come or
+//! gone). The table is built whole (65,536 slots) when its context reaches
+//! `DIRECT_MIN` entries and dropped below `DIRECT_MIN / 2` (hysteresis:
+//! no rebuild per flow-mod around the threshold).
+//!
+//! # The skip (sparse tops)
+//!
+//! A context without a direct table often has all its prefixes under one
+//! longer prefix (an ACL's sources in one block): its trie then starts
+//! with a chain of nodes that have one child and no slot. Each context
+//! keeps the depth `k` where that chain ends (the first node with a slot
+//! or two children), that node and the chain's `4k` bits; a walk checks
+//! F's top `4k` bits against them once and starts at depth `k` (a key
+//! that differs there matches nothing: no slot on the chain). Recomputed
+//! after every insert or remove of the context (O(depth) node reads).
 //!
 //! Nodes and lists live in arenas (`Vec` + free list) named by `u32`;
 //! a removal frees the nodes of its path that end up with no slot and no
-//! child, and the context when its root is empty.
+//! child, and the context (with its direct table) when its root is empty.
 
 use super::{Rank, Ref, Same, Shape};
 use crate::matcher::key_bits;
@@ -166,8 +206,8 @@ impl LpmForm {
     }
 }
 
-/// What a lookup reads for one nibble value: kept together so that one
-/// node costs one cache line per packet.
+/// What a lookup reads for one nibble value (or one direct-table slot):
+/// kept together so that one node costs one cache line per packet.
 #[derive(Debug, Clone, Copy)]
 struct Nib {
     /// Best of the slots covering this nibble value.
@@ -176,24 +216,93 @@ struct Nib {
     child: u32,
 }
 
+impl Nib {
+    const EMPTY: Nib = Nib {
+        rank: Rank::NONE,
+        handle: NIL,
+        child: NIL,
+    };
+
+    fn best(&self) -> Ref {
+        Ref {
+            rank: self.rank,
+            handle: self.handle,
+        }
+    }
+}
+
+/// Slots per node: 2 + 4 + 8 + 16 for prefixes 1 to 4 bits longer than
+/// the node's depth, plus the length-0 prefix (module comment).
+const SLOTS: usize = 31;
+
+/// The slot of the length-0 prefix (root only).
+const ZERO_SLOT: usize = 30;
+
+/// Bits of F a direct table indexes, and the trie depth it stands for.
+const DIRECT_BITS: u32 = 16;
+const DIRECT_DEPTH: u32 = DIRECT_BITS / 4;
+
+/// Entries a context needs for a direct table (module comment). Test
+/// builds use a small threshold so the tests build, use and drop tables.
+pub const DIRECT_MIN: usize = if cfg!(test) { 4 } else { 64 };
+
+/// At most this many direct tables per trie (1 MiB each).
+pub const DIRECT_MAX: usize = 16;
+
+/// A node as lookups read it (256 bytes: four cache lines, one read per
+/// packet). Its slots, which only inserts and removes read, are kept
+/// apart in [`Cold`] under the same index, so the nodes the packets walk
+/// take less cache.
 #[derive(Debug, Clone)]
 struct Node {
     nib: [Nib; 16],
-    slot: [u32; 15],
+}
+
+/// The rest of a node (see [`Node`]).
+#[derive(Debug, Clone)]
+struct Cold {
+    slot: [u32; SLOTS],
     /// Slots and children in use.
     used: u8,
 }
 
 impl Node {
-    fn new() -> Node {
-        Node {
-            nib: [Nib {
-                rank: Rank::NONE,
-                handle: NIL,
-                child: NIL,
-            }; 16],
-            slot: [NIL; 15],
-            used: 0,
+    const EMPTY: Node = Node {
+        nib: [Nib::EMPTY; 16],
+    };
+}
+
+impl Cold {
+    const EMPTY: Cold = Cold {
+        slot: [NIL; SLOTS],
+        used: 0,
+    };
+}
+
+/// Where a context's lookups start: its trie's root, its direct table
+/// (`NIL`: none) and the skip of its trie's top (module comment).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Start {
+    root: u32,
+    direct: u32,
+    /// The trie's nodes from the root down to depth `skip_depth` each
+    /// have one child and no slot (`skip_depth` 0: no skip): a walk can
+    /// begin at `skip_node` (at that depth) when F's top `4 * skip_depth`
+    /// bits equal those of `skip_prefix` (left-aligned), and finds
+    /// nothing otherwise.
+    skip_depth: u32,
+    skip_node: u32,
+    skip_prefix: u128,
+}
+
+impl Start {
+    fn at(root: u32) -> Start {
+        Start {
+            root,
+            direct: NIL,
+            skip_depth: 0,
+            skip_node: root,
+            skip_prefix: 0,
         }
     }
 }
@@ -202,7 +311,9 @@ impl Node {
 struct Context {
     values: Box<[u128]>,
     hash: u64,
-    root: u32,
+    start: Start,
+    /// Entries of this context.
+    len: usize,
 }
 
 /// See the module comment.
@@ -211,22 +322,31 @@ pub struct Lpm {
     form: LpmForm,
     hasher: DefaultHashBuilder,
     contexts: HashTable<Context>,
-    /// The context values and root when there is exactly one context (the
-    /// usual routing table: no hashing per packet then).
-    sole: Option<(Box<[u128]>, u32)>,
+    /// The context values and start when there is exactly one context
+    /// (the usual routing table: no hashing per packet then).
+    sole: Option<(Box<[u128]>, Start)>,
     nodes: Vec<Node>,
+    /// `cold[n]`: the slots of `nodes[n]`.
+    cold: Vec<Cold>,
     free_nodes: Vec<u32>,
     lists: Vec<Option<Same>>,
     free_lists: Vec<u32>,
+    /// Direct tables (`1 << DIRECT_BITS` slots each; a freed one is
+    /// empty and its index in `free_directs`).
+    directs: Vec<Box<[Nib]>>,
+    free_directs: Vec<u32>,
+    /// Entries a context needs for a direct table (`DIRECT_MIN`; tests
+    /// also run without direct tables).
+    direct_min: usize,
     len: usize,
 }
 
 /// A lookup after its context step.
 enum Walk {
     Done(Ref),
-    /// Walk the trie from `root` with F's value `v` (left-aligned).
+    /// Walk the context's trie with F's value `v` (left-aligned).
     From {
-        root: u32,
+        start: Start,
         v: u128,
     },
 }
@@ -241,12 +361,39 @@ fn nibble(v: u128, d: u32) -> usize {
     }
 }
 
-/// Where a prefix lives: context values, depth, slot, aligned value.
+/// `key_bits` for the fields tries are usually made of, inlined (a
+/// context check reads one or a few fields per packet; the general
+/// `key_bits` is a call).
+#[inline(always)]
+fn bits(key: &FlowKey, f: Field) -> u128 {
+    match f {
+        Field::EthType => key.eth_type.into(),
+        Field::InPort => key.in_port.into(),
+        Field::IpProto => key.ip_proto.into(),
+        Field::Ipv4Dst => key.ipv4_dst.into(),
+        Field::Ipv4Src => key.ipv4_src.into(),
+        Field::Ipv6Dst => key.ipv6_dst,
+        Field::Ipv6Src => key.ipv6_src,
+        _ => key_bits(key, f),
+    }
+}
+
+/// The best entry of list `l` (`Ref::NONE` for `NIL` or a freed list).
+fn list_best(lists: &[Option<Same>], l: u32) -> Ref {
+    match lists.get(l as usize) {
+        Some(Some(same)) => same.best(),
+        _ => Ref::NONE,
+    }
+}
+
+/// Where a prefix lives: context values, depth, slot, aligned value,
+/// length.
 struct Place {
     context: Vec<u128>,
     depth: u32,
     slot: usize,
     aligned: u128,
+    len: u32,
 }
 
 impl Lpm {
@@ -257,10 +404,24 @@ impl Lpm {
             contexts: HashTable::new(),
             sole: None,
             nodes: Vec::new(),
+            cold: Vec::new(),
             free_nodes: Vec::new(),
             lists: Vec::new(),
             free_lists: Vec::new(),
+            directs: Vec::new(),
+            free_directs: Vec::new(),
+            direct_min: DIRECT_MIN,
             len: 0,
+        }
+    }
+
+    /// A trie that never builds direct tables (tests: the walks from the
+    /// root and from the skip).
+    #[cfg(test)]
+    pub fn without_direct(form: LpmForm) -> Lpm {
+        Lpm {
+            direct_min: usize::MAX,
+            ..Lpm::new(form)
         }
     }
 
@@ -292,17 +453,24 @@ impl Lpm {
                 context.push(v);
             }
         }
-        let (depth, rel) = (len / 4, len % 4);
-        let bits = if rel == 0 {
-            0
-        } else {
-            ((aligned >> (128 - 4 * depth - rel)) & ((1 << rel) - 1)) as usize
-        };
+        if len == 0 {
+            return Place {
+                context,
+                depth: 0,
+                slot: ZERO_SLOT,
+                aligned,
+                len,
+            };
+        }
+        let depth = (len - 1) / 4;
+        let rel = len - 4 * depth;
+        let bits = ((aligned >> (128 - 4 * depth - rel)) & ((1 << rel) - 1)) as usize;
         Place {
             context,
             depth,
-            slot: (1 << rel) - 1 + bits,
+            slot: (1 << rel) - 2 + bits,
             aligned,
+            len,
         }
     }
 
@@ -312,7 +480,7 @@ impl Lpm {
                 .contexts
                 .iter()
                 .next()
-                .map(|c| (c.values.clone(), c.root)),
+                .map(|c| (c.values.clone(), c.start)),
             _ => None,
         };
     }
@@ -320,11 +488,13 @@ impl Lpm {
     fn alloc_node(&mut self) -> u32 {
         match self.free_nodes.pop() {
             Some(i) => {
-                self.nodes[i as usize] = Node::new();
+                self.nodes[i as usize] = Node::EMPTY;
+                self.cold[i as usize] = Cold::EMPTY;
                 i
             }
             None => {
-                self.nodes.push(Node::new());
+                self.nodes.push(Node::EMPTY);
+                self.cold.push(Cold::EMPTY);
                 (self.nodes.len() - 1) as u32
             }
         }
@@ -332,14 +502,16 @@ impl Lpm {
 
     /// Recomputes a node's per-nibble best from its slots.
     fn refresh(&mut self, n: u32) {
+        let Some(node) = self.cold.get(n as usize) else {
+            return;
+        };
         let mut best = [Ref::NONE; 16];
-        let node = &self.nodes[n as usize];
+        let zero = list_best(&self.lists, node.slot[ZERO_SLOT]);
         for (nib, b) in best.iter_mut().enumerate() {
-            for rel in 0..4 {
-                let s = (1 << rel) - 1 + (nib >> (4 - rel));
-                if let Some(Some(l)) = self.lists.get(node.slot[s] as usize) {
-                    *b = b.better(l.best());
-                }
+            *b = zero;
+            for rel in 1..=4 {
+                let s = (1 << rel) - 2 + (nib >> (4 - rel));
+                *b = b.better(list_best(&self.lists, node.slot[s]));
             }
         }
         let node = &mut self.nodes[n as usize];
@@ -349,42 +521,51 @@ impl Lpm {
         }
     }
 
+    /// The context with these values, if any.
+    fn context_mut(&mut self, hash: u64, values: &[u128]) -> Option<&mut Context> {
+        self.contexts.find_mut(hash, |c| *c.values == *values)
+    }
+
     /// Adds an entry whose shape conforms (`(field, mask, value)` triples).
     pub fn insert(&mut self, r: Ref, fields: impl Iterator<Item = (Field, u128, u128)>) {
         let p = self.place(fields);
         let hash = self.context_hash(p.context.iter().copied());
-        let root = match self.contexts.find(hash, |c| *c.values == *p.context) {
-            Some(c) => c.root,
+        let start = match self.context_mut(hash, &p.context) {
+            Some(c) => {
+                c.len += 1;
+                c.start
+            }
             None => {
                 let root = self.alloc_node();
+                let start = Start::at(root);
                 self.contexts.insert_unique(
                     hash,
                     Context {
-                        values: p.context.into(),
+                        values: p.context.clone().into(),
                         hash,
-                        root,
+                        start,
+                        len: 1,
                     },
                     |c| c.hash,
                 );
                 self.refresh_sole();
-                root
+                start
             }
         };
-        let mut n = root;
+        let mut n = start.root;
         for d in 0..p.depth {
             let nib = nibble(p.aligned, d);
             let c = self.nodes[n as usize].nib[nib].child;
             n = if c == NIL {
                 let c = self.alloc_node();
-                let node = &mut self.nodes[n as usize];
-                node.nib[nib].child = c;
-                node.used += 1;
+                self.nodes[n as usize].nib[nib].child = c;
+                self.cold[n as usize].used += 1;
                 c
             } else {
                 c
             };
         }
-        let l = self.nodes[n as usize].slot[p.slot];
+        let l = self.cold[n as usize].slot[p.slot];
         match self.lists.get_mut(l as usize) {
             Some(Some(same)) => same.add(r),
             _ => {
@@ -399,28 +580,25 @@ impl Lpm {
                         (self.lists.len() - 1) as u32
                     }
                 };
-                let node = &mut self.nodes[n as usize];
-                node.slot[p.slot] = l;
-                node.used += 1;
+                let cold = &mut self.cold[n as usize];
+                cold.slot[p.slot] = l;
+                cold.used += 1;
             }
         }
         self.refresh(n);
         self.len += 1;
+        self.after_change(hash, &p);
     }
 
     /// Removes an entry inserted with the same triples; false if absent.
     pub fn remove(&mut self, r: Ref, fields: impl Iterator<Item = (Field, u128, u128)>) -> bool {
         let p = self.place(fields);
         let hash = self.context_hash(p.context.iter().copied());
-        let Some(root) = self
-            .contexts
-            .find(hash, |c| *c.values == *p.context)
-            .map(|c| c.root)
-        else {
+        let Some(start) = self.context_mut(hash, &p.context).map(|c| c.start) else {
             return false;
         };
         let mut path = Vec::with_capacity(p.depth as usize);
-        let mut n = root;
+        let mut n = start.root;
         for d in 0..p.depth {
             let nib = nibble(p.aligned, d);
             let c = self.nodes[n as usize].nib[nib].child;
@@ -430,7 +608,7 @@ impl Lpm {
             path.push((n, nib));
             n = c;
         }
-        let l = self.nodes[n as usize].slot[p.slot];
+        let l = self.cold[n as usize].slot[p.slot];
         let Some(Some(same)) = self.lists.get_mut(l as usize) else {
             return false;
         };
@@ -440,30 +618,182 @@ impl Lpm {
             Some(true) => {
                 self.lists[l as usize] = None;
                 self.free_lists.push(l);
-                let node = &mut self.nodes[n as usize];
-                node.slot[p.slot] = NIL;
-                node.used -= 1;
+                let cold = &mut self.cold[n as usize];
+                cold.slot[p.slot] = NIL;
+                cold.used -= 1;
             }
         }
         self.refresh(n);
         self.len -= 1;
+        if let Some(c) = self.context_mut(hash, &p.context) {
+            c.len -= 1;
+        }
         // Prune the emptied tail of the path, then the context.
-        while self.nodes[n as usize].used == 0 {
+        while self.cold[n as usize].used == 0 {
             let Some((parent, nib)) = path.pop() else {
                 self.free_nodes.push(n);
-                if let Ok(e) = self.contexts.find_entry(hash, |c| c.root == root) {
+                if let Ok(e) = self.contexts.find_entry(hash, |c| c.start == start) {
                     e.remove();
                 }
+                self.free_direct(start.direct);
                 self.refresh_sole();
-                break;
+                return true;
             };
             self.free_nodes.push(n);
-            let pn = &mut self.nodes[parent as usize];
-            pn.nib[nib].child = NIL;
-            pn.used -= 1;
+            self.nodes[parent as usize].nib[nib].child = NIL;
+            self.cold[parent as usize].used -= 1;
             n = parent;
         }
+        self.after_change(hash, &p);
         true
+    }
+
+    /// Brings the direct table of `p`'s context up to date after an
+    /// insert or remove at `p` (module comment: the slots under the
+    /// prefix's top 16 bits), or builds or drops the table when the
+    /// context's size crossed a threshold.
+    fn after_change(&mut self, hash: u64, p: &Place) {
+        let Some(root) = self.context_mut(hash, &p.context).map(|c| c.start.root) else {
+            return;
+        };
+        let skip = self.skip_of(root);
+        let Some(c) = self.context_mut(hash, &p.context) else {
+            return;
+        };
+        let moved = (c.start.skip_depth, c.start.skip_node, c.start.skip_prefix) != skip;
+        (c.start.skip_depth, c.start.skip_node, c.start.skip_prefix) = skip;
+        let (start, len) = (c.start, c.len);
+        if moved {
+            self.refresh_sole();
+        }
+        let live = self.directs.len() - self.free_directs.len();
+        if start.direct == NIL {
+            if len >= self.direct_min && self.form.width >= DIRECT_BITS && live < DIRECT_MAX {
+                self.build_direct(hash, p);
+            }
+        } else if len < self.direct_min / 2 {
+            if let Some(c) = self.context_mut(hash, &p.context) {
+                c.start.direct = NIL;
+            }
+            self.free_direct(start.direct);
+            self.refresh_sole();
+        } else {
+            let k = p.len.min(DIRECT_BITS);
+            let first =
+                ((p.aligned >> (128 - DIRECT_BITS)) as usize) & !((1 << (DIRECT_BITS - k)) - 1);
+            self.fill_direct(start, first..first + (1 << (DIRECT_BITS - k)));
+        }
+    }
+
+    /// The skip of the trie at `root` (see `Start`): how far down from the
+    /// root the nodes have one child and no slot, the node there and the
+    /// nibbles on the way. O(depth) reads.
+    fn skip_of(&self, root: u32) -> (u32, u32, u128) {
+        let (mut depth, mut n, mut prefix) = (0u32, root, 0u128);
+        while self.cold.get(n as usize).is_some_and(|c| c.used == 1) {
+            let Some((nib, x)) = self
+                .nodes
+                .get(n as usize)
+                .and_then(|node| node.nib.iter().enumerate().find(|(_, x)| x.child != NIL))
+            else {
+                // The one thing in use is a slot.
+                break;
+            };
+            prefix |= (nib as u128) << (124 - 4 * depth);
+            n = x.child;
+            depth += 1;
+        }
+        (depth, n, prefix)
+    }
+
+    /// Gives `p`'s context a direct table, filled from its trie.
+    fn build_direct(&mut self, hash: u64, p: &Place) {
+        let table = vec![Nib::EMPTY; 1 << DIRECT_BITS].into_boxed_slice();
+        let d = match self.free_directs.pop() {
+            Some(d) => {
+                self.directs[d as usize] = table;
+                d
+            }
+            None => {
+                self.directs.push(table);
+                (self.directs.len() - 1) as u32
+            }
+        };
+        let Some(c) = self.context_mut(hash, &p.context) else {
+            return;
+        };
+        c.start.direct = d;
+        let start = c.start;
+        self.fill_direct(start, 0..1 << DIRECT_BITS);
+        self.refresh_sole();
+    }
+
+    /// Releases direct table `d` (`NIL`: none).
+    fn free_direct(&mut self, d: u32) {
+        if let Some(t) = self.directs.get_mut(d as usize) {
+            *t = Box::default();
+            self.free_directs.push(d);
+        }
+    }
+
+    /// Recomputes the slots `range` of `start`'s direct table from its
+    /// trie.
+    fn fill_direct(&mut self, start: Start, range: std::ops::Range<usize>) {
+        let Some(mut table) = self
+            .directs
+            .get_mut(start.direct as usize)
+            .map(std::mem::take)
+        else {
+            return;
+        };
+        for v16 in range {
+            if let Some(x) = table.get_mut(v16) {
+                *x = self.direct_slot(start.root, v16);
+            }
+        }
+        self.directs[start.direct as usize] = table;
+    }
+
+    /// What direct slot `v16` holds: the walk of the trie's first
+    /// `DIRECT_DEPTH` levels for those 16 bits (module comment).
+    fn direct_slot(&self, root: u32, v16: usize) -> Nib {
+        let (mut best, mut n) = (Ref::NONE, root);
+        for d in 0..DIRECT_DEPTH {
+            let Some(node) = self.nodes.get(n as usize) else {
+                break;
+            };
+            let x = &node.nib[(v16 >> (12 - 4 * d)) & 15];
+            best = best.better(x.best());
+            n = x.child;
+        }
+        Nib {
+            rank: best.rank,
+            handle: best.handle,
+            child: n,
+        }
+    }
+
+    /// The first step of a walk: the best so far, the next node and F's
+    /// value with the bits used so far shifted out (one read of the
+    /// direct table when the context has one, none otherwise).
+    #[inline]
+    fn first(&self, start: Start, v: u128) -> (Ref, u32, u128) {
+        match self
+            .directs
+            .get(start.direct as usize)
+            .and_then(|t| t.get((v >> (128 - DIRECT_BITS)) as usize))
+        {
+            Some(x) => (x.best(), x.child, v << DIRECT_BITS),
+            None if start.skip_depth == 0 => (Ref::NONE, start.root, v),
+            None => {
+                let k = 4 * start.skip_depth;
+                if (v ^ start.skip_prefix) >> (128 - k) == 0 {
+                    (Ref::NONE, start.skip_node, v << k)
+                } else {
+                    (Ref::NONE, NIL, v)
+                }
+            }
+        }
     }
 
     /// The best entry matching `key` (`Ref::NONE` if none), see the module
@@ -472,24 +802,17 @@ impl Lpm {
     pub fn lookup(&self, key: &FlowKey) -> Ref {
         match self.begin(key) {
             Walk::Done(r) => r,
-            Walk::From { root, v } => {
-                let mut n = &self.nodes[root as usize];
-                let mut best = Ref::NONE;
-                let mut d = 0;
-                loop {
-                    let x = &n.nib[nibble(v, d)];
+            Walk::From { start, v } => {
+                let (mut best, mut n, mut v) = self.first(start, v);
+                while let Some(node) = self.nodes.get(n as usize) {
+                    let x = &node.nib[(v >> 124) as usize];
                     if x.rank > best.rank {
-                        best = Ref {
-                            rank: x.rank,
-                            handle: x.handle,
-                        };
+                        best = x.best();
                     }
-                    match x.child {
-                        NIL => return best,
-                        c => n = &self.nodes[c as usize],
-                    }
-                    d += 1;
+                    n = x.child;
+                    v <<= 4;
                 }
+                best
             }
         }
     }
@@ -500,8 +823,8 @@ impl Lpm {
     /// which do not depend on one another, overlap in memory.
     pub fn lookup_many(&self, keys: &[FlowKey], live: &[bool], out: &mut [Ref]) {
         const N: usize = crate::batch::CHUNK;
-        // Per key: the node to read next (NIL: walk over) and the
-        // left-aligned value of F.
+        // Per key: the node to read next (NIL: walk over) and the value
+        // of F still to read, left-aligned.
         let mut node = [NIL; N];
         let mut val = [0u128; N];
         let n = keys.len().min(N).min(out.len()).min(live.len());
@@ -512,40 +835,38 @@ impl Lpm {
             }
             match self.begin(&keys[i]) {
                 Walk::Done(r) => out[i] = r,
-                Walk::From { root, v } => {
-                    node[i] = root;
-                    val[i] = v;
-                }
+                Walk::From { start, v } => (out[i], node[i], val[i]) = self.first(start, v),
             }
         }
-        let mut d = 0;
         loop {
+            // Each level in two passes: first only the reads (a few
+            // instructions per key, so the reads of many keys are in
+            // flight at once: the CPU's window holds them all, where a
+            // longer loop body filled it after a few misses), then the
+            // bookkeeping. A finished walk reads nothing and gets
+            // `Nib::EMPTY`, which changes nothing below.
+            let mut x = [Nib::EMPTY; N];
+            for i in 0..n {
+                if let Some(nd) = self.nodes.get(node[i] as usize) {
+                    x[i] = nd.nib[(val[i] >> 124) as usize];
+                }
+            }
             let mut more = false;
             for i in 0..n {
-                let Some(x) = self
-                    .nodes
-                    .get(node[i] as usize)
-                    .map(|nd| &nd.nib[nibble(val[i], d)])
-                else {
-                    continue;
-                };
-                if x.rank > out[i].rank {
-                    out[i] = Ref {
-                        rank: x.rank,
-                        handle: x.handle,
-                    };
+                if x[i].rank > out[i].rank {
+                    out[i] = x[i].best();
                 }
-                node[i] = x.child;
-                more |= x.child != NIL;
+                node[i] = x[i].child;
+                val[i] <<= 4;
+                more |= x[i].child != NIL;
             }
             if !more {
                 return;
             }
-            d += 1;
         }
     }
 
-    /// The context part of a lookup: the root of the packet's trie and
+    /// The context part of a lookup: where the packet's walk starts and
     /// its value of F, or the answer when no walk is needed.
     #[inline]
     fn begin(&self, key: &FlowKey) -> Walk {
@@ -557,34 +878,38 @@ impl Lpm {
             values
                 .iter()
                 .zip(form.context.iter())
-                .all(|(v, (f, m))| key_bits(key, *f) & m == *v)
+                .all(|(v, (f, m))| bits(key, *f) & m == *v)
         };
-        let root = match &self.sole {
-            Some((values, root)) if same(values) => *root,
+        let start = match &self.sole {
+            Some((values, start)) if same(values) => *start,
             Some(_) => return Walk::Done(Ref::NONE),
             None => {
                 let mut h = self.hasher.build_hasher();
                 for (f, m) in form.context.iter() {
-                    h.write_u128(key_bits(key, *f) & m);
+                    h.write_u128(bits(key, *f) & m);
                 }
                 match self.contexts.find(h.finish(), |c| same(&c.values)) {
-                    Some(c) => c.root,
+                    Some(c) => c.start,
                     None => return Walk::Done(Ref::NONE),
                 }
             }
         };
         if !key.present.contains(form.field) {
             let r = self
-                .nodes
-                .get(root as usize)
-                .and_then(|n| self.lists.get(n.slot[0] as usize))
-                .and_then(Option::as_ref)
-                .map_or(Ref::NONE, Same::best);
+                .cold
+                .get(start.root as usize)
+                .map_or(Ref::NONE, |n| list_best(&self.lists, n.slot[ZERO_SLOT]));
             return Walk::Done(r);
         }
         Walk::From {
-            root,
-            v: key_bits(key, form.field) << (128 - form.width),
+            start,
+            v: bits(key, form.field) << (128 - form.width),
         }
+    }
+
+    /// Number of direct tables in use (tests).
+    #[cfg(test)]
+    pub fn n_directs(&self) -> usize {
+        self.directs.len() - self.free_directs.len()
     }
 }

@@ -277,6 +277,7 @@ fn check_lpm(form_of: (&Shape, &Shape), ops: &[Op], keys: &[FlowKey]) -> Result<
     prop_assert!(form.is_some());
     let Some(form) = form else { return Ok(()) };
     let mut lpm = Lpm::new(form.clone());
+    let mut plain = Lpm::without_direct(form.clone());
     let mut live: Vec<(Ref, CompiledMatch)> = Vec::new();
     for (seq, op) in ops.iter().enumerate() {
         match op {
@@ -289,6 +290,7 @@ fn check_lpm(form_of: (&Shape, &Shape), ops: &[Op], keys: &[FlowKey]) -> Result<
                     handle: seq as u32,
                 };
                 lpm.insert(r, triples(m));
+                plain.insert(r, triples(m));
                 live.push((r, m.clone()));
             }
             Op::Del(i) => {
@@ -297,14 +299,52 @@ fn check_lpm(form_of: (&Shape, &Shape), ops: &[Op], keys: &[FlowKey]) -> Result<
                 }
                 let (r, m) = live.remove(i % live.len());
                 prop_assert!(lpm.remove(r, triples(&m)));
+                prop_assert!(plain.remove(r, triples(&m)));
             }
         }
         prop_assert_eq!(lpm.is_empty(), live.is_empty());
         for k in keys {
             prop_assert_eq!(lpm.lookup(k).some(), expected(&live, k));
+            prop_assert_eq!(plain.lookup(k).some(), expected(&live, k));
+        }
+        check_lpm_many(&lpm, keys)?;
+        check_lpm_many(&plain, keys)?;
+    }
+    Ok(())
+}
+
+/// `Lpm::lookup_many` agrees with `Lpm::lookup` key by key, every third
+/// key left out.
+fn check_lpm_many(lpm: &Lpm, keys: &[FlowKey]) -> Result<(), TestCaseError> {
+    for chunk in keys.chunks(crate::batch::CHUNK) {
+        let live: Vec<bool> = (0..chunk.len()).map(|i| i % 3 != 1).collect();
+        let mut out = vec![Ref::NONE; chunk.len()];
+        lpm.lookup_many(chunk, &live, &mut out);
+        for (i, k) in chunk.iter().enumerate() {
+            let want = if live[i] { lpm.lookup(k) } else { Ref::NONE };
+            prop_assert_eq!(out[i], want, "lookup_many, key {}", i);
         }
     }
     Ok(())
+}
+
+/// An IPv4 route `eth_type=0x0800, ipv4_dst=addr/len` (len 0: no
+/// ipv4_dst).
+fn route_match(len: u32, addr: u32) -> CompiledMatch {
+    let mask = prefix(Field::Ipv4Dst, len);
+    let mut v = vec![FieldMatch {
+        field: Field::EthType,
+        value: 0x0800,
+        mask: 0xffff,
+    }];
+    if len > 0 {
+        v.push(FieldMatch {
+            field: Field::Ipv4Dst,
+            value: u128::from(addr) & mask,
+            mask,
+        });
+    }
+    CompiledMatch::from_fields(v)
 }
 
 fn shape(fields: &[(Field, u128)]) -> Vec<(Field, u128)> {
@@ -377,6 +417,90 @@ proptest! {
         check_lpm((&v4(8), &v4(24)), &ops, &keys)?;
         check_lpm((&v4p(8), &v4p(0)), &ops, &keys)?;
         check_lpm((&v6(128), &v6(64)), &ops, &keys)?;
+    }
+
+    /// Many nested IPv4 routes of every length (0 to 32) around a few
+    /// bases, inserted and removed, priorities following the lengths or
+    /// not: the trie (with its direct table built, kept up to date and
+    /// dropped as the route count moves around the thresholds) against
+    /// the reference, single and batched lookups.
+    #[test]
+    fn lpm_nested_routes_equal_reference(
+        follow in any::<bool>(),
+        adds in proptest::collection::vec((0u32..=32, 0usize..4, any::<u32>(), 0u16..40), 1..160),
+        dels in proptest::collection::vec((0usize..4, any::<usize>()), 0..160),
+        probes in proptest::collection::vec((any::<bool>(), 0usize..4, any::<u32>(), 0u32..=32), 1..40),
+    ) {
+        // Bases that share their top 8 or 16 bits, so prefixes nest and
+        // share direct-table slots and depth-4 nodes.
+        const BASES: [u32; 4] = [0x0a01_0200, 0x0a01_ff00, 0x0a80_0000, 0xc0a8_0101];
+        let v4 = |len| shape(&[(Field::EthType, 0xffff), (Field::Ipv4Dst, prefix(Field::Ipv4Dst, len))]);
+        let form = LpmForm::derive(&v4(8), &v4(24));
+        prop_assert!(form.is_some());
+        let Some(form) = form else { return Ok(()) };
+        let mut lpm = Lpm::new(form.clone());
+        // The same routes without direct tables: walks from the root or
+        // from the skip of a sparse top.
+        let mut plain = Lpm::without_direct(form);
+        let mut live: Vec<(Ref, CompiledMatch)> = Vec::new();
+        let keys: Vec<FlowKey> = probes.iter().map(|&(has, b, noise, low)| {
+            let mut k = FlowKey::new(0);
+            k.present = FieldSet::EMPTY;
+            set(&mut k, Field::EthType, 0x0800);
+            if has {
+                let lowmask = if low >= 32 { u32::MAX } else { (1u32 << low) - 1 };
+                set(&mut k, Field::Ipv4Dst, u128::from(BASES[b] ^ (noise & lowmask)));
+            }
+            k
+        }).collect();
+        let mut dels = dels.into_iter();
+        for (seq, &(len, b, noise, prio)) in adds.iter().enumerate() {
+            // Now and then remove one or more routes (every fourth step
+            // a burst, so the count falls below the thresholds too).
+            if seq % 3 == 2 {
+                for _ in 0..if seq % 4 == 0 { 6 } else { 1 } {
+                    let Some((_, i)) = dels.next() else { break };
+                    if live.is_empty() {
+                        break;
+                    }
+                    let (r, m) = live.remove(i % live.len());
+                    prop_assert!(lpm.remove(r, triples(&m)));
+                    prop_assert!(plain.remove(r, triples(&m)));
+                }
+            }
+            let addr = BASES[b] ^ (noise >> len.min(31));
+            let m = route_match(len, addr);
+            let r = Ref {
+                rank: Rank::new(if follow { len as u16 } else { prio }, seq as u64),
+                handle: seq as u32,
+            };
+            lpm.insert(r, triples(&m));
+            plain.insert(r, triples(&m));
+            live.push((r, m));
+            for k in &keys {
+                prop_assert_eq!(lpm.lookup(k).some(), expected(&live, k));
+                prop_assert_eq!(plain.lookup(k).some(), expected(&live, k));
+            }
+            check_lpm_many(&lpm, &keys)?;
+            check_lpm_many(&plain, &keys)?;
+            if live.len() >= lpm::DIRECT_MIN {
+                prop_assert_eq!(lpm.n_directs(), 1);
+            }
+            if live.len() < lpm::DIRECT_MIN / 2 {
+                prop_assert_eq!(lpm.n_directs(), 0);
+            }
+        }
+        // Remove everything: the trie empties and frees its table.
+        while let Some((r, m)) = live.pop() {
+            prop_assert!(lpm.remove(r, triples(&m)));
+            prop_assert!(plain.remove(r, triples(&m)));
+            for k in &keys {
+                prop_assert_eq!(lpm.lookup(k).some(), expected(&live, k));
+                prop_assert_eq!(plain.lookup(k).some(), expected(&live, k));
+            }
+        }
+        prop_assert!(lpm.is_empty() && plain.is_empty());
+        prop_assert_eq!(lpm.n_directs(), 0);
     }
 
     /// Whole tables: positions, priority order, strict index, replicas.
