@@ -130,6 +130,7 @@
 //! a subtable's position in the order moves by one `Vec` shift (the number
 //! of shapes, not of entries).
 
+pub mod exact;
 pub mod linear;
 pub mod lpm;
 pub mod tss;
@@ -138,6 +139,7 @@ pub mod tss;
 mod tests;
 
 use crate::matcher::CompiledMatch;
+use exact::{Exact, Hit};
 use linear::Linear;
 use lpm::{Lpm, LpmForm};
 use packet::{Field, FlowKey};
@@ -301,6 +303,9 @@ pub(crate) struct Auto {
     lpm: Option<Lpm>,
     /// Present exactly while the table has at most `LINEAR_MAX` entries.
     linear: Option<Linear>,
+    /// Present exactly while the table has one non-empty shape and that
+    /// shape packs into 64 bits (`exact`).
+    exact: Option<Exact>,
     len: usize,
     kind: Kind,
 }
@@ -311,6 +316,7 @@ impl Default for Auto {
             tss: Tss::default(),
             lpm: None,
             linear: Some(Linear::default()),
+            exact: None,
             len: 0,
             kind: Kind::Linear,
         }
@@ -356,6 +362,7 @@ impl Auto {
             None if created => self.try_lpm(),
             _ => {}
         }
+        self.sync_exact(m, created);
         self.len += 1;
         if self.len <= LINEAR_MAX {
             self.linear.get_or_insert_with(Linear::default).insert(r, m);
@@ -384,6 +391,7 @@ impl Auto {
             None if destroyed => self.try_lpm(),
             _ => {}
         }
+        self.sync_exact(m, destroyed);
         self.len -= 1;
         match &mut self.linear {
             Some(l) => {
@@ -406,22 +414,47 @@ impl Auto {
         self.tss.find(m, priority)
     }
 
-    /// The best entry matching `key`.
+    /// The handle of the best entry matching `key`.
     #[inline]
-    pub fn lookup(&self, key: &FlowKey) -> Option<Ref> {
-        match (self.kind, &self.linear, &self.lpm) {
-            (Kind::Linear, Some(l), _) => l.lookup(key),
+    pub fn lookup(&self, key: &FlowKey) -> Option<u32> {
+        match (self.kind, &self.linear, &self.lpm, &self.exact) {
+            (Kind::Hash, _, _, Some(ex)) => self.exact_answer(ex.probe(key), key),
+            (Kind::Linear, Some(l), _, _) => l.lookup(key).map(|r| r.handle),
             // The trie, then the subtables it does not stand for.
-            (Kind::Lpm, _, Some(lpm)) => self.tss.lookup_with(key, lpm.lookup(key), true).some(),
-            _ => self.tss.lookup_with(key, Ref::NONE, false).some(),
+            (Kind::Lpm, _, Some(lpm), _) => self
+                .tss
+                .lookup_with(key, lpm.lookup(key), true)
+                .some()
+                .map(|r| r.handle),
+            _ => self.tss.lookup(key).map(|r| r.handle),
         }
     }
 
-    /// Whether `lookup` answers the same for `a` and `b`: they agree on
-    /// the presence and the value of every field some entry matches on
-    /// (the only parts of a key any structure here reads; the trie's
-    /// form and the linear list hold entries of the tuple space).
+    /// The answer for `key` given what the exact index found for it: the
+    /// better of that and the best match-everything entry, by priority;
+    /// on equal priorities the installation order decides, which only the
+    /// tuple space knows (it is asked then).
+    #[inline]
+    fn exact_answer(&self, hit: Option<Hit>, key: &FlowKey) -> Option<u32> {
+        let any = self.tss.lookup_any();
+        match hit {
+            None => any.some().map(|r| r.handle),
+            Some(h) if any.is_none() || h.priority > any.rank.priority() => Some(h.handle),
+            Some(h) if h.priority < any.rank.priority() => Some(any.handle),
+            Some(_) => self.tss.lookup(key).map(|r| r.handle),
+        }
+    }
+
+    /// Whether `lookup` answers the same for `a` and `b`: with the exact
+    /// index, their packed keys (the masked bits of the one shape, or
+    /// `None` when a field is missing) are equal; else they agree on the
+    /// presence and the value of every field some entry matches on (the
+    /// only parts of a key any structure here reads; the trie's form and
+    /// the linear list hold entries of the tuple space).
     pub fn same_answer(&self, a: &FlowKey, b: &FlowKey) -> bool {
+        if let Some(ex) = &self.exact {
+            return ex.pack_key(a) == ex.pack_key(b);
+        }
         self.tss.fields().iter().all(|f| {
             let present = a.present.contains(*f);
             present == b.present.contains(*f)
@@ -430,22 +463,37 @@ impl Auto {
     }
 
     /// `lookup` for several keys (at most `crate::batch::CHUNK`): `out[i]`
-    /// for `keys[i]`, `None` where `live[i]` is false. A trie walks all
-    /// keys level by level (`Lpm::lookup_many`), the tuple space probes
-    /// subtable by subtable for all keys (`Tss::lookup_many`): the memory
-    /// reads of different keys overlap. A linear list is looked up key by
-    /// key (it is small, hence in cache).
-    pub fn lookup_many(&self, keys: &[FlowKey], live: &[bool], out: &mut [Option<Ref>]) {
-        let mut best = [Ref::NONE; crate::batch::CHUNK];
-        let n = keys.len().min(live.len()).min(out.len()).min(best.len());
-        match (self.kind, &self.linear, &self.lpm) {
-            (Kind::Linear, Some(_), _) => {
+    /// for `keys[i]`, `None` where `live[i]` is false. The exact index
+    /// reads the first slot of every key before probing
+    /// (`Exact::probe_many`), a trie walks all keys level by level
+    /// (`Lpm::lookup_many`), the tuple space probes subtable by subtable
+    /// for all keys (`Tss::lookup_many`): the memory reads of different
+    /// keys overlap. A linear list is looked up key by key (it is small,
+    /// hence in cache).
+    pub fn lookup_many(&self, keys: &[FlowKey], live: &[bool], out: &mut [Option<u32>]) {
+        const N: usize = crate::batch::CHUNK;
+        let mut best = [Ref::NONE; N];
+        let n = keys.len().min(live.len()).min(out.len()).min(N);
+        match (self.kind, &self.linear, &self.lpm, &self.exact) {
+            (Kind::Hash, _, _, Some(ex)) => {
+                let mut hits = [None; N];
+                ex.probe_many(&keys[..n], &live[..n], &mut hits[..n]);
+                for i in 0..n {
+                    out[i] = if live[i] {
+                        self.exact_answer(hits[i], &keys[i])
+                    } else {
+                        None
+                    };
+                }
+                return;
+            }
+            (Kind::Linear, Some(_), _, _) => {
                 for i in 0..n {
                     out[i] = if live[i] { self.lookup(&keys[i]) } else { None };
                 }
                 return;
             }
-            (Kind::Lpm, _, Some(lpm)) => {
+            (Kind::Lpm, _, Some(lpm), _) => {
                 lpm.lookup_many(&keys[..n], &live[..n], &mut best[..n]);
                 self.tss
                     .lookup_many(&keys[..n], &live[..n], &mut best[..n], true);
@@ -455,8 +503,51 @@ impl Auto {
                 .lookup_many(&keys[..n], &live[..n], &mut best[..n], false),
         }
         for i in 0..n {
-            out[i] = if live[i] { best[i].some() } else { None };
+            out[i] = if live[i] {
+                best[i].some().map(|r| r.handle)
+            } else {
+                None
+            };
         }
+    }
+
+    /// Keeps the exact index in step after `m` was added or removed
+    /// (`shapes_changed`: a subtable came or went with it). A change of
+    /// the set of shapes drops the index and, if one shape is left,
+    /// builds it afresh from the tuple space's buckets (O(entries), like
+    /// a trie build); otherwise the match's key takes its bucket's best
+    /// entry or goes with the bucket (O(1)).
+    fn sync_exact(&mut self, m: &CompiledMatch, shapes_changed: bool) {
+        if shapes_changed {
+            self.exact = None;
+            if self.tss.n_nonempty() == 1 {
+                self.build_exact();
+            }
+            return;
+        }
+        if m.is_empty() {
+            return;
+        }
+        let Some(ex) = &mut self.exact else { return };
+        let key = ex.pack_match(m.fields());
+        match self.tss.best(m) {
+            Some(r) => ex.set(key, r),
+            None => {
+                ex.remove(key);
+            }
+        }
+    }
+
+    /// Builds the exact index of the one shape, if it packs in 64 bits.
+    fn build_exact(&mut self) {
+        let Some(mut ex) = self.tss.shapes().next().and_then(Exact::new) else {
+            return;
+        };
+        self.tss.for_each_bucket(|fields, best| {
+            let key = ex.pack_values(fields.values.iter().copied());
+            ex.set(key, best);
+        });
+        self.exact = Some(ex);
     }
 
     fn choose(&mut self) {

@@ -434,6 +434,16 @@ impl Tss {
         same.iter().find(|r| r.rank.priority() == priority)
     }
 
+    /// The best entry with exactly this (non-empty) match, any priority.
+    pub fn best(&self, m: &CompiledMatch) -> Option<Ref> {
+        let fields = m.fields();
+        let sub = self.sub(self.find_sub(fields, self.shape_hash(fields))?)?;
+        let eq = |b: &Bucket| b.values.iter().zip(fields).all(|(v, f)| *v == f.value);
+        sub.buckets
+            .find(self.values_hash(fields), eq)
+            .map(|b| b.same.best())
+    }
+
     /// The best match-everything entry (or `Ref::NONE`).
     #[inline]
     pub fn lookup_any(&self) -> Ref {
@@ -572,6 +582,21 @@ impl Tss {
     /// Number of subtables marked `in_lpm`.
     pub fn n_in_lpm(&self) -> usize {
         self.subtables.iter().flatten().filter(|s| s.in_lpm).count()
+    }
+
+    /// Calls `f` for every bucket (every distinct non-empty match) with
+    /// its best entry (in no particular order).
+    pub fn for_each_bucket(&self, mut f: impl FnMut(BucketFields<'_>, Ref)) {
+        for o in &self.order {
+            let Some(sub) = self.sub(o.sub) else { continue };
+            for b in sub.buckets.iter() {
+                let fields = BucketFields {
+                    shape: &sub.shape,
+                    values: &b.values,
+                };
+                f(fields, b.same.best());
+            }
+        }
     }
 
     /// Calls `f` for every entry with its match (in no particular order).
