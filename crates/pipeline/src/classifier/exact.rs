@@ -59,21 +59,88 @@ use hashbrown::DefaultHashBuilder;
 use packet::{Field, FieldSet, FlowKey};
 use std::hash::BuildHasher;
 
+/// Where a shape field's bits are read from in a key: the common fields
+/// directly (inlined, 64-bit), the others through `key_bits`.
+#[derive(Debug, Clone, Copy)]
+enum Reader {
+    InPort,
+    Metadata,
+    EthDst,
+    EthSrc,
+    EthType,
+    VlanVid,
+    IpProto,
+    Ipv4Src,
+    Ipv4Dst,
+    TpSrc,
+    TpDst,
+    Other(Field),
+}
+
+impl Reader {
+    fn of(f: Field) -> Reader {
+        use Field::*;
+        match f {
+            InPort => Reader::InPort,
+            Metadata => Reader::Metadata,
+            EthDst => Reader::EthDst,
+            EthSrc => Reader::EthSrc,
+            EthType => Reader::EthType,
+            VlanVid => Reader::VlanVid,
+            IpProto => Reader::IpProto,
+            Ipv4Src => Reader::Ipv4Src,
+            Ipv4Dst => Reader::Ipv4Dst,
+            TcpSrc | UdpSrc | SctpSrc => Reader::TpSrc,
+            TcpDst | UdpDst | SctpDst => Reader::TpDst,
+            f => Reader::Other(f),
+        }
+    }
+}
+
+/// A MAC address as a number (as `key_bits` reads it).
+#[inline(always)]
+fn mac(m: &[u8; 6]) -> u64 {
+    let [a, b, c, d, e, f] = *m;
+    u64::from_be_bytes([0, 0, a, b, c, d, e, f])
+}
+
 /// One shape field's place in the packed key.
 #[derive(Debug, Clone, Copy)]
 struct Part {
-    field: Field,
-    mask: u128,
-    /// Lowest set bit of `mask`.
+    src: Reader,
+    /// Lowest set bit of the field's mask.
     low: u32,
+    /// The mask shifted down by `low` (it spans at most 64 bits).
+    mask: u64,
     /// Where the span starts in the packed key.
     offset: u32,
 }
 
 impl Part {
-    #[inline]
-    fn pack(&self, bits: u128) -> u64 {
-        (((bits & self.mask) >> self.low) as u64) << self.offset
+    /// A match value's bits (a subset of the mask) in the packed key.
+    fn pack(&self, value: u128) -> u64 {
+        (((value >> self.low) as u64) & self.mask) << self.offset
+    }
+
+    /// The packet's masked bits in the packed key.
+    #[inline(always)]
+    fn read(&self, key: &FlowKey) -> u64 {
+        let direct = |v: u64| v >> self.low;
+        let v = match self.src {
+            Reader::InPort => direct(key.in_port.into()),
+            Reader::Metadata => direct(key.metadata),
+            Reader::EthDst => direct(mac(&key.eth_dst)),
+            Reader::EthSrc => direct(mac(&key.eth_src)),
+            Reader::EthType => direct(key.eth_type.into()),
+            Reader::VlanVid => direct(key.vlan_vid.into()),
+            Reader::IpProto => direct(key.ip_proto.into()),
+            Reader::Ipv4Src => direct(key.ipv4_src.into()),
+            Reader::Ipv4Dst => direct(key.ipv4_dst.into()),
+            Reader::TpSrc => direct(key.tp_src.into()),
+            Reader::TpDst => direct(key.tp_dst.into()),
+            Reader::Other(f) => (key_bits(key, f) >> self.low) as u64,
+        };
+        (v & self.mask) << self.offset
     }
 }
 
@@ -138,9 +205,9 @@ impl Exact {
                 return None;
             }
             parts.push(Part {
-                field: *field,
-                mask: *mask,
+                src: Reader::of(*field),
                 low,
+                mask: (mask >> low) as u64,
                 offset,
             });
             offset += span;
@@ -204,11 +271,10 @@ impl Exact {
         if !key.present.contains_all(self.required) {
             return None;
         }
-        Some(
-            self.parts
-                .iter()
-                .fold(0, |k, p| k | p.pack(key_bits(key, p.field))),
-        )
+        Some(match &*self.parts {
+            [p] => p.read(key),
+            parts => parts.iter().fold(0, |k, p| k | p.read(key)),
+        })
     }
 
     #[inline]
