@@ -385,24 +385,25 @@ impl Exact {
     }
 
     /// `probe` for several packets: `hits[i]` for `keys[i]` where
-    /// `live[i]`. The homes of all packets are computed and read first,
-    /// so their cache misses overlap; then the probes run (on lines now
-    /// in cache).
+    /// `live[i]`. Three loops: the packed keys and home slots of all
+    /// packets; then one read of every home slot, a short loop of loads
+    /// that depend on nothing but the homes, so the out-of-order core has
+    /// the cache misses of all packets in flight at once; then the probes,
+    /// on lines now in cache.
     pub fn probe_many(&self, keys: &[FlowKey], live: &[bool], hits: &mut [Option<Hit>]) {
         const N: usize = crate::batch::CHUNK;
         let n = keys.len().min(live.len()).min(hits.len()).min(N);
         let mut packed = [None; N];
         let mut home = [0usize; N];
-        let mut sink = 0u64;
         for i in 0..n {
-            if !live[i] {
-                continue;
+            if live[i] {
+                packed[i] = self.pack_key(&keys[i]);
+                home[i] = packed[i].map_or(0, |k| self.home(k));
             }
-            if let Some(k) = self.pack_key(&keys[i]) {
-                packed[i] = Some(k);
-                home[i] = self.home(k);
-                sink ^= self.slots[home[i]].key;
-            }
+        }
+        let mut sink = 0u64;
+        for h in &home[..n] {
+            sink ^= self.slots[*h].key;
         }
         std::hint::black_box(sink);
         for i in 0..n {
