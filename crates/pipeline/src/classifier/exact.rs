@@ -97,6 +97,52 @@ impl Reader {
     }
 }
 
+impl Reader {
+    /// Position in `common`'s array (`None` for `Other`).
+    fn at(self) -> Option<u8> {
+        let at = match self {
+            Reader::InPort => 0,
+            Reader::Metadata => 1,
+            Reader::EthDst => 2,
+            Reader::EthSrc => 3,
+            Reader::EthType => 4,
+            Reader::VlanVid => 5,
+            Reader::IpProto => 6,
+            Reader::Ipv4Src => 7,
+            Reader::Ipv4Dst => 8,
+            Reader::TpSrc => 9,
+            Reader::TpDst => 10,
+            Reader::Other(_) => return None,
+        };
+        Some(at)
+    }
+}
+
+/// Size of `common`'s array (a power of two: the index is masked, no
+/// bounds check).
+const COMMON: usize = 16;
+
+/// Every `Reader` field but `Other` of a key, by `Reader::at`. A shape of
+/// several such fields reads them all (straight-line loads) and picks
+/// its own by index: no branch per field, where a `match` per field is an
+/// indirect jump whose target changes from field to field.
+#[inline(always)]
+fn common(key: &FlowKey) -> [u64; COMMON] {
+    let mut v = [0; COMMON];
+    v[0] = key.in_port.into();
+    v[1] = key.metadata;
+    v[2] = mac(&key.eth_dst);
+    v[3] = mac(&key.eth_src);
+    v[4] = key.eth_type.into();
+    v[5] = key.vlan_vid.into();
+    v[6] = key.ip_proto.into();
+    v[7] = key.ipv4_src.into();
+    v[8] = key.ipv4_dst.into();
+    v[9] = key.tp_src.into();
+    v[10] = key.tp_dst.into();
+    v
+}
+
 /// A MAC address as a number (as `key_bits` reads it).
 #[inline(always)]
 fn mac(m: &[u8; 6]) -> u64 {
@@ -108,6 +154,8 @@ fn mac(m: &[u8; 6]) -> u64 {
 #[derive(Debug, Clone, Copy)]
 struct Part {
     src: Reader,
+    /// `src.at()`, `COMMON` for `Other`.
+    at: u8,
     /// Lowest set bit of the field's mask.
     low: u32,
     /// The mask shifted down by `low` (it spans at most 64 bits).
@@ -142,6 +190,13 @@ impl Part {
         };
         (v & self.mask) << self.offset
     }
+
+    /// `read` from the `common` values of the key (`Reader::Other` not
+    /// allowed).
+    #[inline(always)]
+    fn read_common(&self, common: &[u64; COMMON]) -> u64 {
+        ((common[usize::from(self.at) & (COMMON - 1)] >> self.low) & self.mask) << self.offset
+    }
 }
 
 /// A used or empty slot of the table (module comment).
@@ -175,6 +230,8 @@ const MIN_SLOTS: usize = 8;
 pub struct Exact {
     shape: Box<Shape>,
     parts: Box<[Part]>,
+    /// No part reads `Reader::Other` (`pack_key` may use `common`).
+    all_common: bool,
     required: FieldSet,
     seed: u64,
     /// Odd.
@@ -204,8 +261,10 @@ impl Exact {
             if offset + span > 64 {
                 return None;
             }
+            let src = Reader::of(*field);
             parts.push(Part {
-                src: Reader::of(*field),
+                src,
+                at: src.at().unwrap_or(COMMON as u8),
                 low,
                 mask: (mask >> low) as u64,
                 offset,
@@ -216,6 +275,7 @@ impl Exact {
         let seeds = DefaultHashBuilder::default();
         Some(Exact {
             shape: shape.into(),
+            all_common: parts.iter().all(|p| p.src.at().is_some()),
             parts: parts.into(),
             required,
             seed: seeds.hash_one(0x5eed_u64),
@@ -273,6 +333,10 @@ impl Exact {
         }
         Some(match &*self.parts {
             [p] => p.read(key),
+            parts if self.all_common => {
+                let common = common(key);
+                parts.iter().fold(0, |k, p| k | p.read_common(&common))
+            }
             parts => parts.iter().fold(0, |k, p| k | p.read(key)),
         })
     }
