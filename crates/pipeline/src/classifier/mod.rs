@@ -444,23 +444,24 @@ impl Auto {
         self.tss.find(m, priority)
     }
 
-    /// The handle of the best entry matching `key`. The exact index's
-    /// path is small and inlined into the caller; the others are not.
+    /// The handle of the best entry matching `key`. The exact index's and
+    /// the linear list's paths are small and inlined into the caller; the
+    /// others are not.
     #[inline]
     pub fn lookup(&self, key: &FlowKey) -> Option<u32> {
-        match (self.kind, &self.exact) {
-            (Kind::Hash, Some(ex)) => self.exact_answer(ex.probe(key), key),
+        match (self.kind, &self.exact, &self.linear) {
+            (Kind::Hash, Some(ex), _) => self.exact_answer(ex.probe(key), key),
+            (Kind::Linear, _, Some(l)) => l.lookup(key).map(|r| r.handle),
             _ => self.lookup_other(key),
         }
     }
 
-    /// `lookup` through the structures other than the exact index.
+    /// `lookup` through the trie and the tuple space.
     #[inline(never)]
     fn lookup_other(&self, key: &FlowKey) -> Option<u32> {
-        match (self.kind, &self.linear, &self.lpm) {
-            (Kind::Linear, Some(l), _) => l.lookup(key).map(|r| r.handle),
+        match (self.kind, &self.lpm) {
             // The trie, then the subtables it does not stand for.
-            (Kind::Lpm, _, Some(lpm)) => self
+            (Kind::Lpm, Some(lpm)) => self
                 .tss
                 .lookup_with(key, lpm.lookup(key), true)
                 .some()
