@@ -334,19 +334,27 @@ impl Exact {
     }
 
     /// The packet's packed key, `None` if it lacks a field of the shape.
-    #[inline]
+    /// One field is read inline, several out of line (`pack_parts`).
+    #[inline(always)]
     pub fn pack_key(&self, key: &FlowKey) -> Option<u64> {
         if !key.present.contains_all(self.required) {
             return None;
         }
         Some(match &*self.parts {
             [p] => p.read(key),
-            parts if self.all_common => {
-                let common = common(key);
-                parts.iter().fold(0, |k, p| k | p.read_common(&common))
-            }
-            parts => parts.iter().fold(0, |k, p| k | p.read(key)),
+            parts => self.pack_parts(parts, key),
         })
+    }
+
+    /// `pack_key` of a shape of several fields.
+    #[inline(never)]
+    fn pack_parts(&self, parts: &[Part], key: &FlowKey) -> u64 {
+        if self.all_common {
+            let common = common(key);
+            parts.iter().fold(0, |k, p| k | p.read_common(&common))
+        } else {
+            parts.iter().fold(0, |k, p| k | p.read(key))
+        }
     }
 
     #[inline]
