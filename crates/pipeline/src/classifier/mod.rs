@@ -324,6 +324,14 @@ impl Kind {
     }
 }
 
+/// What happened to an entry (`Auto::sync_exact`).
+#[derive(Debug, Clone, Copy)]
+enum Change {
+    Added,
+    /// With the best entry left with the same match.
+    Removed(Option<Ref>),
+}
+
 /// The table's classifier; see the module comment.
 #[derive(Debug, Clone)]
 pub(crate) struct Auto {
@@ -392,7 +400,7 @@ impl Auto {
             None if created => self.try_lpm(),
             _ => {}
         }
-        self.sync_exact(m, created);
+        self.sync_exact(r, m, Change::Added, created);
         self.len += 1;
         if self.len <= LINEAR_MAX {
             self.linear.get_or_insert_with(Linear::default).insert(r, m);
@@ -405,7 +413,7 @@ impl Auto {
     /// Removes an entry (as inserted); false if it was not there.
     pub fn remove(&mut self, r: Ref, m: &CompiledMatch) -> bool {
         let in_lpm = self.in_lpm_form(m);
-        let Some(destroyed) = self.tss.remove(r, m) else {
+        let Some((destroyed, left)) = self.tss.remove_get_best(r, m) else {
             return false;
         };
         match &mut self.lpm {
@@ -421,7 +429,7 @@ impl Auto {
             None if destroyed => self.try_lpm(),
             _ => {}
         }
-        self.sync_exact(m, destroyed);
+        self.sync_exact(r, m, Change::Removed(left), destroyed);
         self.len -= 1;
         match &mut self.linear {
             Some(l) => {
@@ -559,13 +567,17 @@ impl Auto {
         }
     }
 
-    /// Keeps the exact index in step after `m` was added or removed
-    /// (`shapes_changed`: a subtable came or went with it). A change of
-    /// the set of shapes drops the index and, if one shape is left,
-    /// builds it afresh from the tuple space's buckets (O(entries), like
-    /// a trie build); otherwise the match's key takes its bucket's best
-    /// entry or goes with the bucket (O(1)).
-    fn sync_exact(&mut self, m: &CompiledMatch, shapes_changed: bool) {
+    /// Keeps the exact index in step after `r` with match `m` was added
+    /// or removed (`shapes_changed`: a subtable came or went with it). A
+    /// change of the set of shapes drops the index and, if one shape is
+    /// left, builds it afresh from the tuple space's buckets (O(entries),
+    /// like a trie build). Otherwise one slot changes (O(1)): an added
+    /// entry takes its key's slot if it has a higher priority than the
+    /// slot's entry or the key is new (on an equal priority the tuple
+    /// space's bucket says which is best); a removed entry that was its
+    /// key's best leaves the slot to the best entry left with its match,
+    /// or takes the key away.
+    fn sync_exact(&mut self, r: Ref, m: &CompiledMatch, change: Change, shapes_changed: bool) {
         if shapes_changed {
             self.exact = None;
             if self.tss.n_nonempty() == 1 {
@@ -578,8 +590,19 @@ impl Auto {
         }
         let Some(ex) = &mut self.exact else { return };
         let key = ex.pack_match(m.fields());
-        match self.tss.best(m) {
-            Some(r) => ex.set(key, r),
+        let now = ex.get(key);
+        let best = match (change, now) {
+            (Change::Added, None) => Some(r),
+            (Change::Added, Some(h)) => match r.rank.priority().cmp(&h.priority) {
+                std::cmp::Ordering::Greater => Some(r),
+                std::cmp::Ordering::Less => return,
+                std::cmp::Ordering::Equal => self.tss.best(m),
+            },
+            (Change::Removed(left), Some(h)) if h.handle == r.handle => left,
+            (Change::Removed(_), _) => return,
+        };
+        match best {
+            Some(b) => ex.set(key, b),
             None => {
                 ex.remove(key);
             }

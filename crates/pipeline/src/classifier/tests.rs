@@ -712,3 +712,39 @@ fn many_fields_read_per_probe() {
         }
     }
 }
+
+/// The exact index keeps each key's best entry also when an equal match
+/// of equal priority comes with an earlier sequence number (a table never
+/// does this, `Auto` allows it): the tuple space's bucket decides.
+#[test]
+fn exact_equal_priority_takes_the_bucket_best() {
+    let port = |p: u128| {
+        CompiledMatch::from_fields(vec![FieldMatch {
+            field: Field::InPort,
+            value: p,
+            mask: 0xffff_ffff,
+        }])
+    };
+    let r = |seq: u64| Ref {
+        rank: Rank::new(7, seq),
+        handle: seq as u32,
+    };
+    let mut auto = Auto::default();
+    for p in 10..20 {
+        auto.insert(r(100 + p as u64), &port(p));
+    }
+    auto.insert(r(50), &port(1));
+    auto.insert(r(20), &port(1));
+    auto.insert(r(30), &port(1));
+    assert_eq!(auto.kind(), Kind::Hash);
+    assert!(auto.exact.is_some());
+    let mut k = FlowKey::new(1);
+    k.present.insert(Field::InPort);
+    assert_eq!(auto.lookup(&k), Some(20));
+    assert!(auto.remove(r(20), &port(1)));
+    assert_eq!(auto.lookup(&k), Some(30));
+    assert!(auto.remove(r(50), &port(1)));
+    assert_eq!(auto.lookup(&k), Some(30));
+    assert!(auto.remove(r(30), &port(1)));
+    assert_eq!(auto.lookup(&k), None);
+}
