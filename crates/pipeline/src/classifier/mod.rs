@@ -9,8 +9,9 @@
 //! [`Rank`]: priority in the high 16 bits, the complement of the
 //! installation sequence number below, so "better" is simply "larger".
 //! Every structure below returns the [`Ref`] (rank + handle) of the best
-//! matching entry; the table turns the handle into a position in its
-//! store. Structures never see the store: counters, timeouts and flow-mod
+//! matching entry (the exact index: its handle and priority), and
+//! [`Auto`] answers with the handle; the table turns the handle into a
+//! position in its store. Structures never see the store: counters, timeouts and flow-mod
 //! semantics stay in `table.rs` / `flow_mod.rs` whatever the structure.
 //!
 //! # The shape of a match
