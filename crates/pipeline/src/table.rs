@@ -232,21 +232,21 @@ impl FlowTable {
     /// Position of the highest-priority entry matching `key`.
     #[inline]
     pub(crate) fn find(&self, key: &FlowKey) -> Option<usize> {
-        let r = self.classifier.lookup(key)?;
-        self.pos_of.get(r.handle as usize).map(|p| *p as usize)
+        let h = self.classifier.lookup(key)?;
+        self.pos_of.get(h as usize).map(|p| *p as usize)
     }
 
     /// `find` for several keys (at most `crate::batch::CHUNK`):
     /// `pos[i]` is the position for `keys[i]`, `u32::MAX` for no match or
     /// where `live[i]` is false. Touches no counters.
     pub(crate) fn find_many(&self, keys: &[FlowKey], live: &[bool], pos: &mut [u32]) {
-        let mut refs = [None; crate::batch::CHUNK];
-        let n = keys.len().min(live.len()).min(pos.len()).min(refs.len());
+        let mut handles = [None; crate::batch::CHUNK];
+        let n = keys.len().min(live.len()).min(pos.len()).min(handles.len());
         self.classifier
-            .lookup_many(&keys[..n], &live[..n], &mut refs[..n]);
-        for (p, r) in pos.iter_mut().zip(&refs[..n]) {
-            *p = r
-                .and_then(|r| self.pos_of.get(r.handle as usize).copied())
+            .lookup_many(&keys[..n], &live[..n], &mut handles[..n]);
+        for (p, h) in pos.iter_mut().zip(&handles[..n]) {
+            *p = h
+                .and_then(|h| self.pos_of.get(h as usize).copied())
                 .unwrap_or(NIL);
         }
     }

@@ -9,8 +9,9 @@
 //! [`Rank`]: priority in the high 16 bits, the complement of the
 //! installation sequence number below, so "better" is simply "larger".
 //! Every structure below returns the [`Ref`] (rank + handle) of the best
-//! matching entry; the table turns the handle into a position in its
-//! store. Structures never see the store: counters, timeouts and flow-mod
+//! matching entry (the exact index: its handle and priority), and
+//! [`Auto`] answers with the handle; the table turns the handle into a
+//! position in its store. Structures never see the store: counters, timeouts and flow-mod
 //! semantics stay in `table.rs` / `flow_mod.rs` whatever the structure.
 //!
 //! # The shape of a match
@@ -51,9 +52,28 @@
 //! entry is one shape probe plus one bucket probe (ADD's replace check,
 //! DELETE_STRICT, MODIFY_STRICT, the replicas' removals).
 //!
-//! The exact-match *hash* of the L2 MAC table case is the tuple space with
-//! a single subtable (plus, maybe, match-everything entries such as the
-//! table-miss): one probe per packet.
+//! # Exact match ([`exact`]) — beside the tuple space, one shape only
+//!
+//! The L2 MAC table case: every entry has the same shape (plus, maybe,
+//! match-everything entries such as the table-miss, which stay in the
+//! tuple space's `any`). When that shape's masks span at most 64 bits in
+//! all (eth_dst 48; in_port 32; eth_type + ip_proto + ipv4_src 56), the
+//! packet's masked bits pack into one `u64`, and an open-addressing table
+//! of 16-byte slots (packed key, handle, priority) holds the best entry of
+//! each distinct match:
+//!
+//! ```text
+//!  key --pack--> 0x0000_0a01_0203_0806 --hash--> slot 5
+//!  slots  [ - | - | - | - | k9 | k1 h7 p100 | k4 | - ]   load <= 1/2
+//! ```
+//!
+//! One multiply-fold hash and usually one cache line per probe, against
+//! the tuple space's hasher over 128-bit words, SwissTable control bytes
+//! and a 128-byte bucket compared field by field. The tuple space stays
+//! the strict index and holds every entry; the exact index mirrors each
+//! bucket's best entry (an insert or remove updates one slot from the
+//! bucket), and is compared with the best match-everything entry by
+//! priority (the tuple space decides an equal priority).
 //!
 //! # Longest prefix match ([`lpm`]) — beside the tuple space
 //!
@@ -93,16 +113,21 @@
 //! | table                                                   | lookup via |
 //! |---------------------------------------------------------|------------|
 //! | fewer than [`HASH_MIN_ENTRIES`] entries, or up to [`LINEAR_MAX`] entries and not exactly one non-empty shape | `linear` |
-//! | exactly one non-empty shape                             | `hash`     |
+//! | exactly one non-empty shape                             | `hash`: `exact` if the shape packs in 64 bits, else `tss` (one subtable) |
 //! | a trie exists (LPM form covering at least half of the shapes when chosen) | `lpm` (trie + other subtables) |
 //! | otherwise                                               | `tss`      |
 //!
 //! The tuple space is always up to date (it is also the strict index). The
 //! linear list exists while the table has at most [`LINEAR_MAX`] entries
 //! (rebuilt from the tuple space when a table shrinks back to that size).
-//! Apart from a trie (re)build when the set of *shapes* changes as
-//! described, no insert or remove rebuilds anything proportional to the
-//! table.
+//! The exact index exists while the table has exactly one non-empty shape
+//! and it packs (whatever the kind, so it is ready when the table passes
+//! [`HASH_MIN_ENTRIES`]): it is dropped when a second shape arrives and
+//! built from the tuple space's buckets when the table is back to one
+//! shape. Apart from these (re)builds of a trie or of the exact index when
+//! the set of *shapes* changes, no insert or remove rebuilds anything
+//! proportional to the table (the exact index doubles its slots now and
+//! then, rehashing its own keys: O(1) amortised).
 //!
 //! # Cost model (per packet, per table) and adversarial traffic
 //!
@@ -113,8 +138,13 @@
 //! subtable per crafted packet; there is nothing here that grows).
 //!
 //! - `linear`: at most [`LINEAR_MAX`] match checks.
-//! - `hash`: one hash of the shape's masked fields + one SwissTable probe
-//!   (+ reading the best match-everything entry, no hashing).
+//! - `hash` (exact index): packing the shape's fields, one multiply-fold
+//!   hash, a linear probe of 1.3 slots on average at the worst load
+//!   (usually one cache line), and reading the best match-everything
+//!   entry; a full tuple space lookup only when that entry's priority
+//!   equals the found one's. The seeds are random per index.
+//! - `hash` (shape over 64 bits): one hash of the shape's masked fields +
+//!   one SwissTable probe (+ the best match-everything entry).
 //! - `lpm`: one context probe + at most `width/4 + 1` trie nodes (9 for
 //!   IPv4, 33 for IPv6), one cache line per node; plus one probe per
 //!   subtable outside the form.
@@ -126,10 +156,12 @@
 //!   either (and buckets hold only controller-installed entries).
 //!
 //! Control plane: insert/remove are O(shape length + log n) for the tuple
-//! space and the priority order, plus O(width/4) trie nodes in `lpm` form;
+//! space and the priority order, plus O(width/4) trie nodes in `lpm` form
+//! or one slot (amortised) of the exact index;
 //! a subtable's position in the order moves by one `Vec` shift (the number
 //! of shapes, not of entries).
 
+pub mod exact;
 pub mod linear;
 pub mod lpm;
 pub mod tss;
@@ -138,6 +170,7 @@ pub mod tss;
 mod tests;
 
 use crate::matcher::CompiledMatch;
+use exact::{Exact, Hit};
 use linear::Linear;
 use lpm::{Lpm, LpmForm};
 use packet::{Field, FlowKey};
@@ -292,6 +325,14 @@ impl Kind {
     }
 }
 
+/// What happened to an entry (`Auto::sync_exact`).
+#[derive(Debug, Clone, Copy)]
+enum Change {
+    Added,
+    /// With the best entry left with the same match.
+    Removed(Option<Ref>),
+}
+
 /// The table's classifier; see the module comment.
 #[derive(Debug, Clone)]
 pub(crate) struct Auto {
@@ -301,6 +342,9 @@ pub(crate) struct Auto {
     lpm: Option<Lpm>,
     /// Present exactly while the table has at most `LINEAR_MAX` entries.
     linear: Option<Linear>,
+    /// Present exactly while the table has one non-empty shape and that
+    /// shape packs into 64 bits (`exact`).
+    exact: Option<Exact>,
     len: usize,
     kind: Kind,
 }
@@ -311,6 +355,7 @@ impl Default for Auto {
             tss: Tss::default(),
             lpm: None,
             linear: Some(Linear::default()),
+            exact: None,
             len: 0,
             kind: Kind::Linear,
         }
@@ -356,6 +401,7 @@ impl Auto {
             None if created => self.try_lpm(),
             _ => {}
         }
+        self.sync_exact(r, m, Change::Added, created);
         self.len += 1;
         if self.len <= LINEAR_MAX {
             self.linear.get_or_insert_with(Linear::default).insert(r, m);
@@ -368,7 +414,7 @@ impl Auto {
     /// Removes an entry (as inserted); false if it was not there.
     pub fn remove(&mut self, r: Ref, m: &CompiledMatch) -> bool {
         let in_lpm = self.in_lpm_form(m);
-        let Some(destroyed) = self.tss.remove(r, m) else {
+        let Some((destroyed, left)) = self.tss.remove_get_best(r, m) else {
             return false;
         };
         match &mut self.lpm {
@@ -384,6 +430,7 @@ impl Auto {
             None if destroyed => self.try_lpm(),
             _ => {}
         }
+        self.sync_exact(r, m, Change::Removed(left), destroyed);
         self.len -= 1;
         match &mut self.linear {
             Some(l) => {
@@ -406,22 +453,65 @@ impl Auto {
         self.tss.find(m, priority)
     }
 
-    /// The best entry matching `key`.
+    /// The handle of the best entry matching `key`. The exact index's and
+    /// the linear list's paths are small and inlined into the caller; the
+    /// others are not.
     #[inline]
-    pub fn lookup(&self, key: &FlowKey) -> Option<Ref> {
-        match (self.kind, &self.linear, &self.lpm) {
-            (Kind::Linear, Some(l), _) => l.lookup(key),
-            // The trie, then the subtables it does not stand for.
-            (Kind::Lpm, _, Some(lpm)) => self.tss.lookup_with(key, lpm.lookup(key), true).some(),
-            _ => self.tss.lookup_with(key, Ref::NONE, false).some(),
+    pub fn lookup(&self, key: &FlowKey) -> Option<u32> {
+        match (self.kind, &self.exact, &self.linear) {
+            (Kind::Hash, Some(ex), _) => self.exact_answer(ex.probe(key), key),
+            (Kind::Linear, _, Some(l)) => l.lookup(key).map(|r| r.handle),
+            _ => self.lookup_other(key),
         }
     }
 
-    /// Whether `lookup` answers the same for `a` and `b`: they agree on
-    /// the presence and the value of every field some entry matches on
-    /// (the only parts of a key any structure here reads; the trie's
-    /// form and the linear list hold entries of the tuple space).
+    /// `lookup` through the trie and the tuple space.
+    #[inline(never)]
+    fn lookup_other(&self, key: &FlowKey) -> Option<u32> {
+        match (self.kind, &self.lpm) {
+            // The trie, then the subtables it does not stand for.
+            (Kind::Lpm, Some(lpm)) => self
+                .tss
+                .lookup_with(key, lpm.lookup(key), true)
+                .some()
+                .map(|r| r.handle),
+            _ => self.tss.lookup(key).map(|r| r.handle),
+        }
+    }
+
+    /// The answer for `key` given what the exact index found for it: the
+    /// better of that and the best match-everything entry, by priority;
+    /// on equal priorities the installation order decides, which only the
+    /// tuple space knows (it is asked then).
+    #[inline]
+    fn exact_answer(&self, hit: Option<Hit>, key: &FlowKey) -> Option<u32> {
+        let any = self.tss.lookup_any();
+        match hit {
+            None => any.some().map(|r| r.handle),
+            Some(h) if any.is_none() || h.priority > any.rank.priority() => Some(h.handle),
+            Some(h) if h.priority < any.rank.priority() => Some(any.handle),
+            Some(_) => self.tie(key),
+        }
+    }
+
+    /// `exact_answer` when the found entry and the best match-everything
+    /// entry have the same priority: the tuple space decides.
+    #[cold]
+    #[inline(never)]
+    fn tie(&self, key: &FlowKey) -> Option<u32> {
+        self.tss.lookup(key).map(|r| r.handle)
+    }
+
+    /// Whether `lookup` answers the same for `a` and `b`: with the exact
+    /// index, their packed keys (the masked bits of the one shape, or
+    /// `None` when a field is missing) are equal; else they agree on the
+    /// presence and the value of every field some entry matches on (the
+    /// only parts of a key any structure here reads; the trie's form and
+    /// the linear list hold entries of the tuple space).
     pub fn same_answer(&self, a: &FlowKey, b: &FlowKey) -> bool {
+        if let Some(ex) = &self.exact {
+            return ex.pack_key(a) == ex.pack_key(b);
+        }
         self.tss.fields().iter().all(|f| {
             let present = a.present.contains(*f);
             present == b.present.contains(*f)
@@ -430,22 +520,37 @@ impl Auto {
     }
 
     /// `lookup` for several keys (at most `crate::batch::CHUNK`): `out[i]`
-    /// for `keys[i]`, `None` where `live[i]` is false. A trie walks all
-    /// keys level by level (`Lpm::lookup_many`), the tuple space probes
-    /// subtable by subtable for all keys (`Tss::lookup_many`): the memory
-    /// reads of different keys overlap. A linear list is looked up key by
-    /// key (it is small, hence in cache).
-    pub fn lookup_many(&self, keys: &[FlowKey], live: &[bool], out: &mut [Option<Ref>]) {
-        let mut best = [Ref::NONE; crate::batch::CHUNK];
-        let n = keys.len().min(live.len()).min(out.len()).min(best.len());
-        match (self.kind, &self.linear, &self.lpm) {
-            (Kind::Linear, Some(_), _) => {
+    /// for `keys[i]`, `None` where `live[i]` is false. The exact index
+    /// reads the first slot of every key before probing
+    /// (`Exact::probe_many`), a trie walks all keys level by level
+    /// (`Lpm::lookup_many`), the tuple space probes subtable by subtable
+    /// for all keys (`Tss::lookup_many`): the memory reads of different
+    /// keys overlap. A linear list is looked up key by key (it is small,
+    /// hence in cache).
+    pub fn lookup_many(&self, keys: &[FlowKey], live: &[bool], out: &mut [Option<u32>]) {
+        const N: usize = crate::batch::CHUNK;
+        let mut best = [Ref::NONE; N];
+        let n = keys.len().min(live.len()).min(out.len()).min(N);
+        match (self.kind, &self.linear, &self.lpm, &self.exact) {
+            (Kind::Hash, _, _, Some(ex)) => {
+                let mut hits = [None; N];
+                ex.probe_many(&keys[..n], &live[..n], &mut hits[..n]);
+                for i in 0..n {
+                    out[i] = if live[i] {
+                        self.exact_answer(hits[i], &keys[i])
+                    } else {
+                        None
+                    };
+                }
+                return;
+            }
+            (Kind::Linear, Some(_), _, _) => {
                 for i in 0..n {
                     out[i] = if live[i] { self.lookup(&keys[i]) } else { None };
                 }
                 return;
             }
-            (Kind::Lpm, _, Some(lpm)) => {
+            (Kind::Lpm, _, Some(lpm), _) => {
                 lpm.lookup_many(&keys[..n], &live[..n], &mut best[..n]);
                 self.tss
                     .lookup_many(&keys[..n], &live[..n], &mut best[..n], true);
@@ -455,8 +560,66 @@ impl Auto {
                 .lookup_many(&keys[..n], &live[..n], &mut best[..n], false),
         }
         for i in 0..n {
-            out[i] = if live[i] { best[i].some() } else { None };
+            out[i] = if live[i] {
+                best[i].some().map(|r| r.handle)
+            } else {
+                None
+            };
         }
+    }
+
+    /// Keeps the exact index in step after `r` with match `m` was added
+    /// or removed (`shapes_changed`: a subtable came or went with it). A
+    /// change of the set of shapes drops the index and, if one shape is
+    /// left, builds it afresh from the tuple space's buckets (O(entries),
+    /// like a trie build). Otherwise one slot changes (O(1)): an added
+    /// entry takes its key's slot if it has a higher priority than the
+    /// slot's entry or the key is new (on an equal priority the tuple
+    /// space's bucket says which is best); a removed entry that was its
+    /// key's best leaves the slot to the best entry left with its match,
+    /// or takes the key away.
+    fn sync_exact(&mut self, r: Ref, m: &CompiledMatch, change: Change, shapes_changed: bool) {
+        if shapes_changed {
+            self.exact = None;
+            if self.tss.n_nonempty() == 1 {
+                self.build_exact();
+            }
+            return;
+        }
+        if m.is_empty() {
+            return;
+        }
+        let Some(ex) = &mut self.exact else { return };
+        let key = ex.pack_match(m.fields());
+        let now = ex.get(key);
+        let best = match (change, now) {
+            (Change::Added, None) => Some(r),
+            (Change::Added, Some(h)) => match r.rank.priority().cmp(&h.priority) {
+                std::cmp::Ordering::Greater => Some(r),
+                std::cmp::Ordering::Less => return,
+                std::cmp::Ordering::Equal => self.tss.best(m),
+            },
+            (Change::Removed(left), Some(h)) if h.handle == r.handle => left,
+            (Change::Removed(_), _) => return,
+        };
+        match best {
+            Some(b) => ex.set(key, b),
+            None => {
+                ex.remove(key);
+            }
+        }
+    }
+
+    /// Builds the exact index of the one shape, if it packs in 64 bits.
+    fn build_exact(&mut self) {
+        let Some(mut ex) = self.tss.shapes().next().and_then(Exact::new) else {
+            return;
+        };
+        self.tss.for_each_bucket(|fields, best| {
+            let key = ex.pack_values(fields.values.iter().copied());
+            ex.set(key, best);
+        });
+        self.exact = Some(ex);
     }
 
     fn choose(&mut self) {

@@ -165,6 +165,21 @@ fn any_key() -> impl Strategy<Value = FlowKey> {
     )
 }
 
+/// Packets at the base values with the 3 low bits varied (every field
+/// present 9 times out of 10).
+fn near_key() -> impl Strategy<Value = FlowKey> {
+    proptest::collection::vec((0u8..10, 0usize..3, 0u128..8), 6).prop_map(|spec| {
+        let mut k = FlowKey::new(0);
+        k.present = FieldSet::EMPTY;
+        for ((field, bases), (dice, vi, noise)) in FIELDS.iter().zip(spec) {
+            if dice > 0 {
+                set(&mut k, *field, (bases[vi] ^ noise) & full(*field));
+            }
+        }
+        k
+    })
+}
+
 fn set(k: &mut FlowKey, f: Field, v: u128) {
     k.present.insert(f);
     match f {
@@ -227,14 +242,19 @@ fn check_structures(ops: &[Op], keys: &[FlowKey]) -> Result<(), TestCaseError> {
         }
         for k in keys {
             let want = expected(&live, k);
-            prop_assert_eq!(auto.lookup(k), want, "auto ({:?})", auto.kind());
+            prop_assert_eq!(
+                auto.lookup(k),
+                want.map(|r| r.handle),
+                "auto ({:?})",
+                auto.kind()
+            );
             prop_assert_eq!(tss.lookup(k), want, "tss");
             prop_assert_eq!(lin.lookup(k), want, "linear");
         }
         // The batched lookup agrees, every other key left out.
         for chunk in keys.chunks(crate::batch::CHUNK) {
             let live_keys: Vec<bool> = (0..chunk.len()).map(|i| i % 2 == 0).collect();
-            let mut out = vec![Some(Ref::NONE); chunk.len()];
+            let mut out = vec![Some(u32::MAX); chunk.len()];
             auto.lookup_many(chunk, &live_keys, &mut out);
             for (i, k) in chunk.iter().enumerate() {
                 let want = if live_keys[i] {
@@ -242,7 +262,12 @@ fn check_structures(ops: &[Op], keys: &[FlowKey]) -> Result<(), TestCaseError> {
                 } else {
                     None
                 };
-                prop_assert_eq!(out[i], want, "lookup_many ({:?})", auto.kind());
+                prop_assert_eq!(
+                    out[i],
+                    want.map(|r| r.handle),
+                    "lookup_many ({:?})",
+                    auto.kind()
+                );
             }
         }
         for (r, m) in &live {
@@ -253,6 +278,19 @@ fn check_structures(ops: &[Op], keys: &[FlowKey]) -> Result<(), TestCaseError> {
                 .max_by_key(|q| q.rank);
             prop_assert_eq!(auto.find(m, r.rank.priority()), want);
         }
+        // `same_answer` is sound: keys it pairs get the same answer; and a
+        // field no entry matches on (ipv4_src) does not matter.
+        for a in keys {
+            for b in keys {
+                if auto.same_answer(a, b) {
+                    prop_assert_eq!(expected(&live, a), expected(&live, b), "same_answer");
+                }
+            }
+            let mut c = *a;
+            c.ipv4_src ^= 0x0102_0304;
+            c.present.insert(Field::Ipv4Src);
+            prop_assert!(auto.same_answer(a, &c));
+        }
         // The choice follows the rules of the module comment.
         let shapes: std::collections::BTreeSet<Vec<(Field, u128)>> = live
             .iter()
@@ -260,6 +298,18 @@ fn check_structures(ops: &[Op], keys: &[FlowKey]) -> Result<(), TestCaseError> {
             .map(|(_, m)| m.fields().iter().map(|f| (f.field, f.mask)).collect())
             .collect();
         prop_assert_eq!(auto.n_shapes(), shapes.len());
+        // The exact index exists exactly for one shape that packs.
+        let packs =
+            shapes.len() == 1 && shapes.first().and_then(|s| exact::Exact::new(s)).is_some();
+        prop_assert_eq!(auto.exact.is_some(), packs);
+        if let Some(ex) = &auto.exact {
+            let distinct: std::collections::HashSet<&CompiledMatch> = live
+                .iter()
+                .map(|(_, m)| m)
+                .filter(|m| !m.is_empty())
+                .collect();
+            prop_assert_eq!(ex.len(), distinct.len());
+        }
         let n = live.len();
         let want_linear = n < HASH_MIN_ENTRIES || (n <= LINEAR_MAX && shapes.len() != 1);
         prop_assert_eq!(auto.kind() == Kind::Linear, want_linear);
@@ -385,6 +435,29 @@ proptest! {
             ops.push(Op::Add(p, m));
         }
         ops.extend(dels.into_iter().map(Op::Del));
+        check_structures(&ops, &keys)?;
+    }
+
+    /// One shape of up to three fields (exact, prefix or arbitrary masks;
+    /// most pack in 64 bits, some do not), values near a few bases so that
+    /// many distinct matches and equal matches at several priorities
+    /// occur; adds, removes and table-miss entries interleaved, enough of
+    /// them to grow the exact index several times. Keys near the same
+    /// bases hit the entries.
+    #[test]
+    fn exact_rules_equal_reference(
+        fields in proptest::collection::vec(field_match(), 1..4),
+        steps in proptest::collection::vec((0u8..10, 0u16..4, 0usize..3, 0u128..8, any::<usize>()), 0..150),
+        keys in proptest::collection::vec(near_key(), 1..16),
+    ) {
+        let ops: Vec<Op> = steps.into_iter().map(|(dice, p, vi, noise, del)| match dice {
+            0..=2 => Op::Del(del),
+            3 => Op::Add(p, CompiledMatch::any()),
+            _ => Op::Add(p, CompiledMatch::from_fields(fields.iter().map(|f| {
+                let bases = FIELDS.iter().find(|(g, _)| *g == f.field).map_or([0; 3], |x| x.1);
+                FieldMatch { value: (bases[vi] ^ noise) & f.mask, ..*f }
+            }).collect())),
+        }).collect();
         check_structures(&ops, &keys)?;
     }
 
@@ -757,9 +830,45 @@ fn many_fields_read_per_probe() {
             }
             assert_eq!(
                 auto.lookup(&k),
-                expected(&live, &k),
+                expected(&live, &k).map(|r| r.handle),
                 "n {n} pattern {pattern}"
             );
         }
     }
+}
+
+/// The exact index keeps each key's best entry also when an equal match
+/// of equal priority comes with an earlier sequence number (a table never
+/// does this, `Auto` allows it): the tuple space's bucket decides.
+#[test]
+fn exact_equal_priority_takes_the_bucket_best() {
+    let port = |p: u128| {
+        CompiledMatch::from_fields(vec![FieldMatch {
+            field: Field::InPort,
+            value: p,
+            mask: 0xffff_ffff,
+        }])
+    };
+    let r = |seq: u64| Ref {
+        rank: Rank::new(7, seq),
+        handle: seq as u32,
+    };
+    let mut auto = Auto::default();
+    for p in 10..20 {
+        auto.insert(r(100 + p as u64), &port(p));
+    }
+    auto.insert(r(50), &port(1));
+    auto.insert(r(20), &port(1));
+    auto.insert(r(30), &port(1));
+    assert_eq!(auto.kind(), Kind::Hash);
+    assert!(auto.exact.is_some());
+    let mut k = FlowKey::new(1);
+    k.present.insert(Field::InPort);
+    assert_eq!(auto.lookup(&k), Some(20));
+    assert!(auto.remove(r(20), &port(1)));
+    assert_eq!(auto.lookup(&k), Some(30));
+    assert!(auto.remove(r(50), &port(1)));
+    assert_eq!(auto.lookup(&k), Some(30));
+    assert!(auto.remove(r(30), &port(1)));
+    assert_eq!(auto.lookup(&k), None);
 }

@@ -377,13 +377,19 @@ impl Tss {
     /// Removes an entry: `None` if absent, else whether its subtable went
     /// away with it.
     pub fn remove(&mut self, r: Ref, m: &CompiledMatch) -> Option<bool> {
+        self.remove_get_best(r, m).map(|(destroyed, _)| destroyed)
+    }
+
+    /// `remove`, also giving the best entry left with the same match
+    /// (`None` if none, or for the empty match).
+    pub fn remove_get_best(&mut self, r: Ref, m: &CompiledMatch) -> Option<(bool, Option<Ref>)> {
         let fields = m.fields();
         if fields.is_empty() {
             let any = self.any.as_mut()?;
             if any.remove(r)? {
                 self.any = None;
             }
-            return Some(false);
+            return Some((false, None));
         }
         let shape_hash = self.shape_hash(fields);
         let i = self.find_sub(fields, shape_hash)?;
@@ -395,9 +401,12 @@ impl Tss {
         let old_max = sub.max_priority();
         let eq = |b: &Bucket| b.values.iter().zip(fields).all(|(v, f)| *v == f.value);
         let mut entry = sub.buckets.find_entry(hash, eq).ok()?;
-        if entry.get_mut().same.remove(r)? {
+        let left = if entry.get_mut().same.remove(r)? {
             entry.remove();
-        }
+            None
+        } else {
+            Some(entry.get().same.best())
+        };
         let p = r.rank.priority();
         if let Some(c) = sub.prios.get_mut(&p) {
             *c -= 1;
@@ -413,12 +422,12 @@ impl Tss {
             }
             self.reorder(i);
             self.refresh_union();
-            return Some(true);
+            return Some((true, left));
         }
         if sub.max_priority() != old_max {
             self.reorder(i);
         }
-        Some(false)
+        Some((false, left))
     }
 
     /// The entry with exactly this match and priority.
@@ -432,6 +441,16 @@ impl Tss {
             &sub.buckets.find(self.values_hash(fields), eq)?.same
         };
         same.iter().find(|r| r.rank.priority() == priority)
+    }
+
+    /// The best entry with exactly this (non-empty) match, any priority.
+    pub fn best(&self, m: &CompiledMatch) -> Option<Ref> {
+        let fields = m.fields();
+        let sub = self.sub(self.find_sub(fields, self.shape_hash(fields))?)?;
+        let eq = |b: &Bucket| b.values.iter().zip(fields).all(|(v, f)| *v == f.value);
+        sub.buckets
+            .find(self.values_hash(fields), eq)
+            .map(|b| b.same.best())
     }
 
     /// The best match-everything entry (or `Ref::NONE`).
@@ -572,6 +591,21 @@ impl Tss {
     /// Number of subtables marked `in_lpm`.
     pub fn n_in_lpm(&self) -> usize {
         self.subtables.iter().flatten().filter(|s| s.in_lpm).count()
+    }
+
+    /// Calls `f` for every bucket (every distinct non-empty match) with
+    /// its best entry (in no particular order).
+    pub fn for_each_bucket(&self, mut f: impl FnMut(BucketFields<'_>, Ref)) {
+        for o in &self.order {
+            let Some(sub) = self.sub(o.sub) else { continue };
+            for b in sub.buckets.iter() {
+                let fields = BucketFields {
+                    shape: &sub.shape,
+                    values: &b.values,
+                };
+                f(fields, b.same.best());
+            }
+        }
     }
 
     /// Calls `f` for every entry with its match (in no particular order).

@@ -1,0 +1,674 @@
+//! Packed-key exact-match index for a table whose entries have one shape
+//! that fits in 64 bits (design and costs in the parent module comment).
+//!
+//! # Packing
+//!
+//! Each `(field, mask)` of the shape keeps the bits of the mask's *span*
+//! (lowest to highest set bit); the spans are laid side by side in a
+//! `u64`, first field lowest. A packet's packed key is the OR of
+//! `(field bits & mask) >> lowest << offset`; an entry's is the same of
+//! its match values. Two keys of the shape are equal exactly when their
+//! masked bits are, so a packed key stands for a bucket of the tuple
+//! space.
+//!
+//! ```text
+//!  shape  eth_type/ffff   ip_proto/ff   ipv4_src/ffffffff     (56 bits)
+//!  packed |63 .. 56| ipv4_src 55..24 | ip_proto 23..16 | eth_type 15..0|
+//! ```
+//!
+//! # The table
+//!
+//! ```text
+//!  Exact
+//!   parts     [(reader, lowest bit, mask >> lowest, offset)]  the packing
+//!             above; the reader says where in the key the field is
+//!   required  presence bits the packet must have (else: no probe)
+//!   seed      random per index (hash)
+//!   slots     [Slot; 2^k]   open addressing, linear probing, load <= 1/2
+//!  Slot (16 bytes, four per cache line)
+//!   key       packed key
+//!   handle    the best entry with that match (as the tuple space's bucket)
+//!   prio      0 = empty, else priority + 1 of that entry
+//! ```
+//!
+//! A key starts at slot `hash(key) >> (64 - k)` and occupies the first
+//! empty-or-equal slot from there on (wrapping). With at most half of the
+//! slots used a probe usually reads one cache line and stops at the first
+//! empty slot on a miss. A removal shifts the following run of the
+//! cluster back (no tombstones, so probes never get longer over time).
+//! The table doubles when an insert would pass the load limit.
+//!
+//! Only the best entry of a match is kept, with its priority (not its
+//! full rank): the caller compares it with the best match-everything
+//! entry by priority, and asks the tuple space on an equal priority (the
+//! installation order then decides).
+//!
+//! # Hash
+//!
+//! One 64x64->128-bit multiply of the key xor a random seed by a random odd
+//! seed, the halves folded by xor, then one multiply by a fixed odd
+//! constant to stir the high bits, which give the slot index. (Without the
+//! last step keys that differ only in bits 32..63 made runs a third longer
+//! than random keys do; with it sequential keys at any bit offset probe
+//! like random ones: 1.3 slots on average at load 0.38.) The seeds are per
+//! index, so packets cannot be crafted to hit long runs (which only
+//! controller-installed keys form anyway).
+
+use super::{Ref, Shape};
+use crate::matcher::{key_bits, FieldMatch};
+use hashbrown::DefaultHashBuilder;
+use packet::{Field, FieldSet, FlowKey};
+use std::hash::BuildHasher;
+
+/// Where a shape field's bits are read from in a key: the common fields
+/// directly (inlined, 64-bit), the others through `key_bits`.
+#[derive(Debug, Clone, Copy)]
+enum Reader {
+    InPort,
+    Metadata,
+    EthDst,
+    EthSrc,
+    EthType,
+    VlanVid,
+    IpProto,
+    Ipv4Src,
+    Ipv4Dst,
+    TpSrc,
+    TpDst,
+    Other(Field),
+}
+
+impl Reader {
+    fn of(f: Field) -> Reader {
+        use Field::*;
+        match f {
+            InPort => Reader::InPort,
+            Metadata => Reader::Metadata,
+            EthDst => Reader::EthDst,
+            EthSrc => Reader::EthSrc,
+            EthType => Reader::EthType,
+            VlanVid => Reader::VlanVid,
+            IpProto => Reader::IpProto,
+            Ipv4Src => Reader::Ipv4Src,
+            Ipv4Dst => Reader::Ipv4Dst,
+            TcpSrc | UdpSrc | SctpSrc => Reader::TpSrc,
+            TcpDst | UdpDst | SctpDst => Reader::TpDst,
+            f => Reader::Other(f),
+        }
+    }
+}
+
+impl Reader {
+    /// Position in `common`'s array (`None` for `Other`).
+    fn at(self) -> Option<u8> {
+        let at = match self {
+            Reader::InPort => 0,
+            Reader::Metadata => 1,
+            Reader::EthDst => 2,
+            Reader::EthSrc => 3,
+            Reader::EthType => 4,
+            Reader::VlanVid => 5,
+            Reader::IpProto => 6,
+            Reader::Ipv4Src => 7,
+            Reader::Ipv4Dst => 8,
+            Reader::TpSrc => 9,
+            Reader::TpDst => 10,
+            Reader::Other(_) => return None,
+        };
+        Some(at)
+    }
+}
+
+/// Size of `common`'s array (a power of two: the index is masked, no
+/// bounds check).
+const COMMON: usize = 16;
+
+/// Every `Reader` field but `Other` of a key, by `Reader::at`. A shape of
+/// several such fields reads them all (straight-line loads) and picks
+/// its own by index: no branch per field, where a `match` per field is an
+/// indirect jump whose target changes from field to field.
+#[inline(always)]
+fn common(key: &FlowKey) -> [u64; COMMON] {
+    let mut v = [0; COMMON];
+    v[0] = key.in_port.into();
+    v[1] = key.metadata;
+    v[2] = mac(&key.eth_dst);
+    v[3] = mac(&key.eth_src);
+    v[4] = key.eth_type.into();
+    v[5] = key.vlan_vid.into();
+    v[6] = key.ip_proto.into();
+    v[7] = key.ipv4_src.into();
+    v[8] = key.ipv4_dst.into();
+    v[9] = key.tp_src.into();
+    v[10] = key.tp_dst.into();
+    v
+}
+
+/// A MAC address as a number (as `key_bits` reads it).
+#[inline(always)]
+fn mac(m: &[u8; 6]) -> u64 {
+    let [a, b, c, d, e, f] = *m;
+    u64::from_be_bytes([0, 0, a, b, c, d, e, f])
+}
+
+/// One shape field's place in the packed key.
+#[derive(Debug, Clone, Copy)]
+struct Part {
+    src: Reader,
+    /// `src.at()`, `COMMON` for `Other`.
+    at: u8,
+    /// Lowest set bit of the field's mask.
+    low: u32,
+    /// The mask shifted down by `low` (it spans at most 64 bits).
+    mask: u64,
+    /// Where the span starts in the packed key.
+    offset: u32,
+}
+
+impl Part {
+    /// A match value's bits (a subset of the mask) in the packed key.
+    fn pack(&self, value: u128) -> u64 {
+        (((value >> self.low) as u64) & self.mask) << self.offset
+    }
+
+    /// The packet's masked bits in the packed key.
+    #[inline(always)]
+    fn read(&self, key: &FlowKey) -> u64 {
+        let direct = |v: u64| v >> self.low;
+        let v = match self.src {
+            Reader::InPort => direct(key.in_port.into()),
+            Reader::Metadata => direct(key.metadata),
+            Reader::EthDst => direct(mac(&key.eth_dst)),
+            Reader::EthSrc => direct(mac(&key.eth_src)),
+            Reader::EthType => direct(key.eth_type.into()),
+            Reader::VlanVid => direct(key.vlan_vid.into()),
+            Reader::IpProto => direct(key.ip_proto.into()),
+            Reader::Ipv4Src => direct(key.ipv4_src.into()),
+            Reader::Ipv4Dst => direct(key.ipv4_dst.into()),
+            Reader::TpSrc => direct(key.tp_src.into()),
+            Reader::TpDst => direct(key.tp_dst.into()),
+            Reader::Other(f) => (key_bits(key, f) >> self.low) as u64,
+        };
+        (v & self.mask) << self.offset
+    }
+
+    /// `read` from the `common` values of the key (`Reader::Other` not
+    /// allowed).
+    #[inline(always)]
+    fn read_common(&self, common: &[u64; COMMON]) -> u64 {
+        ((common[usize::from(self.at) & (COMMON - 1)] >> self.low) & self.mask) << self.offset
+    }
+}
+
+/// A used or empty slot of the table (module comment).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[repr(C, align(16))]
+struct Slot {
+    key: u64,
+    handle: u32,
+    /// 0: empty; else the entry's priority + 1.
+    prio: u32,
+}
+
+impl Slot {
+    fn is_empty(&self) -> bool {
+        self.prio == 0
+    }
+}
+
+/// What a probe finds: the best entry of the packet's match.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Hit {
+    pub handle: u32,
+    pub priority: u16,
+}
+
+/// The hash's last multiplier (odd; the golden ratio's bits).
+const STIR: u64 = 0x9e37_79b9_7f4a_7c15;
+
+/// Smallest number of slots.
+const MIN_SLOTS: usize = 8;
+
+/// See the module comment.
+#[derive(Debug, Clone)]
+pub struct Exact {
+    shape: Box<Shape>,
+    parts: Box<[Part]>,
+    /// No part reads `Reader::Other` (`pack_key` may use `common`).
+    all_common: bool,
+    required: FieldSet,
+    seed: u64,
+    /// Odd.
+    mult: u64,
+    /// `STIR` (1 in some tests: the hash is then the key itself).
+    stir: u64,
+    slots: Box<[Slot]>,
+    /// `64 - log2(slots.len())`.
+    shift: u32,
+    len: usize,
+}
+
+impl Exact {
+    /// An empty index for `shape`, or `None` if the shape's spans do not
+    /// fit in 64 bits (or the shape is empty).
+    pub fn new(shape: &Shape) -> Option<Exact> {
+        if shape.is_empty() {
+            return None;
+        }
+        let mut parts = Vec::with_capacity(shape.len());
+        let mut offset = 0u32;
+        let mut required = FieldSet::EMPTY;
+        for (field, mask) in shape {
+            if *mask == 0 {
+                return None;
+            }
+            let low = mask.trailing_zeros();
+            let span = 128 - mask.leading_zeros() - low;
+            if offset + span > 64 {
+                return None;
+            }
+            let src = Reader::of(*field);
+            parts.push(Part {
+                src,
+                at: src.at().unwrap_or(COMMON as u8),
+                low,
+                mask: (mask >> low) as u64,
+                offset,
+            });
+            offset += span;
+            required.insert(*field);
+        }
+        let seeds = DefaultHashBuilder::default();
+        Some(Exact {
+            shape: shape.into(),
+            all_common: parts.iter().all(|p| p.src.at().is_some()),
+            parts: parts.into(),
+            required,
+            seed: seeds.hash_one(0x5eed_u64),
+            mult: seeds.hash_one(0x3u64) | 1,
+            stir: STIR,
+            slots: vec![Slot::default(); MIN_SLOTS].into(),
+            shift: 64 - MIN_SLOTS.trailing_zeros(),
+            len: 0,
+        })
+    }
+
+    /// `new` whose hash is the key itself (tests: the home slot is then
+    /// the key's top bits, so runs can be made at will).
+    #[cfg(test)]
+    fn with_identity_hash(shape: &Shape) -> Option<Exact> {
+        Exact::new(shape).map(|ex| Exact {
+            seed: 0,
+            mult: 1,
+            stir: 1,
+            ..ex
+        })
+    }
+
+    /// The shape this index is for.
+    pub fn shape(&self) -> &Shape {
+        &self.shape
+    }
+
+    /// Number of distinct matches held.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The packed key of a match's values (one per shape field, in shape
+    /// order).
+    pub fn pack_values(&self, values: impl IntoIterator<Item = u128>) -> u64 {
+        self.parts
+            .iter()
+            .zip(values)
+            .fold(0, |k, (p, v)| k | p.pack(v))
+    }
+
+    /// The packed key of a match of this shape.
+    pub fn pack_match(&self, fields: &[FieldMatch]) -> u64 {
+        self.pack_values(fields.iter().map(|f| f.value))
+    }
+
+    /// The packet's packed key, `None` if it lacks a field of the shape.
+    /// One field is read inline, several out of line (`pack_parts`).
+    #[inline(always)]
+    pub fn pack_key(&self, key: &FlowKey) -> Option<u64> {
+        if !key.present.contains_all(self.required) {
+            return None;
+        }
+        Some(match &*self.parts {
+            [p] => p.read(key),
+            parts => self.pack_parts(parts, key),
+        })
+    }
+
+    /// `pack_key` of a shape of several fields.
+    #[inline(never)]
+    fn pack_parts(&self, parts: &[Part], key: &FlowKey) -> u64 {
+        if self.all_common {
+            let common = common(key);
+            parts.iter().fold(0, |k, p| k | p.read_common(&common))
+        } else {
+            parts.iter().fold(0, |k, p| k | p.read(key))
+        }
+    }
+
+    #[inline]
+    fn hash(&self, key: u64) -> u64 {
+        let x = u128::from(key ^ self.seed) * u128::from(self.mult);
+        ((x as u64) ^ ((x >> 64) as u64)).wrapping_mul(self.stir)
+    }
+
+    /// Mask of slot indexes.
+    #[inline]
+    fn index_mask(&self) -> usize {
+        self.slots.len() - 1
+    }
+
+    /// The slot a key starts probing at.
+    #[inline]
+    fn home(&self, key: u64) -> usize {
+        (self.hash(key) >> self.shift) as usize & self.index_mask()
+    }
+
+    /// The slot holding `key`, or the empty slot ending its probe.
+    #[inline]
+    fn slot_of(&self, key: u64, home: usize) -> usize {
+        let mask = self.index_mask();
+        let mut i = home & mask;
+        // The load limit leaves an empty slot: the loop ends.
+        loop {
+            let s = self.slots[i];
+            if s.is_empty() || s.key == key {
+                return i;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// The best entry with packed key `key`.
+    #[inline]
+    pub fn get(&self, key: u64) -> Option<Hit> {
+        let s = self.slots[self.slot_of(key, self.home(key))];
+        (!s.is_empty()).then_some(Hit {
+            handle: s.handle,
+            priority: (s.prio - 1) as u16,
+        })
+    }
+
+    /// The best entry matching the packet (ignoring match-everything
+    /// entries).
+    #[inline]
+    pub fn probe(&self, key: &FlowKey) -> Option<Hit> {
+        self.get(self.pack_key(key)?)
+    }
+
+    /// Makes `best` the entry of packed key `key` (adding the key if new).
+    pub fn set(&mut self, key: u64, best: Ref) {
+        if 2 * (self.len + 1) > self.slots.len() {
+            self.grow();
+        }
+        let i = self.slot_of(key, self.home(key));
+        let s = &mut self.slots[i];
+        if s.is_empty() {
+            self.len += 1;
+        }
+        *s = Slot {
+            key,
+            handle: best.handle,
+            prio: u32::from(best.rank.priority()) + 1,
+        };
+    }
+
+    /// Removes key `key` (no entry has that match any more); false if it
+    /// was not there.
+    pub fn remove(&mut self, key: u64) -> bool {
+        let mask = self.index_mask();
+        let mut hole = self.slot_of(key, self.home(key));
+        if self.slots[hole].is_empty() {
+            return false;
+        }
+        self.len -= 1;
+        // Backward shift: a later key of the run moves into the hole
+        // unless its home lies after the hole (cyclically, up to its own
+        // slot), where it would not be found.
+        let mut j = hole;
+        loop {
+            j = (j + 1) & mask;
+            let s = self.slots[j];
+            if s.is_empty() {
+                break;
+            }
+            let home = self.home(s.key);
+            if (j.wrapping_sub(home) & mask) >= (j.wrapping_sub(hole) & mask) {
+                self.slots[hole] = s;
+                hole = j;
+            }
+        }
+        self.slots[hole] = Slot::default();
+        true
+    }
+
+    /// Doubles the slots (rehashing every key of this index only).
+    fn grow(&mut self) {
+        let n = self.slots.len() * 2;
+        let old = std::mem::replace(&mut self.slots, vec![Slot::default(); n].into());
+        self.shift = 64 - n.trailing_zeros();
+        for s in old.iter().filter(|s| !s.is_empty()) {
+            let i = self.slot_of(s.key, self.home(s.key));
+            self.slots[i] = *s;
+        }
+    }
+
+    /// `probe` for several packets: `hits[i]` for `keys[i]` where
+    /// `live[i]`. Three loops: the packed keys and home slots of all
+    /// packets; then one read of every home slot, a short loop of loads
+    /// that depend on nothing but the homes, so the out-of-order core has
+    /// the cache misses of all packets in flight at once; then the probes,
+    /// on lines now in cache.
+    pub fn probe_many(&self, keys: &[FlowKey], live: &[bool], hits: &mut [Option<Hit>]) {
+        const N: usize = crate::batch::CHUNK;
+        let n = keys.len().min(live.len()).min(hits.len()).min(N);
+        let mut packed = [None; N];
+        let mut home = [0usize; N];
+        for i in 0..n {
+            if live[i] {
+                packed[i] = self.pack_key(&keys[i]);
+                home[i] = packed[i].map_or(0, |k| self.home(k));
+            }
+        }
+        let mut sink = 0u64;
+        for h in &home[..n] {
+            sink ^= self.slots[*h].key;
+        }
+        std::hint::black_box(sink);
+        for i in 0..n {
+            hits[i] = packed[i].and_then(|k| {
+                let s = self.slots[self.slot_of(k, home[i])];
+                (!s.is_empty()).then_some(Hit {
+                    handle: s.handle,
+                    priority: (s.prio - 1) as u16,
+                })
+            });
+        }
+    }
+
+    /// Longest probe (slots read) of any held key: a test hook for the
+    /// hash quality.
+    #[cfg(test)]
+    pub fn max_probe(&self) -> usize {
+        let mask = self.index_mask();
+        self.slots
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| !s.is_empty())
+            .map(|(i, s)| (i.wrapping_sub(self.home(s.key)) & mask) + 1)
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Slots (a test hook: growth).
+    #[cfg(test)]
+    pub fn capacity(&self) -> usize {
+        self.slots.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::classifier::Rank;
+    use std::collections::HashMap;
+
+    const SHAPE: &Shape = &[(Field::Metadata, u128::MAX >> 64)];
+
+    fn r(handle: u32, priority: u16) -> Ref {
+        Ref {
+            rank: Rank::new(priority, u64::from(handle)),
+            handle,
+        }
+    }
+
+    /// Checks the index against a model: every key found with its value,
+    /// every slot reachable from its home without crossing an empty slot
+    /// (the linear probing invariant), the count and the load limit.
+    fn check(ex: &Exact, model: &HashMap<u64, (u32, u16)>) {
+        assert_eq!(ex.len(), model.len());
+        assert!(2 * ex.len() <= ex.capacity());
+        for (k, (h, p)) in model {
+            assert_eq!(
+                ex.get(*k),
+                Some(Hit {
+                    handle: *h,
+                    priority: *p
+                }),
+                "key {k:#x}"
+            );
+        }
+        let mask = ex.index_mask();
+        for (i, s) in ex.slots.iter().enumerate() {
+            if s.is_empty() {
+                continue;
+            }
+            assert!(model.contains_key(&s.key));
+            let mut j = ex.home(s.key);
+            while j != i {
+                assert!(!ex.slots[j].is_empty(), "gap before key {:#x}", s.key);
+                j = (j + 1) & mask;
+            }
+        }
+    }
+
+    /// Packing: spans side by side, the first field lowest; shapes over
+    /// 64 bits do not pack.
+    #[test]
+    fn packs_spans_side_by_side() {
+        let shape = [
+            (Field::EthType, 0xffff),
+            (Field::IpProto, 0xff),
+            (Field::Ipv4Src, 0xffff_ff00),
+        ];
+        let ex = Exact::new(&shape);
+        assert!(ex.is_some());
+        let Some(ex) = ex else { return };
+        assert_eq!(
+            ex.pack_values([0x0800, 6, 0x0a01_0200]),
+            0x0800 | (6 << 16) | (0x0a_0102 << 24)
+        );
+        let mut k = FlowKey::new(0);
+        assert_eq!(ex.pack_key(&k), None);
+        for f in [Field::EthType, Field::IpProto, Field::Ipv4Src] {
+            k.present.insert(f);
+        }
+        k.eth_type = 0x0800;
+        k.ip_proto = 6;
+        k.ipv4_src = 0x0a01_02ff;
+        assert_eq!(
+            ex.pack_key(&k),
+            Some(ex.pack_values([0x0800, 6, 0x0a01_0200]))
+        );
+        assert!(Exact::new(&[(Field::Ipv6Dst, u128::MAX)]).is_none());
+        assert!(Exact::new(&[(Field::Ipv6Dst, 0xffff << 64)]).is_some());
+        assert!(
+            Exact::new(&[(Field::EthDst, 0xffff_ffff_ffff), (Field::EthType, 0xffff)]).is_some()
+        );
+        assert!(Exact::new(&[
+            (Field::EthDst, 0xffff_ffff_ffff),
+            (Field::InPort, 0xffff_ffff)
+        ])
+        .is_none());
+        assert!(Exact::new(&[]).is_none());
+    }
+
+    /// The table doubles as keys come and keeps every key; sequential keys
+    /// (MAC addresses, ports) spread well under the seeded hash.
+    #[test]
+    fn grows_and_keeps_keys() {
+        let ex = Exact::new(SHAPE);
+        assert!(ex.is_some());
+        let Some(mut ex) = ex else { return };
+        let mut model = HashMap::new();
+        for k in 0..20_000u64 {
+            ex.set(k, r(k as u32, (k % 7) as u16));
+            model.insert(k, (k as u32, (k % 7) as u16));
+            if k.is_power_of_two() {
+                check(&ex, &model);
+            }
+        }
+        check(&ex, &model);
+        assert_eq!(ex.capacity(), 65_536);
+        assert!(ex.max_probe() < 40, "max probe {}", ex.max_probe());
+        // Replacing a key's entry keeps the count.
+        ex.set(5, r(99, 9));
+        model.insert(5, (99, 9));
+        check(&ex, &model);
+        assert_eq!(ex.get(20_000), None);
+    }
+
+    /// Backward-shift deletion with the identity hash: keys crafted into
+    /// runs that wrap around the end of the slots, removed in every order
+    /// the generator picks, against a map.
+    #[test]
+    fn backward_shift_deletion_keeps_runs_reachable() {
+        let ex = Exact::with_identity_hash(SHAPE);
+        assert!(ex.is_some());
+        let Some(mut ex) = ex else { return };
+        // With 2^k slots the home is the top k bits: the last two slots
+        // and the first two only.
+        let mut model = HashMap::new();
+        let mut x = 12345u64;
+        let mut wrapped = false;
+        for step in 0..4000u32 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let home = [30u64, 31, 0, 1][(x % 4) as usize];
+            let key = (home << 59) | ((x >> 40) % 6);
+            if x.is_multiple_of(3) || model.len() >= 14 {
+                assert_eq!(ex.remove(key), model.remove(&key).is_some());
+            } else {
+                ex.set(key, r(step, 1));
+                model.insert(key, (step, 1));
+            }
+            // 8, 16, then 32 slots (at most 14 keys): the runs wrap.
+            assert!(ex.capacity() <= 32);
+            check(&ex, &model);
+            wrapped |= ex
+                .slots
+                .iter()
+                .enumerate()
+                .any(|(i, s)| !s.is_empty() && i < ex.home(s.key));
+        }
+        assert!(wrapped, "no run wrapped around");
+        for k in model.keys().copied().collect::<Vec<_>>() {
+            assert!(ex.remove(k));
+            model.remove(&k);
+            check(&ex, &model);
+        }
+        assert!(ex.slots.iter().all(Slot::is_empty));
+    }
+}
