@@ -184,11 +184,12 @@ def main():
         one = {r["workload"]: r for r in pr if r["workers"] == 1}
         many = {r["workload"]: r for r in pr if r["workers"] > 1}
         lines += ["## Pipeline only (no I/O)", "",
-                  "| workload | Mpps (1 core) | ns/packet | Mpps (2 workers) | scaling | tables |",
-                  "|---|---|---|---|---|---|"]
+                  "| workload | Mpps (1 core) | ns/packet | CPU ns/packet | Mpps (2 workers) | scaling | tables |",
+                  "|---|---|---|---|---|---|---|"]
         for w, r in one.items():
             m = many.get(w)
             lines.append(f"| {w} | {fmt(r['mpps'], 2)} | {fmt(r['ns_per_packet'], 1)} | "
+                         f"{fmt(r.get('cpu_ns_per_packet'), 1)} | "
                          f"{fmt(m['mpps'] if m else None, 2)} | "
                          f"{fmt(ratio(m['mpps'], r['mpps']) if m else None, 2)} | "
                          f"{' '.join(cls.get(w.removesuffix('/tse'), []))} |")

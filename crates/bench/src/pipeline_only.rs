@@ -377,6 +377,7 @@ impl Experiment for PipelineExperiment {
                     m.mpps.into(),
                     m.mpps_per_core.into(),
                     m.ns_per_packet.into(),
+                    m.cpu_ns_per_packet.into(),
                     m.not_forwarded.into(),
                 ]
             })
@@ -392,6 +393,7 @@ impl Experiment for PipelineExperiment {
                 "mpps",
                 "mpps_per_core",
                 "ns_per_packet",
+                "cpu_ns_per_packet",
                 "not_forwarded",
             ],
             rows,
@@ -487,6 +489,15 @@ mod tests {
                 );
                 assert_eq!(m.not_forwarded, 0, "{}", m.workload);
                 assert!(m.mpps > 0.0 && m.ns_per_packet.is_finite());
+                // The thread's own CPU time was read: positive, and at
+                // most the wall-clock time (plus rounding).
+                assert!(
+                    m.cpu_ns_per_packet > 0.0 && m.cpu_ns_per_packet <= m.ns_per_packet * 1.05,
+                    "{}: {} CPU ns vs {} ns per packet",
+                    m.workload,
+                    m.cpu_ns_per_packet,
+                    m.ns_per_packet
+                );
                 let entries: usize = m.classifiers.iter().map(|c| c.1).sum();
                 assert_eq!(entries, w.n_flows(), "{}", m.workload);
             }
