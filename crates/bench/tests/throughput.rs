@@ -60,12 +60,32 @@ fn pipeline_experiment() {
     run(&opts).expect("pipeline run");
     let r = results(&out);
     let rows = r["tables"][0]["rows"].as_array().expect("rows");
+    let columns = r["tables"][0]["columns"].as_array().expect("columns");
+    let col = |name: &str| {
+        columns
+            .iter()
+            .position(|c| c == name)
+            .unwrap_or_else(|| panic!("no column {name}: {columns:?}"))
+    };
     // 2 workloads x 2 traffic modes x (1 and 2 workers)
     assert_eq!(rows.len(), 8);
     for row in rows {
         let cols = row.as_array().expect("row");
-        assert!(cols[5].as_f64().is_some_and(|m| m > 0.0), "mpps {row}");
-        assert_eq!(cols[8], 0, "frames not forwarded exactly once: {row}");
+        assert!(
+            cols[col("mpps")].as_f64().is_some_and(|m| m > 0.0),
+            "mpps {row}"
+        );
+        assert!(
+            cols[col("cpu_ns_per_packet")]
+                .as_f64()
+                .is_some_and(|c| c > 0.0),
+            "CPU time {row}"
+        );
+        assert_eq!(
+            cols[col("not_forwarded")],
+            0,
+            "frames not forwarded exactly once: {row}"
+        );
     }
     assert!(scalar(&r, "l2/100_mpps").is_some_and(|v| v > 0.0));
     assert!(scalar(&r, "gateway/100/tse_scaling_2w").is_some_and(|v| v > 0.0));
