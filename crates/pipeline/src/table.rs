@@ -641,3 +641,122 @@ impl FlowTable {
         self.next_seq += n;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::matcher::FieldMatch;
+    use packet::Field;
+    use proptest::prelude::*;
+    use std::collections::HashMap;
+
+    /// An entry `in_port=port` with cookie `port` (one entry per port).
+    fn entry(port: u32) -> FlowEntry {
+        let compiled = CompiledMatch::from_fields(vec![FieldMatch {
+            field: Field::InPort,
+            value: u128::from(port),
+            mask: 0xffff_ffff,
+        }]);
+        FlowEntry {
+            match_: compiled.to_match(),
+            compiled,
+            priority: 10,
+            cookie: u64::from(port),
+            flags: 0,
+            idle_timeout: 0,
+            hard_timeout: 0,
+            instructions: Arc::from(Vec::new()),
+            program: Arc::default(),
+            packet_count: 0,
+            byte_count: 0,
+            installed_at: 0,
+            last_hit: 0,
+            seq: 0,
+        }
+    }
+
+    /// One step: add the entry of a port, send a packet of some length to
+    /// a port, or remove the entry of a port.
+    #[derive(Debug, Clone)]
+    enum Step {
+        Add(u32),
+        Hit(u32, usize),
+        Remove(u32),
+    }
+
+    fn step() -> impl Strategy<Value = Step> {
+        prop_oneof![
+            (0u32..24).prop_map(Step::Add),
+            (0u32..24, 60usize..1500).prop_map(|(p, l)| Step::Hit(p, l)),
+            (0u32..24).prop_map(Step::Remove),
+        ]
+    }
+
+    proptest! {
+        /// Removals move the last entry into the hole (in both arrays):
+        /// afterwards every lookup still finds its own entry, the hot and
+        /// cold records of each position belong together, and counters
+        /// (read back through `entries`, `entry` and removed entries) are
+        /// what the hits added.
+        #[test]
+        fn relocations_keep_records_and_counters_together(
+            steps in proptest::collection::vec(step(), 1..200),
+        ) {
+            let mut t = FlowTable::new(0);
+            // Expected (packets, bytes, last hit) per installed port.
+            let mut want: HashMap<u32, (u64, u64, u64)> = HashMap::new();
+            for (now, s) in steps.iter().enumerate() {
+                let now = now as u64;
+                match *s {
+                    Step::Add(p) => {
+                        if want.contains_key(&p) {
+                            continue;
+                        }
+                        let mut e = entry(p);
+                        e.last_hit = now;
+                        t.insert(e);
+                        want.insert(p, (0, 0, now));
+                    }
+                    Step::Hit(p, len) => {
+                        let pos = t.lookup(&FlowKey::new(p));
+                        prop_assert_eq!(pos.is_some(), want.contains_key(&p));
+                        if let Some(h) = pos.and_then(|i| t.hot_mut(i)) {
+                            prop_assert_eq!(h.cookie, u64::from(p));
+                            h.hit(len, now);
+                        }
+                        if let Some(w) = want.get_mut(&p) {
+                            *w = (w.0 + 1, w.1 + len as u64, now);
+                        }
+                    }
+                    Step::Remove(p) => {
+                        let e = t
+                            .find_strict(&entry(p).compiled, 10)
+                            .and_then(|i| t.remove(i));
+                        let w = want.remove(&p);
+                        prop_assert_eq!(
+                            e.map(|e| (e.cookie, e.packet_count, e.byte_count, e.last_hit)),
+                            w.map(|w| (u64::from(p), w.0, w.1, w.2))
+                        );
+                    }
+                }
+                prop_assert_eq!(t.len(), want.len());
+                for i in 0..t.len() {
+                    let e = t.entry(i);
+                    prop_assert!(e.is_some());
+                    let Some(e) = e else { continue };
+                    prop_assert_eq!(e.hot.cookie, e.cold.cookie);
+                    prop_assert_eq!(e.hot.priority, e.cold.priority);
+                    prop_assert_eq!(e.compiled.fields()[0].value, u128::from(e.cookie));
+                }
+                for e in t.entries() {
+                    let w = want.get(&(e.cookie as u32)).copied();
+                    prop_assert_eq!(Some((e.packet_count(), e.byte_count(), e.last_hit())), w);
+                }
+                for p in 0..24u32 {
+                    let found = t.peek(&FlowKey::new(p)).map(|e| e.hot.cookie);
+                    prop_assert_eq!(found, want.contains_key(&p).then_some(u64::from(p)));
+                }
+            }
+        }
+    }
+}
