@@ -81,7 +81,8 @@
 //! child, and the context (with its direct table) when its root is empty.
 
 use super::exact::Exact;
-use super::{bits, Rank, Ref, Same, Shape};
+use super::{Rank, Ref, Same, Shape};
+use crate::matcher::key_bits;
 use hashbrown::{DefaultHashBuilder, HashTable};
 use packet::{Field, FieldSet, FlowKey};
 use std::hash::{BuildHasher, Hasher};
@@ -375,6 +376,23 @@ fn nibble(v: u128, d: u32) -> usize {
         ((v >> (124 - 4 * d)) & 15) as usize
     } else {
         0
+    }
+}
+
+/// `key_bits` for the fields tries are usually made of, inlined (a
+/// context check reads one or a few fields per packet; the general
+/// `key_bits` is a call).
+#[inline(always)]
+fn bits(key: &FlowKey, f: Field) -> u128 {
+    match f {
+        Field::EthType => key.eth_type.into(),
+        Field::InPort => key.in_port.into(),
+        Field::IpProto => key.ip_proto.into(),
+        Field::Ipv4Dst => key.ipv4_dst.into(),
+        Field::Ipv4Src => key.ipv4_src.into(),
+        Field::Ipv6Dst => key.ipv6_dst,
+        Field::Ipv6Src => key.ipv6_src,
+        _ => key_bits(key, f),
     }
 }
 

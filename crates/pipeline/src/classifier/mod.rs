@@ -681,25 +681,6 @@ impl Auto {
     }
 }
 
-/// `key_bits` for the fields rules usually match on, inlined (lookups
-/// read a few fields per packet per structure; the general `key_bits` is
-/// a call and a jump table).
-#[inline(always)]
-pub(crate) fn bits(key: &FlowKey, f: Field) -> u128 {
-    match f {
-        Field::EthType => key.eth_type.into(),
-        Field::InPort => key.in_port.into(),
-        Field::IpProto => key.ip_proto.into(),
-        Field::Ipv4Dst => key.ipv4_dst.into(),
-        Field::Ipv4Src => key.ipv4_src.into(),
-        Field::TcpDst | Field::UdpDst => key.tp_dst.into(),
-        Field::TcpSrc | Field::UdpSrc => key.tp_src.into(),
-        Field::Ipv6Dst => key.ipv6_dst,
-        Field::Ipv6Src => key.ipv6_src,
-        _ => crate::matcher::key_bits(key, f),
-    }
-}
-
 /// A match as `(field, mask, value)` triples.
 fn triples(m: &CompiledMatch) -> impl Iterator<Item = (Field, u128, u128)> + Clone + '_ {
     m.fields().iter().map(|f| (f.field, f.mask, f.value))

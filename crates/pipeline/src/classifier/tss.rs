@@ -27,7 +27,7 @@
 //! `union` from the key once into a fixed array on the stack (at most
 //! `UNION_MAX` fields; bigger unions read the key per probe).
 
-use super::{bits, Ref, Same, Shape};
+use super::{Ref, Same, Shape};
 use crate::matcher::{key_bits, CompiledMatch, FieldMatch};
 use hashbrown::{DefaultHashBuilder, HashTable};
 use packet::{Field, FieldSet, FlowKey};
@@ -77,7 +77,7 @@ impl Subtable {
             let mut h = hasher.build_hasher();
             let mut vals = [0u128; INLINE_VALUES];
             for (v, (f, m)) in vals.iter_mut().zip(self.shape.iter()) {
-                *v = bits(key, *f) & m;
+                *v = key_bits(key, *f) & m;
                 h.write_u128(*v);
             }
             let vals = &vals[..self.shape.len()];
@@ -97,7 +97,7 @@ impl Subtable {
     fn key_hash(&self, hasher: &DefaultHashBuilder, key: &FlowKey) -> u64 {
         let mut h = hasher.build_hasher();
         for (f, m) in self.shape.iter() {
-            h.write_u128(bits(key, *f) & m);
+            h.write_u128(key_bits(key, *f) & m);
         }
         h.finish()
     }
@@ -108,7 +108,7 @@ impl Subtable {
         b.values
             .iter()
             .zip(self.shape.iter())
-            .all(|(v, (f, m))| bits(key, *f) & m == *v)
+            .all(|(v, (f, m))| key_bits(key, *f) & m == *v)
     }
 
     /// `probe` with the packet's field values read beforehand (`vals`, by
