@@ -4,6 +4,12 @@
 //! trie over F, and for the contexts with many entries a direct table of
 //! the trie's first 16 bits.
 //!
+//! A packet finds its context without hashing when there is one context
+//! (compared in place: a routing table's `eth_type=0x0800`) or at most
+//! `SCAN_MAX` whose fields pack into 64 bits (its packed context
+//! compared with each context's: an ACL's few destination VIPs); else
+//! through the hash.
+//!
 //! # The trie (stride 4)
 //!
 //! F's value is left-aligned in a `u128`, so a prefix of length `L` is
