@@ -816,7 +816,7 @@ mod tests {
         p.table(table)
             .expect("table exists")
             .entries()
-            .filter(|e| e.packet_count == 0 && !e.instructions.is_empty())
+            .filter(|e| e.packet_count() == 0 && !e.instructions.is_empty())
             .count()
     }
 

@@ -221,12 +221,12 @@ impl Pipeline {
                 let Some(e) = self
                     .tables
                     .get(table[i] as usize)
-                    .and_then(|t| t.entry(pos[i] as usize))
+                    .and_then(|t| t.hot(pos[i] as usize))
                 else {
                     continue;
                 };
                 // The fields the run stage reads (one cache line, see
-                // `FlowEntry`).
+                // `HotEntry`).
                 sink ^= e.packet_count ^ e.last_hit ^ e.cookie;
                 sink ^= u64::from(e.flags) ^ u64::from(e.priority);
                 progs[i] = Some(&e.program);

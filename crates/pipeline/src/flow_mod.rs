@@ -3,7 +3,7 @@
 //! delete-strict over the flow tables, and timeouts.
 
 use crate::matcher::CompiledMatch;
-use crate::table::{FlowEntry, FlowTable, Nanos};
+use crate::table::{EntryMut, EntryRef, FlowEntry, FlowTable, Nanos};
 use crate::Pipeline;
 use ofp::action::Action;
 use ofp::error::{
@@ -155,7 +155,7 @@ impl Pipeline {
             return Err(fm_err(FlowModFailedCode::BadFlags));
         }
         let compiled = CompiledMatch::compile(&fm.match_).map_err(|e| e.code)?;
-        let cookie_ok = |e: &FlowEntry| e.cookie & fm.cookie_mask == fm.cookie & fm.cookie_mask;
+        let cookie_ok = |cookie: u64| cookie & fm.cookie_mask == fm.cookie & fm.cookie_mask;
         match fm.command {
             cmd::ADD => {
                 self.check_instructions(fm.table_id, &fm.instructions)?;
@@ -213,12 +213,12 @@ impl Pipeline {
                 let table = self
                     .table_mut(fm.table_id)
                     .ok_or(fm_err(FlowModFailedCode::BadTableId))?;
-                let modify = |e: &mut FlowEntry| {
-                    e.instructions = insts.clone();
-                    e.program = program.clone();
+                let modify = |e: EntryMut<'_>| {
+                    *e.instructions = insts.clone();
+                    e.hot.program = program.clone();
                     if reset {
-                        e.packet_count = 0;
-                        e.byte_count = 0;
+                        e.hot.packet_count = 0;
+                        e.hot.byte_count = 0;
                     }
                 };
                 // OpenFlow 1.3: modifying nothing is not an error and adds
@@ -227,14 +227,14 @@ impl Pipeline {
                     // One probe of the strict index.
                     if let Some(e) = table
                         .find_strict(&compiled, fm.priority)
+                        .filter(|i| table.entry(*i).is_some_and(|e| cookie_ok(e.cookie)))
                         .and_then(|i| table.entry_mut(i))
-                        .filter(|e| cookie_ok(e))
                     {
                         modify(e);
                     }
                 } else {
                     table.for_each_where(
-                        |e| cookie_ok(e) && e.compiled.is_subsumed_by(&compiled),
+                        |e| cookie_ok(e.cookie) && e.compiled.is_subsumed_by(&compiled),
                         modify,
                     );
                 }
@@ -253,8 +253,9 @@ impl Pipeline {
                     let Some(table) = self.table_mut(id) else {
                         continue;
                     };
-                    let selected = |e: &FlowEntry| {
-                        cookie_ok(e) && outputs_to(&e.instructions, fm.out_port, fm.out_group)
+                    let selected = |e: EntryRef<'_>| {
+                        cookie_ok(e.cookie)
+                            && outputs_to(&e.instructions, fm.out_port, fm.out_group)
                     };
                     let gone = if strict {
                         // One probe of the strict index.

@@ -52,7 +52,9 @@ pub use matcher::{CompiledMatch, FieldMatch};
 pub use meter::{Meter, MeterTable};
 pub use port::{PortInfo, PortTable};
 pub use process::{Output, PacketInEvent, Unsupported};
-pub use table::{FlowEntry, FlowTable, Nanos, TableCounters};
+pub use table::{
+    ColdEntry, EntryMut, EntryRef, FlowEntry, FlowTable, HotEntry, Nanos, TableCounters,
+};
 
 use ofp::error::ErrorCode;
 use ofp::group::GroupMod;

@@ -338,14 +338,14 @@ impl Pipeline {
             let Some(idx) = found else {
                 return;
             };
-            let Some(entry) = table.entry_mut(idx) else {
+            let Some(entry) = table.hot_mut(idx) else {
                 return;
             };
             entry.hit(len, ctx.now);
-            let entry: &crate::table::FlowEntry = entry;
+            let entry: &crate::table::HotEntry = entry;
             ctx.table_id = table_id;
             ctx.cookie = entry.cookie;
-            ctx.miss = entry.is_table_miss();
+            ctx.miss = entry.miss;
 
             // Spec order: meter, apply-actions, clear-actions,
             // write-actions, write-metadata, goto-table (the program holds

@@ -277,8 +277,8 @@ fn add_lookup_counters_and_priority() {
     assert_eq!(t.counters.lookup_count, 1);
     assert_eq!(t.counters.matched_count, 1);
     assert_eq!(t.entries().next().unwrap().priority, 20);
-    assert_eq!(t.entries().next().unwrap().packet_count, 1);
-    assert_eq!(t.entries().next().unwrap().byte_count, f.len() as u64);
+    assert_eq!(t.entries().next().unwrap().packet_count(), 1);
+    assert_eq!(t.entries().next().unwrap().byte_count(), f.len() as u64);
     // No match and no table-miss entry: drop, counted as a lookup.
     assert!(run(&mut p, &udp_frame([10, 0, 0, 9], 53, 64), 1, SEC)
         .0
@@ -305,14 +305,14 @@ fn add_replaces_identical_keeping_or_resetting_counts() {
     .unwrap();
     let t = p.table(0).unwrap();
     assert_eq!(t.len(), 1);
-    assert_eq!(t.entries().next().unwrap().packet_count, 1);
+    assert_eq!(t.entries().next().unwrap().packet_count(), 1);
     assert_eq!(t.entries().next().unwrap().duration(5 * SEC), (0, 0));
     assert_eq!(run(&mut p, &f, 1, 0).ports(), vec![3]);
     let mut r = fm(cmd::ADD, 0, 10, m, vec![]);
     r.flags = ff::RESET_COUNTS;
     p.flow_mod(&r, 0).unwrap();
     assert_eq!(
-        p.table(0).unwrap().entries().next().unwrap().packet_count,
+        p.table(0).unwrap().entries().next().unwrap().packet_count(),
         0
     );
 }
@@ -1675,7 +1675,7 @@ mod batch_props {
                     t.counters.lookup_count,
                     t.counters.matched_count,
                     t.entries()
-                        .map(|e| (e.cookie, e.packet_count, e.byte_count))
+                        .map(|e| (e.cookie, e.packet_count(), e.byte_count()))
                         .collect(),
                 )
             })
@@ -1771,7 +1771,7 @@ fn equal_programs_are_shared() {
     let prog = |p: &Pipeline, port: u32| {
         let mut k = packet::FlowKey::new(port);
         k.present.insert(packet::Field::InPort);
-        p.table(0).unwrap().peek(&k).unwrap().program.clone()
+        p.table(0).unwrap().peek(&k).unwrap().hot.program.clone()
     };
     assert!(std::sync::Arc::ptr_eq(&prog(&p, 1), &prog(&p, 2)));
     assert!(!std::sync::Arc::ptr_eq(&prog(&p, 1), &prog(&p, 3)));

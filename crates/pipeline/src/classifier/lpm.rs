@@ -4,6 +4,12 @@
 //! trie over F, and for the contexts with many entries a direct table of
 //! the trie's first 16 bits.
 //!
+//! A packet finds its context without hashing when there is one context
+//! (compared in place: a routing table's `eth_type=0x0800`) or at most
+//! `SCAN_MAX` whose fields pack into 64 bits (its packed context
+//! compared with each context's: an ACL's few destination VIPs); else
+//! through the hash.
+//!
 //! # The trie (stride 4)
 //!
 //! F's value is left-aligned in a `u128`, so a prefix of length `L` is
@@ -80,6 +86,7 @@
 //! a removal frees the nodes of its path that end up with no slot and no
 //! child, and the context (with its direct table) when its root is empty.
 
+use super::exact::Exact;
 use super::{Rank, Ref, Same, Shape};
 use crate::matcher::key_bits;
 use hashbrown::{DefaultHashBuilder, HashTable};
@@ -249,6 +256,11 @@ pub const DIRECT_MIN: usize = if cfg!(test) { 4 } else { 64 };
 /// At most this many direct tables per trie (1 MiB each).
 pub const DIRECT_MAX: usize = 16;
 
+/// Up to this many contexts whose fields pack into 64 bits are found by
+/// comparing the packet's packed context with each (`Lpm::scan`), not by
+/// hashing: a handful of compares of one word (the ACL's few VIPs).
+const SCAN_MAX: usize = 16;
+
 /// A node as lookups read it (256 bytes: four cache lines, one read per
 /// packet). Its slots, which only inserts and removes read, are kept
 /// apart in [`Cold`] under the same index, so the nodes the packets walk
@@ -325,6 +337,18 @@ pub struct Lpm {
     /// The context values and start when there is exactly one context
     /// (the usual routing table: no hashing per packet then).
     sole: Option<(Box<[u128]>, Start)>,
+    /// Packs the context fields' masked bits into one `u64` when they fit
+    /// in 64 bits (an empty exact index, used for its packing only).
+    packer: Option<Exact>,
+    /// While there are 2..=`SCAN_MAX` contexts and `packer` exists: each
+    /// context's packed values and start, for `begin` to scan. Empty
+    /// otherwise (then `begin` hashes).
+    ///
+    /// ```text
+    ///  packed key ctx  (eth_type, ip_proto, ipv4_dst) -> 0x0800_06_ac100001
+    ///  scan  [ (0x080006ac100001, start0) | (0x080006ac100002, start1) | .. ]
+    /// ```
+    scan: Box<[(u64, Start)]>,
     nodes: Vec<Node>,
     /// `cold[n]`: the slots of `nodes[n]`.
     cold: Vec<Cold>,
@@ -399,10 +423,12 @@ struct Place {
 impl Lpm {
     pub fn new(form: LpmForm) -> Lpm {
         Lpm {
+            packer: Exact::new(&form.context),
             form,
             hasher: DefaultHashBuilder::default(),
             contexts: HashTable::new(),
             sole: None,
+            scan: Box::new([]),
             nodes: Vec::new(),
             cold: Vec::new(),
             free_nodes: Vec::new(),
@@ -474,6 +500,9 @@ impl Lpm {
         }
     }
 
+    /// Brings the copies of the contexts' starts that lookups read
+    /// (`sole`, `scan`) up to date; called after every change of the
+    /// contexts or of a start.
     fn refresh_sole(&mut self) {
         self.sole = match self.contexts.len() {
             1 => self
@@ -483,6 +512,25 @@ impl Lpm {
                 .map(|c| (c.values.clone(), c.start)),
             _ => None,
         };
+        self.scan = match &self.packer {
+            Some(packer) if (2..=SCAN_MAX).contains(&self.contexts.len()) => self
+                .contexts
+                .iter()
+                .map(|c| (packer.pack_values(c.values.iter().copied()), c.start))
+                .collect(),
+            _ => Box::new([]),
+        };
+    }
+
+    /// The start of the packet's context by `scan` (`None`: no such
+    /// context, or no scan list).
+    #[inline]
+    fn scan_start(&self, key: &FlowKey) -> Option<Start> {
+        let packed = self.packer.as_ref()?.pack_key(key)?;
+        self.scan
+            .iter()
+            .find(|(k, _)| *k == packed)
+            .map(|(_, start)| *start)
     }
 
     fn alloc_node(&mut self) -> u32 {
@@ -883,6 +931,10 @@ impl Lpm {
         let start = match &self.sole {
             Some((values, start)) if same(values) => *start,
             Some(_) => return Walk::Done(Ref::NONE),
+            None if !self.scan.is_empty() => match self.scan_start(key) {
+                Some(start) => start,
+                None => return Walk::Done(Ref::NONE),
+            },
             None => {
                 let mut h = self.hasher.build_hasher();
                 for (f, m) in form.context.iter() {

@@ -145,7 +145,8 @@
 //!   equals the found one's. The seeds are random per index.
 //! - `hash` (shape over 64 bits): one hash of the shape's masked fields +
 //!   one SwissTable probe (+ the best match-everything entry).
-//! - `lpm`: one context probe + at most `width/4 + 1` trie nodes (9 for
+//! - `lpm`: one context probe (a scan of a few packed words when there
+//!   are few contexts) + at most `width/4 + 1` trie nodes (9 for
 //!   IPv4, 33 for IPv6), one cache line per node; plus one probe per
 //!   subtable outside the form.
 //! - `tss`: at most one probe per subtable, i.e. per distinct shape the

@@ -98,7 +98,8 @@ fn general_match() -> impl Strategy<Value = CompiledMatch> {
 /// Routing-table-like matches: context + a prefix of one address field,
 /// with now and then a match-everything entry or (if `odd`) another shape.
 /// `mode`: 0 = eth_type + ipv4_dst, 1 = in_port + eth_type + ipv4_dst
-/// (several contexts), 2 = eth_type + ipv6_dst.
+/// (several contexts), 2 = eth_type + ipv6_dst, 3 = as 1 with up to 39
+/// contexts (more than the trie scans: it hashes them).
 fn lpm_match(mode: u8, odd: bool) -> impl Strategy<Value = CompiledMatch> {
     (0u8..40, 0usize..3, 0u32..=128, 1u128..4).prop_map(move |(dice, vi, len, port)| {
         if dice == 0 {
@@ -130,10 +131,14 @@ fn lpm_match(mode: u8, odd: bool) -> impl Strategy<Value = CompiledMatch> {
                 mask,
             },
         ];
-        if mode == 1 {
+        if mode == 1 || mode == 3 {
             v.push(FieldMatch {
                 field: Field::InPort,
-                value: port,
+                value: if mode == 3 {
+                    port * 10 + dice as u128 % 10
+                } else {
+                    port
+                },
                 mask: 0xffff_ffff,
             });
         }
@@ -466,9 +471,22 @@ proptest! {
     #[test]
     fn lpm_rules_equal_reference(
         follow in any::<bool>(),
-        ops in (0u8..3, any::<bool>()).prop_flat_map(|(mode, odd)| ops(lpm_match(mode, odd), 50)),
+        ops in (0u8..4, any::<bool>()).prop_flat_map(|(mode, odd)| ops(lpm_match(mode, odd), 50)),
         keys in proptest::collection::vec(any_key(), 1..12),
     ) {
+        // Also packets with exactly the values of each added match (they
+        // find their context, among many in mode 3).
+        let keys: Vec<FlowKey> = keys.into_iter().chain(ops.iter().filter_map(|op| match op {
+            Op::Add(_, m) if !m.is_empty() => {
+                let mut k = FlowKey::new(0);
+                k.present = FieldSet::EMPTY;
+                for f in m.fields() {
+                    set(&mut k, f.field, f.value);
+                }
+                Some(k)
+            }
+            _ => None,
+        })).collect();
         let ops: Vec<Op> = if follow {
             // Priority = prefix length (the usual routing table).
             ops.into_iter().map(|op| match op {

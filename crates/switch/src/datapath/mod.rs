@@ -436,7 +436,7 @@ impl Datapath {
                 continue;
             }
             for (i, (pk, by, hit)) in td.entries.iter().enumerate() {
-                if let Some(e) = t.entry_mut(i) {
+                if let Some(e) = t.hot_mut(i) {
                     e.packet_count += pk;
                     e.byte_count += by;
                     e.last_hit = e.last_hit.max(*hit);

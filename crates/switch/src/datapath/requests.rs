@@ -9,7 +9,7 @@ use ofp::message::{flow_mod_command as cmd, FlowMod, Message, NO_BUFFER};
 use ofp::multipart::{self as mp, FlowStatsRequest, MultipartReplyBody as R};
 use ofp::multipart::{Multipart, MultipartRequestBody as Q};
 use ofp::OfpMessage;
-use pipeline::{outputs_to, CompiledMatch, FlowEntry};
+use pipeline::{outputs_to, CompiledMatch, EntryRef};
 use std::sync::Arc;
 
 /// Largest reply message (the split limit).
@@ -207,7 +207,7 @@ impl Datapath {
     fn select<'a>(
         &'a self,
         q: &'a FlowStatsRequest,
-    ) -> Result<impl Iterator<Item = (u8, &'a FlowEntry)> + 'a, ErrorCode> {
+    ) -> Result<impl Iterator<Item = (u8, EntryRef<'a>)> + 'a, ErrorCode> {
         let all = q.table_id == ofp::instruction::TABLE_ALL;
         if !all && usize::from(q.table_id) >= self.pipeline.n_tables() {
             return Err(ErrorCode::BadRequest(BadRequestCode::BadTableId));
@@ -249,8 +249,8 @@ impl Datapath {
                             hard_timeout: e.hard_timeout,
                             flags: e.flags,
                             cookie: e.cookie,
-                            packet_count: e.packet_count,
-                            byte_count: e.byte_count,
+                            packet_count: e.packet_count(),
+                            byte_count: e.byte_count(),
                             match_: e.match_.clone(),
                             instructions: e.instructions.to_vec(),
                         }
@@ -260,8 +260,8 @@ impl Datapath {
             Q::Aggregate(q) => {
                 let mut a = mp::AggregateStats::default();
                 for (_, e) in self.select(&q)? {
-                    a.packet_count += e.packet_count;
-                    a.byte_count += e.byte_count;
+                    a.packet_count += e.packet_count();
+                    a.byte_count += e.byte_count();
                     a.flow_count += 1;
                 }
                 R::Aggregate(a)

@@ -416,7 +416,7 @@ impl Worker {
             };
             let len = t.len();
             for i in 0..len {
-                if let Some(e) = t.entry_mut(i) {
+                if let Some(e) = t.hot_mut(i) {
                     td.entries.push((
                         std::mem::take(&mut e.packet_count),
                         std::mem::take(&mut e.byte_count),
