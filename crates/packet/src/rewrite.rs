@@ -387,6 +387,45 @@ fn fast_mac(buf: &mut PacketBuf, key: &mut FlowKey, at: usize, m: &[u8; 6]) -> b
     true
 }
 
+/// Sets `eth_dst` and `eth_src` together: what `set_field_ref` with
+/// [`SetField::EthDst`] and then [`SetField::EthSrc`] does (the two
+/// fields share no byte, so their order does not matter), in one 12-byte
+/// write when the key was parsed to L2 and has both. Any other case runs
+/// the two set-fields; the result is the first error of the two (each is
+/// tried whatever the other did, as two separate actions would be).
+#[inline]
+pub fn set_macs(
+    buf: &mut PacketBuf,
+    key: &mut FlowKey,
+    dst: &[u8; 6],
+    src: &[u8; 6],
+) -> Result<(), RewriteError> {
+    if key.depth >= Layer::L2 && key.has(Field::EthDst) && key.has(Field::EthSrc) {
+        if let Some(h) = buf.data_mut().first_chunk_mut::<12>() {
+            let (d, s) = h.split_at_mut(6);
+            d.copy_from_slice(dst);
+            s.copy_from_slice(src);
+            key.eth_dst = *dst;
+            key.eth_src = *src;
+            return Ok(());
+        }
+    }
+    set_macs_slow(buf, key, dst, src)
+}
+
+/// [`set_macs`] as two set-fields (kept out of line).
+#[inline(never)]
+fn set_macs_slow(
+    buf: &mut PacketBuf,
+    key: &mut FlowKey,
+    dst: &[u8; 6],
+    src: &[u8; 6],
+) -> Result<(), RewriteError> {
+    let a = set_field_ref(buf, key, &SetField::EthDst(*dst));
+    let b = set_field_ref(buf, key, &SetField::EthSrc(*src));
+    a.and(b)
+}
+
 /// Updates the checksum `ck` for a change of one's complement sum
 /// `delta` at an even position of its region (the fast paths' fields all
 /// are). Skipped when the field is not in the packet, as in `patch`.
