@@ -98,6 +98,21 @@ impl ActionSet {
                     Op::SetField(SetField::EthDst(dst)),
                     Op::Output { port, max_len: 0 },
                 ]),
+                Op::SetEthDstOutput { dst, port } => self.write(&[
+                    Op::SetField(SetField::EthDst(dst)),
+                    Op::Output { port, max_len: 0 },
+                ]),
+                Op::SetIpv4Port {
+                    addr,
+                    port,
+                    addr_field,
+                    port_field,
+                } => {
+                    let a = SetField::from_value(addr_field, &addr.to_be_bytes());
+                    let p = SetField::from_value(port_field, &port.to_be_bytes());
+                    let ops = [a, p].into_iter().flatten().map(Op::SetField);
+                    self.write(&ops.collect::<SmallVec<[Op; 2]>>())
+                }
             }
         }
     }

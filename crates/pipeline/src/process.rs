@@ -493,6 +493,17 @@ impl Pipeline {
                     self.output(pkt, key, port, 0, ctx, out);
                     Ok(())
                 }
+                Op::SetEthDstOutput { ref dst, port } => {
+                    let _ = packet::set_eth_dst(pkt, key, dst);
+                    self.output(pkt, key, port, 0, ctx, out);
+                    Ok(())
+                }
+                Op::SetIpv4Port {
+                    addr,
+                    port,
+                    addr_field,
+                    port_field,
+                } => packet::set_ipv4_port(pkt, key, addr_field, addr, port_field, port),
             };
             match r {
                 Ok(()) => {}
@@ -796,6 +807,14 @@ mod fuse_tests {
             1 => any::<u16>().prop_map(|p| vec![Op::SetField(SetField::UdpSrc(p))]),
             1 => any::<u16>().prop_map(|p| vec![Op::SetField(SetField::TcpDst(p))]),
             1 => any::<[u8; 6]>().prop_map(|m| vec![Op::SetField(SetField::EthDst(m))]),
+            2 => (any::<[u8; 6]>(), output())
+                .prop_map(|(m, o)| vec![Op::SetField(SetField::EthDst(m)), o]),
+            3 => (any::<u32>(), any::<bool>(), any::<u16>(), 0u8..4).prop_map(|(a, dst, p, k)| {
+                let a = if dst { SetField::Ipv4Dst(a) } else { SetField::Ipv4Src(a) };
+                let p = [SetField::TcpSrc, SetField::TcpDst, SetField::UdpSrc, SetField::UdpDst]
+                    [usize::from(k)](p);
+                vec![Op::SetField(a), Op::SetField(p)]
+            }),
         ];
         proptest::collection::vec(chunk, 1..5).prop_map(|c| c.concat())
     }

@@ -72,6 +72,21 @@ pub enum Op {
         src: [u8; 6],
         port: u32,
     },
+    /// Fused (see [`fuse`]): set-field `eth_dst`, then output to a
+    /// standard port (whose `max_len` nothing reads).
+    SetEthDstOutput {
+        dst: [u8; 6],
+        port: u32,
+    },
+    /// Fused (see [`fuse`]): set-field of an IPv4 address (`addr_field`:
+    /// `Ipv4Src` or `Ipv4Dst`), then of a TCP or UDP port (`port_field`),
+    /// a NAT's rewrite.
+    SetIpv4Port {
+        addr: u32,
+        port: u16,
+        addr_field: Field,
+        port_field: Field,
+    },
 }
 
 /// The rewrite a set-field OXM value asks for, if the field can be set.
@@ -120,7 +135,7 @@ impl Op {
         match self {
             Op::Output { .. } | Op::Group(_) | Op::SetQueue(_) | Op::Nop => Layer::None,
             Op::SetField(sf) if sf.field().layer() <= Layer::L2 => Layer::L2,
-            Op::SetMacs { .. } => Layer::L2,
+            Op::SetMacs { .. } | Op::SetEthDstOutput { .. } => Layer::L2,
             Op::DecNwTtl | Op::SetNwTtl(_) | Op::Route { .. } => Layer::L3,
             _ => Layer::L4,
         }
@@ -169,6 +184,8 @@ pub fn bucket_ops(actions: &[Action]) -> Box<[Op]> {
 /// ```text
 ///  dec_nw_ttl, set eth_src|eth_dst, set eth_dst|eth_src, output(std port)  ->  Route
 ///  set eth_src|eth_dst, set eth_dst|eth_src                                ->  SetMacs
+///  set eth_dst, output(std port)                                           ->  SetEthDstOutput
+///  set ipv4_src|ipv4_dst, set tcp|udp_src|dst                              ->  SetIpv4Port
 /// ```
 ///
 /// Only lists executed straight through are fused (apply-actions, group
@@ -195,11 +212,43 @@ fn fuse_at(ops: &[Op]) -> Option<(Op, usize)> {
         }
     }
     if let [a, b, ..] = ops {
-        if let Some((dst, src)) = macs(a, b) {
-            return Some((Op::SetMacs { dst, src }, 2));
+        if let Some(op) = fuse_two(a, b) {
+            return Some((op, 2));
         }
     }
     ops.first().map(|op| (*op, 1))
+}
+
+/// The fused op of the two-op runs of [`fuse`], if `a`, `b` are one.
+fn fuse_two(a: &Op, b: &Op) -> Option<Op> {
+    if let Some((dst, src)) = macs(a, b) {
+        return Some(Op::SetMacs { dst, src });
+    }
+    match (*a, *b) {
+        (Op::SetField(SetField::EthDst(dst)), Op::Output { port, .. }) if port <= port_no::MAX => {
+            Some(Op::SetEthDstOutput { dst, port })
+        }
+        (Op::SetField(sa), Op::SetField(sp)) => {
+            let addr = match sa {
+                SetField::Ipv4Src(x) | SetField::Ipv4Dst(x) => x,
+                _ => return None,
+            };
+            let port = match sp {
+                SetField::TcpSrc(x)
+                | SetField::TcpDst(x)
+                | SetField::UdpSrc(x)
+                | SetField::UdpDst(x) => x,
+                _ => return None,
+            };
+            Some(Op::SetIpv4Port {
+                addr,
+                port,
+                addr_field: sa.field(),
+                port_field: sp.field(),
+            })
+        }
+        _ => None,
+    }
 }
 
 /// `(eth_dst, eth_src)` if `a` and `b` set those two fields (either order).
@@ -311,16 +360,17 @@ mod tests {
             Action::SetField(OxmField::EthDst([2, 0, 0, 0, 0, 9], None)),
             Action::DecNwTtl,
         ]);
+        // In action-set order, then fused.
         assert_eq!(
-            &*ops,
-            &[
+            ops,
+            fuse(&[
                 Op::DecNwTtl,
                 Op::SetField(SetField::EthDst([2, 0, 0, 0, 0, 9])),
                 Op::Output {
                     port: 2,
                     max_len: 0
                 },
-            ][..]
+            ])
         );
     }
 }
