@@ -448,6 +448,21 @@ impl Pipeline {
         tail: bool,
         out: &mut impl Output,
     ) -> Flow {
+        // A list of one group action (a route's or a load balancer's
+        // apply-actions) and a next hop's one fused op: straight to them,
+        // without the indirect branch of the op dispatch below.
+        match ops {
+            [Op::Group(g)] => {
+                self.execute_group(*g, pkt, key, ctx, tail, out);
+                return Flow::Continue;
+            }
+            [Op::Route {
+                ref dst,
+                ref src,
+                port,
+            }] => return self.route(pkt, key, dst, src, *port, ctx, out),
+            _ => {}
+        }
         let last = ops.len().wrapping_sub(1);
         for (i, op) in ops.iter().enumerate() {
             let r: Result<(), RewriteError> = match *op {
@@ -483,14 +498,9 @@ impl Pipeline {
                     ref src,
                     port,
                 } => {
-                    // As the three ops would: an expired TTL stops here,
-                    // another error of the decrement is skipped.
-                    if let Err(RewriteError::TtlExpired(_)) = packet::dec_nw_ttl(pkt, key) {
-                        self.invalid_ttl(pkt, key, ctx, out);
+                    if self.route(pkt, key, dst, src, port, ctx, out) == Flow::Stop {
                         return Flow::Stop;
                     }
-                    let _ = packet::set_macs(pkt, key, dst, src);
-                    self.output(pkt, key, port, 0, ctx, out);
                     Ok(())
                 }
                 Op::SetEthDstOutput { ref dst, port } => {
@@ -517,6 +527,30 @@ impl Pipeline {
                 Err(_) => {}
             }
         }
+        Flow::Continue
+    }
+
+    /// [`Op::Route`]: dec NW TTL, set both MACs, output to `port`.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn route(
+        &mut self,
+        pkt: &mut PacketBuf,
+        key: &mut FlowKey,
+        dst: &[u8; 6],
+        src: &[u8; 6],
+        port: u32,
+        ctx: &Ctx,
+        out: &mut impl Output,
+    ) -> Flow {
+        // As the three ops would: an expired TTL stops here, another
+        // error of the decrement is skipped.
+        if let Err(RewriteError::TtlExpired(_)) = packet::dec_nw_ttl(pkt, key) {
+            self.invalid_ttl(pkt, key, ctx, out);
+            return Flow::Stop;
+        }
+        let _ = packet::set_macs(pkt, key, dst, src);
+        self.output(pkt, key, port, 0, ctx, out);
         Flow::Continue
     }
 
