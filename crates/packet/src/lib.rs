@@ -26,6 +26,7 @@ pub use parse::{continue_to, parse, parse_to, ParseError, ParseResult, Reason};
 pub use proto::{ethertype, ipproto};
 pub use rewrite::{
     copy_ttl_in, copy_ttl_out, dec_mpls_ttl, dec_nw_ttl, dec_nw_ttl_general, pop_mpls, pop_pbb,
-    pop_vlan, push_mpls, push_pbb, push_vlan, recompute_checksums, reparse, set_field,
-    set_field_general, set_field_ref, set_mpls_ttl, set_nw_ttl, RewriteError, SetField,
+    pop_vlan, push_mpls, push_pbb, push_vlan, recompute_checksums, reparse, set_eth_dst, set_field,
+    set_field_general, set_field_ref, set_ipv4_port, set_macs, set_mpls_ttl, set_nw_ttl,
+    RewriteError, SetField,
 };

@@ -387,6 +387,163 @@ fn fast_mac(buf: &mut PacketBuf, key: &mut FlowKey, at: usize, m: &[u8; 6]) -> b
     true
 }
 
+/// Sets `eth_dst` and `eth_src` together: what `set_field_ref` with
+/// [`SetField::EthDst`] and then [`SetField::EthSrc`] does (the two
+/// fields share no byte, so their order does not matter), in one 12-byte
+/// write when the key was parsed to L2 and has both. Any other case runs
+/// the two set-fields; the result is the first error of the two (each is
+/// tried whatever the other did, as two separate actions would be).
+#[inline]
+pub fn set_macs(
+    buf: &mut PacketBuf,
+    key: &mut FlowKey,
+    dst: &[u8; 6],
+    src: &[u8; 6],
+) -> Result<(), RewriteError> {
+    if key.depth >= Layer::L2 && key.has(Field::EthDst) && key.has(Field::EthSrc) {
+        if let Some(h) = buf.data_mut().first_chunk_mut::<12>() {
+            let (d, s) = h.split_at_mut(6);
+            d.copy_from_slice(dst);
+            s.copy_from_slice(src);
+            key.eth_dst = *dst;
+            key.eth_src = *src;
+            return Ok(());
+        }
+    }
+    set_macs_slow(buf, key, dst, src)
+}
+
+/// [`set_macs`] as two set-fields (kept out of line).
+#[inline(never)]
+fn set_macs_slow(
+    buf: &mut PacketBuf,
+    key: &mut FlowKey,
+    dst: &[u8; 6],
+    src: &[u8; 6],
+) -> Result<(), RewriteError> {
+    let a = set_field_ref(buf, key, &SetField::EthDst(*dst));
+    let b = set_field_ref(buf, key, &SetField::EthSrc(*src));
+    a.and(b)
+}
+
+/// Sets `eth_dst`: what `set_field_ref` with [`SetField::EthDst`] does,
+/// for a caller holding the address alone.
+#[inline]
+pub fn set_eth_dst(
+    buf: &mut PacketBuf,
+    key: &mut FlowKey,
+    dst: &[u8; 6],
+) -> Result<(), RewriteError> {
+    if fast_mac(buf, key, 0, dst) {
+        Ok(())
+    } else {
+        set_field_general(buf, key, SetField::EthDst(*dst))
+    }
+}
+
+/// Sets an IPv4 address (`af`: `Ipv4Src` or `Ipv4Dst`) to `a`, then a
+/// TCP or UDP port (`pf`: `TcpSrc`, `TcpDst`, `UdpSrc` or `UdpDst`) to
+/// `p`, as the two set-fields would one after the other (a NAT's
+/// rewrite), with the checksum updates of both in one pass when both
+/// take their fast paths (`fast_ipv4`, `fast_port`): the L4 checksum
+/// gets the address's pseudo-header delta, then the port's, exactly as
+/// the two would apply them. Any other case runs the two set-fields; the
+/// result is the first error of the two.
+#[inline]
+pub fn set_ipv4_port(
+    buf: &mut PacketBuf,
+    key: &mut FlowKey,
+    af: Field,
+    a: u32,
+    pf: Field,
+    p: u16,
+) -> Result<(), RewriteError> {
+    if fast_ipv4_port(buf, key, af, a, pf, p) {
+        Ok(())
+    } else {
+        set_ipv4_port_slow(buf, key, af, a, pf, p)
+    }
+}
+
+/// The fast path of [`set_ipv4_port`]: false (nothing changed) when the
+/// two set-fields must decide.
+#[inline]
+fn fast_ipv4_port(
+    buf: &mut PacketBuf,
+    key: &mut FlowKey,
+    af: Field,
+    a: u32,
+    pf: Field,
+    p: u16,
+) -> bool {
+    let a_off = match af {
+        Field::Ipv4Src => 12,
+        Field::Ipv4Dst => 16,
+        _ => return false,
+    };
+    let p_off = match pf {
+        Field::TcpSrc | Field::UdpSrc => 0,
+        Field::TcpDst | Field::UdpDst => 2,
+        _ => return false,
+    };
+    if key.depth < Layer::L4 || !key.has(af) || !key.has(pf) {
+        return false;
+    }
+    let a_at = usize::from(key.offsets.l3) + a_off;
+    let p_at = usize::from(key.offsets.l4) + p_off;
+    // For TCP and UDP (which a port field implies) the pseudo-header
+    // checksum of an address change is the port's checksum too.
+    let (ip, l4) = (ip_ck(key), l4_ck(key, true));
+    let d = buf.data_mut();
+    let (Some(old_a), Some(old_p)) = (be32_at(d, a_at), be16_at(d, p_at)) else {
+        return false;
+    };
+    if let Some(x) = d.get_mut(a_at..).and_then(|t| t.first_chunk_mut::<4>()) {
+        *x = a.to_be_bytes();
+    }
+    if let Some(x) = d.get_mut(p_at..).and_then(|t| t.first_chunk_mut::<2>()) {
+        *x = p.to_be_bytes();
+    }
+    let da = checksum::delta32(old_a, a);
+    if let Some(ck) = ip {
+        apply_even(d, ck, da);
+    }
+    if let Some(ck) = l4 {
+        apply_even(d, ck, da);
+        apply_even(d, ck, checksum::delta16(old_p, p));
+    }
+    if a_off == 12 {
+        key.ipv4_src = a;
+    } else {
+        key.ipv4_dst = a;
+    }
+    if p_off == 0 {
+        key.tp_src = p;
+    } else {
+        key.tp_dst = p;
+    }
+    true
+}
+
+/// [`set_ipv4_port`] as two set-fields (kept out of line).
+#[inline(never)]
+fn set_ipv4_port_slow(
+    buf: &mut PacketBuf,
+    key: &mut FlowKey,
+    af: Field,
+    a: u32,
+    pf: Field,
+    p: u16,
+) -> Result<(), RewriteError> {
+    let run = |buf: &mut PacketBuf, key: &mut FlowKey, sf: Option<SetField>| match sf {
+        Some(sf) => set_field_ref(buf, key, &sf),
+        None => Err(RewriteError::MissingField(af)),
+    };
+    let x = run(buf, key, SetField::from_value(af, &a.to_be_bytes()));
+    let y = run(buf, key, SetField::from_value(pf, &p.to_be_bytes()));
+    x.and(y)
+}
+
 /// Updates the checksum `ck` for a change of one's complement sum
 /// `delta` at an even position of its region (the fast paths' fields all
 /// are). Skipped when the field is not in the packet, as in `patch`.

@@ -5,8 +5,8 @@
 use packet::{
     copy_ttl_in, copy_ttl_out, dec_mpls_ttl, dec_nw_ttl, dec_nw_ttl_general, parse, parse_to,
     pop_mpls, pop_pbb, pop_vlan, push_mpls, push_pbb, push_vlan, recompute_checksums, set_field,
-    set_field_general, set_mpls_ttl, set_nw_ttl, Field, FlowKey, Layer, PacketBuf, RewriteError,
-    SetField,
+    set_field_general, set_ipv4_port, set_macs, set_mpls_ttl, set_nw_ttl, Field, FlowKey, Layer,
+    PacketBuf, RewriteError, SetField,
 };
 use proptest::prelude::*;
 use serde_json::Value;
@@ -352,5 +352,63 @@ proptest! {
             recompute_checksums(&mut full, &key);
             prop_assert_eq!(hex::encode(&full), hex::encode(buf.data()), "after {:?}", op);
         }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    /// `set_macs` does what set-field `eth_dst` then `eth_src` do
+    /// (packet, key, first error), on mutated and truncated frames with
+    /// keys parsed to any depth.
+    #[test]
+    fn set_macs_equals_two_set_fields(
+        frame in mutated(),
+        depth in 0u8..4,
+        dst in any::<[u8; 6]>(),
+        src in any::<[u8; 6]>(),
+    ) {
+        let mut fused = PacketBuf::from_slice(&frame);
+        let mut fused_key = FlowKey::new(2);
+        let _ = parse_to(fused.data(), &mut fused_key, layer_of(depth));
+        let (mut two, mut two_key) = (fused.clone(), fused_key);
+        let a = set_macs(&mut fused, &mut fused_key, &dst, &src);
+        let b1 = set_field(&mut two, &mut two_key, SetField::EthDst(dst));
+        let b2 = set_field(&mut two, &mut two_key, SetField::EthSrc(src));
+        prop_assert_eq!(a, b1.and(b2));
+        prop_assert_eq!(fused.data(), two.data());
+        prop_assert_eq!(fused_key, two_key);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    /// `set_ipv4_port` does what the address set-field then the port
+    /// set-field do (packet, key, first error), on mutated and truncated
+    /// frames with keys parsed to any depth.
+    #[test]
+    fn set_ipv4_port_equals_two_set_fields(
+        frame in mutated(),
+        depth in 0u8..4,
+        a in any::<u32>(),
+        a_dst in any::<bool>(),
+        p in any::<u16>(),
+        k in 0usize..4,
+    ) {
+        let mut fused = PacketBuf::from_slice(&frame);
+        let mut fused_key = FlowKey::new(2);
+        let _ = parse_to(fused.data(), &mut fused_key, layer_of(depth));
+        let (mut two, mut two_key) = (fused.clone(), fused_key);
+        let af = if a_dst { Field::Ipv4Dst } else { Field::Ipv4Src };
+        let pf = [Field::TcpSrc, Field::TcpDst, Field::UdpSrc, Field::UdpDst][k];
+        let r = set_ipv4_port(&mut fused, &mut fused_key, af, a, pf, p);
+        let sa = SetField::from_value(af, &a.to_be_bytes()).unwrap();
+        let sp = SetField::from_value(pf, &p.to_be_bytes()).unwrap();
+        let x = set_field(&mut two, &mut two_key, sa);
+        let y = set_field(&mut two, &mut two_key, sp);
+        prop_assert_eq!(r, x.and(y));
+        prop_assert_eq!(fused.data(), two.data());
+        prop_assert_eq!(fused_key, two_key);
     }
 }

@@ -86,6 +86,33 @@ impl ActionSet {
                 Op::PushPbb(t) => self.push_pbb = Some(t),
                 Op::PopPbb => self.pop_pbb = true,
                 Op::Nop => {}
+                // Fused ops (`program::fuse`) are not written to sets;
+                // should one be, it counts as the ops it stands for.
+                Op::SetMacs { dst, src } => self.write(&[
+                    Op::SetField(SetField::EthDst(dst)),
+                    Op::SetField(SetField::EthSrc(src)),
+                ]),
+                Op::Route { dst, src, port } => self.write(&[
+                    Op::DecNwTtl,
+                    Op::SetField(SetField::EthSrc(src)),
+                    Op::SetField(SetField::EthDst(dst)),
+                    Op::Output { port, max_len: 0 },
+                ]),
+                Op::SetEthDstOutput { dst, port } => self.write(&[
+                    Op::SetField(SetField::EthDst(dst)),
+                    Op::Output { port, max_len: 0 },
+                ]),
+                Op::SetIpv4Port {
+                    addr,
+                    port,
+                    addr_field,
+                    port_field,
+                } => {
+                    let a = SetField::from_value(addr_field, &addr.to_be_bytes());
+                    let p = SetField::from_value(port_field, &port.to_be_bytes());
+                    let ops = [a, p].into_iter().flatten().map(Op::SetField);
+                    self.write(&ops.collect::<SmallVec<[Op; 2]>>())
+                }
             }
         }
     }

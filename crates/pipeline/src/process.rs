@@ -106,23 +106,31 @@ enum Flow {
 /// word at a time (multiply and rotate), then finished with the splitmix64
 /// mixer so every output bit depends on every input bit (SELECT groups take
 /// the hash modulo the total weight, which needs good low bits).
+///
+/// Only the fields the packet can have are folded: the IPv6 addresses
+/// (four words) only for an IPv6 packet, where the IPv4 ones are zero;
+/// an IPv4 packet's IPv6 fields are always zero and would add nothing but
+/// four dependent multiplies.
 fn flow_hash(k: &FlowKey) -> u64 {
     const M: u64 = 0x9e37_79b9_7f4a_7c15;
-    let mac = |m: &[u8; 6]| m.iter().fold(0u64, |a, &b| (a << 8) | u64::from(b));
-    let words = [
-        mac(&k.eth_src) << 16 | u64::from(k.eth_type),
-        mac(&k.eth_dst) << 8 | u64::from(k.ip_proto),
-        u64::from(k.ipv4_src) << 32 | u64::from(k.ipv4_dst),
-        (k.ipv6_src >> 64) as u64,
-        k.ipv6_src as u64,
-        (k.ipv6_dst >> 64) as u64,
-        k.ipv6_dst as u64,
-        u64::from(k.tp_src) << 16 | u64::from(k.tp_dst),
-    ];
+    // A MAC address as the low 48 bits of a word (one load, no byte loop).
+    let mac = |m: &[u8; 6]| {
+        let mut w = [0u8; 8];
+        w[2..].copy_from_slice(m);
+        u64::from_be_bytes(w)
+    };
+    let fold = |h: u64, w: u64| (h ^ w).wrapping_mul(M).rotate_left(29);
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for w in words {
-        h = (h ^ w).wrapping_mul(M).rotate_left(29);
+    h = fold(h, mac(&k.eth_src) << 16 | u64::from(k.eth_type));
+    h = fold(h, mac(&k.eth_dst) << 8 | u64::from(k.ip_proto));
+    h = fold(h, u64::from(k.ipv4_src) << 32 | u64::from(k.ipv4_dst));
+    if k.eth_type == packet::ethertype::IPV6 {
+        for a in [k.ipv6_src, k.ipv6_dst] {
+            h = fold(h, (a >> 64) as u64);
+            h = fold(h, a as u64);
+        }
     }
+    h = fold(h, u64::from(k.tp_src) << 16 | u64::from(k.tp_dst));
     h ^= h >> 30;
     h = h.wrapping_mul(0xbf58_476d_1ce4_e5b9);
     h ^= h >> 27;
@@ -440,6 +448,21 @@ impl Pipeline {
         tail: bool,
         out: &mut impl Output,
     ) -> Flow {
+        // A list of one group action (a route's or a load balancer's
+        // apply-actions) and a next hop's one fused op: straight to them,
+        // without the indirect branch of the op dispatch below.
+        match ops {
+            [Op::Group(g)] => {
+                self.execute_group(*g, pkt, key, ctx, tail, out);
+                return Flow::Continue;
+            }
+            [Op::Route {
+                ref dst,
+                ref src,
+                port,
+            }] => return self.route(pkt, key, dst, src, *port, ctx, out),
+            _ => {}
+        }
         let last = ops.len().wrapping_sub(1);
         for (i, op) in ops.iter().enumerate() {
             let r: Result<(), RewriteError> = match *op {
@@ -469,6 +492,28 @@ impl Pipeline {
                 Op::PushPbb(t) => packet::push_pbb(pkt, key, t),
                 Op::PopPbb => packet::pop_pbb(pkt, key),
                 Op::Nop => Ok(()),
+                Op::SetMacs { ref dst, ref src } => packet::set_macs(pkt, key, dst, src),
+                Op::Route {
+                    ref dst,
+                    ref src,
+                    port,
+                } => {
+                    if self.route(pkt, key, dst, src, port, ctx, out) == Flow::Stop {
+                        return Flow::Stop;
+                    }
+                    Ok(())
+                }
+                Op::SetEthDstOutput { ref dst, port } => {
+                    let _ = packet::set_eth_dst(pkt, key, dst);
+                    self.output(pkt, key, port, 0, ctx, out);
+                    Ok(())
+                }
+                Op::SetIpv4Port {
+                    addr,
+                    port,
+                    addr_field,
+                    port_field,
+                } => packet::set_ipv4_port(pkt, key, addr_field, addr, port_field, port),
             };
             match r {
                 Ok(()) => {}
@@ -482,6 +527,30 @@ impl Pipeline {
                 Err(_) => {}
             }
         }
+        Flow::Continue
+    }
+
+    /// [`Op::Route`]: dec NW TTL, set both MACs, output to `port`.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn route(
+        &mut self,
+        pkt: &mut PacketBuf,
+        key: &mut FlowKey,
+        dst: &[u8; 6],
+        src: &[u8; 6],
+        port: u32,
+        ctx: &Ctx,
+        out: &mut impl Output,
+    ) -> Flow {
+        // As the three ops would: an expired TTL stops here, another
+        // error of the decrement is skipped.
+        if let Err(RewriteError::TtlExpired(_)) = packet::dec_nw_ttl(pkt, key) {
+            self.invalid_ttl(pkt, key, ctx, out);
+            return Flow::Stop;
+        }
+        let _ = packet::set_macs(pkt, key, dst, src);
+        self.output(pkt, key, port, 0, ctx, out);
         Flow::Continue
     }
 
@@ -514,6 +583,12 @@ impl Pipeline {
         ctx: &Ctx,
         out: &mut impl Output,
     ) {
+        // A standard port, the common case, first (everything below
+        // `IN_PORT` would reach the last arm of the match).
+        if port < port_no::IN_PORT {
+            self.output_standard(pkt, port, ctx, out);
+            return;
+        }
         match port {
             port_no::IN_PORT => {
                 if self.ports.get(ctx.in_port).is_some_and(|p| p.can_forward()) {
@@ -566,12 +641,16 @@ impl Pipeline {
                     out.port(port, pkt.data(), ctx.queue);
                 }
             }
-            p => {
-                // Sending back out of the ingress port needs OFPP_IN_PORT.
-                if p != ctx.in_port && self.ports.get(p).is_some_and(|i| i.can_forward()) {
-                    out.port(p, pkt.data(), ctx.queue);
-                }
-            }
+            p => self.output_standard(pkt, p, ctx, out),
+        }
+    }
+
+    /// Output to a standard port (or a number that names no port).
+    #[inline(always)]
+    fn output_standard(&self, pkt: &PacketBuf, p: u32, ctx: &Ctx, out: &mut impl Output) {
+        // Sending back out of the ingress port needs OFPP_IN_PORT.
+        if p != ctx.in_port && self.ports.get(p).is_some_and(|i| i.can_forward()) {
+            out.port(p, pkt.data(), ctx.queue);
         }
     }
 
@@ -649,5 +728,196 @@ impl Pipeline {
         if let Some(group) = self.groups.get_mut(g) {
             group.ops = Some(ops);
         }
+    }
+}
+
+/// Fused ops (`program::fuse`) against the ops they stand for, one by
+/// one: same packet bytes, key, flow result and emitted events.
+#[cfg(test)]
+mod fuse_tests {
+    use super::*;
+    use crate::port::PortInfo;
+    use crate::program::fuse;
+    use packet::{Layer, SetField};
+    use proptest::prelude::*;
+
+    /// Everything emitted, in order.
+    #[derive(Default, Debug, PartialEq, Eq)]
+    struct Rec(Vec<(u8, u32, Vec<u8>)>);
+
+    impl Output for Rec {
+        fn port(&mut self, port: u32, data: &[u8], _queue: Option<u32>) {
+            self.0.push((0, port, data.to_vec()));
+        }
+        fn packet_in(&mut self, ev: PacketInEvent<'_>) {
+            self.0
+                .push((ev.reason, ev.max_len.into(), ev.data.to_vec()));
+        }
+    }
+
+    /// An Ethernet (maybe VLAN-tagged) / IPv4 / UDP or TCP frame with
+    /// `ttl`, a few bytes overwritten, maybe truncated.
+    fn frame() -> impl Strategy<Value = Vec<u8>> {
+        (
+            any::<bool>(),
+            any::<bool>(),
+            0u8..4,
+            proptest::collection::vec((0usize..64, any::<u8>()), 0..3),
+            proptest::option::weighted(0.2, 0usize..70),
+        )
+            .prop_map(|(vlan, tcp, ttl, muts, cut)| {
+                let mut f = vec![0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 1];
+                if vlan {
+                    f.extend_from_slice(&[0x81, 0x00, 0x00, 0x07]);
+                }
+                f.extend_from_slice(&[0x08, 0x00]);
+                let l4_len: u16 = if tcp { 20 } else { 8 };
+                let total = 20 + l4_len;
+                f.extend_from_slice(&[0x45, 0, 0, 0, 0, 0, 0, 0, ttl, if tcp { 6 } else { 17 }]);
+                let at = f.len() - 8;
+                f[at..at + 2].copy_from_slice(&total.to_be_bytes());
+                f.extend_from_slice(&[0, 0, 10, 0, 0, 1, 10, 0, 0, 2]);
+                f.extend_from_slice(&[0x03, 0xe8, 0x00, 0x35]);
+                if tcp {
+                    f.extend_from_slice(&[
+                        0, 0, 0, 1, 0, 0, 0, 0, 0x50, 0x10, 0, 64, 0x12, 0x34, 0, 0,
+                    ]);
+                } else {
+                    f.extend_from_slice(&[0, 8, 0x12, 0x34]);
+                }
+                for (at, b) in muts {
+                    if let Some(x) = f.get_mut(at) {
+                        *x = b;
+                    }
+                }
+                if let Some(n) = cut {
+                    f.truncate(n);
+                }
+                f
+            })
+    }
+
+    fn mac_pair() -> impl Strategy<Value = Vec<Op>> {
+        (any::<[u8; 6]>(), any::<[u8; 6]>(), any::<bool>()).prop_map(|(d, s, dst_first)| {
+            let (d, s) = (
+                Op::SetField(SetField::EthDst(d)),
+                Op::SetField(SetField::EthSrc(s)),
+            );
+            if dst_first {
+                vec![d, s]
+            } else {
+                vec![s, d]
+            }
+        })
+    }
+
+    fn output() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            (0u32..5).prop_map(|port| Op::Output { port, max_len: 0 }),
+            Just(Op::Output {
+                port: port_no::CONTROLLER,
+                max_len: 128
+            }),
+            Just(Op::Output {
+                port: port_no::IN_PORT,
+                max_len: 0
+            }),
+        ]
+    }
+
+    /// Op lists made of runs `fuse` may fuse and single ops around them.
+    fn ops() -> impl Strategy<Value = Vec<Op>> {
+        let chunk = prop_oneof![
+            3 => (mac_pair(), output()).prop_map(|(m, o)| {
+                let mut v = vec![Op::DecNwTtl];
+                v.extend(m);
+                v.push(o);
+                v
+            }),
+            2 => mac_pair(),
+            1 => Just(vec![Op::DecNwTtl]),
+            1 => output().prop_map(|o| vec![o]),
+            1 => any::<u32>().prop_map(|a| vec![Op::SetField(SetField::Ipv4Dst(a))]),
+            1 => any::<u16>().prop_map(|p| vec![Op::SetField(SetField::UdpSrc(p))]),
+            1 => any::<u16>().prop_map(|p| vec![Op::SetField(SetField::TcpDst(p))]),
+            1 => any::<[u8; 6]>().prop_map(|m| vec![Op::SetField(SetField::EthDst(m))]),
+            2 => (any::<[u8; 6]>(), output())
+                .prop_map(|(m, o)| vec![Op::SetField(SetField::EthDst(m)), o]),
+            3 => (any::<u32>(), any::<bool>(), any::<u16>(), 0u8..4).prop_map(|(a, dst, p, k)| {
+                let a = if dst { SetField::Ipv4Dst(a) } else { SetField::Ipv4Src(a) };
+                let p = [SetField::TcpSrc, SetField::TcpDst, SetField::UdpSrc, SetField::UdpDst]
+                    [usize::from(k)](p);
+                vec![Op::SetField(a), Op::SetField(p)]
+            }),
+        ];
+        proptest::collection::vec(chunk, 1..5).prop_map(|c| c.concat())
+    }
+
+    fn layer_of(i: u8) -> Layer {
+        [Layer::None, Layer::L2, Layer::L3, Layer::L4][usize::from(i % 4)]
+    }
+
+    /// Runs `ops` on a copy of the packet: (bytes, key, flow, events).
+    fn run(
+        p: &mut Pipeline,
+        pkt: &PacketBuf,
+        key: &FlowKey,
+        ops: &[Op],
+    ) -> (Vec<u8>, FlowKey, Flow, Rec) {
+        let (mut pkt, mut key) = (pkt.clone(), *key);
+        let mut ctx = Ctx::received(1, 0);
+        let mut rec = Rec::default();
+        let flow = p.execute_ops(&mut pkt, &mut key, ops, &mut ctx, false, &mut rec);
+        (pkt.data().to_vec(), key, flow, rec)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(3000))]
+
+        #[test]
+        fn fused_ops_equal_ops_one_by_one(f in frame(), depth in 0u8..4, ops in ops()) {
+            let mut p = Pipeline::default();
+            for i in 1..=3 {
+                p.ports.insert(i, PortInfo::up());
+            }
+            let pkt = PacketBuf::from_slice(&f);
+            let mut key = FlowKey::new(1);
+            let _ = packet::parse_to(pkt.data(), &mut key, layer_of(depth));
+            let fused = fuse(&ops);
+            prop_assert!(fused.len() <= ops.len());
+            prop_assert_eq!(run(&mut p, &pkt, &key, &fused), run(&mut p, &pkt, &key, &ops));
+        }
+    }
+
+    #[test]
+    fn fuses_the_runs() {
+        let (d, s) = ([2, 0, 0, 0, 0, 2], [2, 0, 0, 0, 0, 1]);
+        let out = |port| Op::Output { port, max_len: 0 };
+        let ops = [
+            Op::DecNwTtl,
+            Op::SetField(SetField::EthSrc(s)),
+            Op::SetField(SetField::EthDst(d)),
+            out(3),
+            Op::SetField(SetField::EthDst(d)),
+            Op::SetField(SetField::EthSrc(s)),
+            Op::DecNwTtl,
+            Op::SetField(SetField::EthSrc(s)),
+            Op::SetField(SetField::EthDst(d)),
+            out(port_no::CONTROLLER),
+        ];
+        assert_eq!(
+            &*fuse(&ops),
+            &[
+                Op::Route {
+                    dst: d,
+                    src: s,
+                    port: 3
+                },
+                Op::SetMacs { dst: d, src: s },
+                Op::DecNwTtl,
+                Op::SetMacs { dst: d, src: s },
+                out(port_no::CONTROLLER),
+            ][..]
+        );
     }
 }

@@ -31,6 +31,7 @@ use crate::action_set::ActionSet;
 use ofp::action::Action;
 use ofp::instruction::Instruction;
 use ofp::oxm::OxmField;
+use ofp::port::port_no;
 use packet::{Field, Layer, SetField};
 
 /// One compiled action (module comment).
@@ -57,6 +58,35 @@ pub enum Op {
     PopPbb,
     /// Ignored by the packet path (module comment).
     Nop,
+    /// Fused (see [`fuse`]): set-field `eth_dst` and set-field `eth_src`,
+    /// next to each other in a list, in either order.
+    SetMacs {
+        dst: [u8; 6],
+        src: [u8; 6],
+    },
+    /// Fused (see [`fuse`]): a router's next hop: dec NW TTL, then
+    /// [`Op::SetMacs`], then output to a standard port (whose `max_len`
+    /// nothing reads).
+    Route {
+        dst: [u8; 6],
+        src: [u8; 6],
+        port: u32,
+    },
+    /// Fused (see [`fuse`]): set-field `eth_dst`, then output to a
+    /// standard port (whose `max_len` nothing reads).
+    SetEthDstOutput {
+        dst: [u8; 6],
+        port: u32,
+    },
+    /// Fused (see [`fuse`]): set-field of an IPv4 address (`addr_field`:
+    /// `Ipv4Src` or `Ipv4Dst`), then of a TCP or UDP port (`port_field`),
+    /// a NAT's rewrite.
+    SetIpv4Port {
+        addr: u32,
+        port: u16,
+        addr_field: Field,
+        port_field: Field,
+    },
 }
 
 /// The rewrite a set-field OXM value asks for, if the field can be set.
@@ -105,7 +135,8 @@ impl Op {
         match self {
             Op::Output { .. } | Op::Group(_) | Op::SetQueue(_) | Op::Nop => Layer::None,
             Op::SetField(sf) if sf.field().layer() <= Layer::L2 => Layer::L2,
-            Op::DecNwTtl | Op::SetNwTtl(_) => Layer::L3,
+            Op::SetMacs { .. } | Op::SetEthDstOutput { .. } => Layer::L2,
+            Op::DecNwTtl | Op::SetNwTtl(_) | Op::Route { .. } => Layer::L3,
             _ => Layer::L4,
         }
     }
@@ -120,12 +151,19 @@ pub fn actions_layer(actions: &[Action]) -> Layer {
         .unwrap_or(Layer::None)
 }
 
-/// An action list, compiled in order.
+/// An action list, compiled in order, one op per action (what an action
+/// set is written with).
 pub fn compile_actions(actions: &[Action]) -> Box<[Op]> {
     actions.iter().map(Op::compile).collect()
 }
 
-/// A group bucket's actions in action-set order (module comment).
+/// An action list the packet path executes in order (apply-actions),
+/// compiled and [`fuse`]d.
+pub fn compile_apply(actions: &[Action]) -> Box<[Op]> {
+    fuse(&compile_actions(actions))
+}
+
+/// A group bucket's actions in action-set order (module comment), [`fuse`]d.
 pub fn bucket_ops(actions: &[Action]) -> Box<[Op]> {
     let mut set = ActionSet::new();
     set.write(&compile_actions(actions));
@@ -134,7 +172,92 @@ pub fn bucket_ops(actions: &[Action]) -> Box<[Op]> {
         ops.push(*op);
         true
     });
-    ops.into_boxed_slice()
+    fuse(&ops)
+}
+
+/// Replaces runs of ops that are executed one after the other by fused
+/// ops with exactly the same effect on the packet, its key and what is
+/// emitted (`process.rs` tests compare them): fewer ops to dispatch on
+/// the packet path, where every op costs an indirect branch that
+/// mispredicts as the op type changes. The runs, left to right:
+///
+/// ```text
+///  dec_nw_ttl, set eth_src|eth_dst, set eth_dst|eth_src, output(std port)  ->  Route
+///  set eth_src|eth_dst, set eth_dst|eth_src                                ->  SetMacs
+///  set eth_dst, output(std port)                                           ->  SetEthDstOutput
+///  set ipv4_src|ipv4_dst, set tcp|udp_src|dst                              ->  SetIpv4Port
+/// ```
+///
+/// Only lists executed straight through are fused (apply-actions, group
+/// buckets); write-actions lists feed the action set, one slot per
+/// action, and stay as they are.
+pub fn fuse(ops: &[Op]) -> Box<[Op]> {
+    let mut out = Vec::with_capacity(ops.len());
+    let mut rest = ops;
+    while let Some((op, n)) = fuse_at(rest) {
+        out.push(op);
+        rest = rest.get(n..).unwrap_or_default();
+    }
+    out.into_boxed_slice()
+}
+
+/// The op that starts `ops`, fused with those after it when a run of
+/// [`fuse`] starts there, and how many ops it stands for; `None` for an
+/// empty list.
+fn fuse_at(ops: &[Op]) -> Option<(Op, usize)> {
+    if let [Op::DecNwTtl, a, b, Op::Output { port, .. }, ..] = ops {
+        if let (Some((dst, src)), true) = (macs(a, b), *port <= port_no::MAX) {
+            let port = *port;
+            return Some((Op::Route { dst, src, port }, 4));
+        }
+    }
+    if let [a, b, ..] = ops {
+        if let Some(op) = fuse_two(a, b) {
+            return Some((op, 2));
+        }
+    }
+    ops.first().map(|op| (*op, 1))
+}
+
+/// The fused op of the two-op runs of [`fuse`], if `a`, `b` are one.
+fn fuse_two(a: &Op, b: &Op) -> Option<Op> {
+    if let Some((dst, src)) = macs(a, b) {
+        return Some(Op::SetMacs { dst, src });
+    }
+    match (*a, *b) {
+        (Op::SetField(SetField::EthDst(dst)), Op::Output { port, .. }) if port <= port_no::MAX => {
+            Some(Op::SetEthDstOutput { dst, port })
+        }
+        (Op::SetField(sa), Op::SetField(sp)) => {
+            let addr = match sa {
+                SetField::Ipv4Src(x) | SetField::Ipv4Dst(x) => x,
+                _ => return None,
+            };
+            let port = match sp {
+                SetField::TcpSrc(x)
+                | SetField::TcpDst(x)
+                | SetField::UdpSrc(x)
+                | SetField::UdpDst(x) => x,
+                _ => return None,
+            };
+            Some(Op::SetIpv4Port {
+                addr,
+                port,
+                addr_field: sa.field(),
+                port_field: sp.field(),
+            })
+        }
+        _ => None,
+    }
+}
+
+/// `(eth_dst, eth_src)` if `a` and `b` set those two fields (either order).
+fn macs(a: &Op, b: &Op) -> Option<([u8; 6], [u8; 6])> {
+    match (a, b) {
+        (Op::SetField(SetField::EthDst(d)), Op::SetField(SetField::EthSrc(s)))
+        | (Op::SetField(SetField::EthSrc(s)), Op::SetField(SetField::EthDst(d))) => Some((*d, *s)),
+        _ => None,
+    }
 }
 
 /// A flow entry's instructions, compiled (module comment).
@@ -163,7 +286,7 @@ impl Program {
         for i in insts {
             match i {
                 Instruction::Meter(m) => p.meter = Some(*m),
-                Instruction::ApplyActions(a) => p.apply = Some(compile_actions(a)),
+                Instruction::ApplyActions(a) => p.apply = Some(compile_apply(a)),
                 Instruction::ClearActions => p.clear = true,
                 Instruction::WriteActions(a) => p.write = Some(compile_actions(a)),
                 Instruction::WriteMetadata { metadata, mask } => {
@@ -237,16 +360,17 @@ mod tests {
             Action::SetField(OxmField::EthDst([2, 0, 0, 0, 0, 9], None)),
             Action::DecNwTtl,
         ]);
+        // In action-set order, then fused.
         assert_eq!(
-            &*ops,
-            &[
+            ops,
+            fuse(&[
                 Op::DecNwTtl,
                 Op::SetField(SetField::EthDst([2, 0, 0, 0, 0, 9])),
                 Op::Output {
                     port: 2,
                     max_len: 0
                 },
-            ][..]
+            ])
         );
     }
 }
