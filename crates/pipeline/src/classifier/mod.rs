@@ -146,9 +146,12 @@
 //! - `hash` (shape over 64 bits): one hash of the shape's masked fields +
 //!   one SwissTable probe (+ the best match-everything entry).
 //! - `lpm`: one context probe (a scan of a few packed words when there
-//!   are few contexts) + at most `width/4 + 1` trie nodes (9 for
-//!   IPv4, 33 for IPv6), one cache line per node; plus one probe per
-//!   subtable outside the form.
+//!   are few contexts), then for a context with a direct table (see
+//!   [`lpm`]) one read of it plus at most `(width - 16)/4` trie nodes (4
+//!   for IPv4: a /24 takes 3 reads in all), otherwise at most `width/4`
+//!   nodes after skipping the one-child chain at the top (8 for IPv4, 32
+//!   for IPv6); one cache line per node; plus one probe per subtable
+//!   outside the form.
 //! - `tss`: at most one probe per subtable, i.e. per distinct shape the
 //!   *controller* installed. Packets choose only how early the scan stops:
 //!   a packet that misses the high-priority subtables pays the whole list,
@@ -158,7 +161,9 @@
 //!
 //! Control plane: insert/remove are O(shape length + log n) for the tuple
 //! space and the priority order, plus O(width/4) trie nodes in `lpm` form
-//! or one slot (amortised) of the exact index;
+//! (and, with a direct table, the 2^(16 - L) slots under a prefix of
+//! length L < 16, else one slot) or one slot (amortised) of the exact
+//! index;
 //! a subtable's position in the order moves by one `Vec` shift (the number
 //! of shapes, not of entries).
 
