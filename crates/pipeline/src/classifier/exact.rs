@@ -214,6 +214,17 @@ impl Slot {
     fn is_empty(&self) -> bool {
         self.prio == 0
     }
+
+    /// The entry the slot holds, if any.
+    #[inline]
+    fn hit(&self) -> Option<Hit> {
+        // `checked_sub` is `None` exactly for an empty slot (prio 0).
+        let priority = self.prio.checked_sub(1)?;
+        Some(Hit {
+            handle: self.handle,
+            priority: priority as u16,
+        })
+    }
 }
 
 /// What a probe finds: the best entry of the packet's match.
@@ -393,11 +404,7 @@ impl Exact {
     /// The best entry with packed key `key`.
     #[inline]
     pub fn get(&self, key: u64) -> Option<Hit> {
-        let s = self.slots[self.slot_of(key, self.home(key))];
-        (!s.is_empty()).then_some(Hit {
-            handle: s.handle,
-            priority: (s.prio - 1) as u16,
-        })
+        self.slots[self.slot_of(key, self.home(key))].hit()
     }
 
     /// The best entry matching the packet (ignoring match-everything
@@ -487,13 +494,7 @@ impl Exact {
         }
         std::hint::black_box(sink);
         for i in 0..n {
-            hits[i] = packed[i].and_then(|k| {
-                let s = self.slots[self.slot_of(k, home[i])];
-                (!s.is_empty()).then_some(Hit {
-                    handle: s.handle,
-                    priority: (s.prio - 1) as u16,
-                })
-            });
+            hits[i] = packed[i].and_then(|k| self.slots[self.slot_of(k, home[i])].hit());
         }
     }
 
