@@ -183,6 +183,19 @@ impl Pipeline {
         }
     }
 
+    /// Keeps (the default) or drops the exact-match index of every table
+    /// (`classifier::exact`). Lookups give the same answers either way;
+    /// without it a single-shape table is probed through the tuple space,
+    /// which is slower per packet but saves the index's upkeep (a cache
+    /// miss into its slots) on every flow-mod. For a copy that processes
+    /// few packets, such as the switch's control-thread pipeline beside
+    /// the workers' replicas.
+    pub fn set_exact_index(&mut self, on: bool) {
+        for t in &mut self.tables {
+            t.set_exact_index(on);
+        }
+    }
+
     pub fn n_tables(&self) -> usize {
         self.tables.len()
     }

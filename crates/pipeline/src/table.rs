@@ -379,6 +379,12 @@ impl FlowTable {
         self.classifier.kind().name()
     }
 
+    /// Keeps or drops the classifier's exact-match index (see
+    /// `Pipeline::set_exact_index`).
+    pub fn set_exact_index(&mut self, on: bool) {
+        self.classifier.set_exact_index(on);
+    }
+
     fn rank(e: &ColdEntry) -> Rank {
         Rank::new(e.priority, e.seq)
     }

@@ -349,8 +349,10 @@ pub(crate) struct Auto {
     /// Present exactly while the table has at most `LINEAR_MAX` entries.
     linear: Option<Linear>,
     /// Present exactly while the table has one non-empty shape and that
-    /// shape packs into 64 bits (`exact`).
+    /// shape packs into 64 bits (`exact`), unless `exact_on` is off.
     exact: Option<Exact>,
+    /// Whether to keep the exact index (see `set_exact_index`).
+    exact_on: bool,
     len: usize,
     kind: Kind,
 }
@@ -362,6 +364,7 @@ impl Default for Auto {
             lpm: None,
             linear: Some(Linear::default()),
             exact: None,
+            exact_on: true,
             len: 0,
             kind: Kind::Linear,
         }
@@ -574,6 +577,21 @@ impl Auto {
         }
     }
 
+    /// Turns the exact index on (built now if the table qualifies) or off
+    /// (dropped; `hash` lookups then probe the tuple space's one
+    /// subtable). A copy of the tables that serves few packets saves the
+    /// index's upkeep per flow-mod this way: the switch's control thread
+    /// keeps one (it serves packet-outs, stats and flow-mod semantics)
+    /// while the workers' replicas forward.
+    pub fn set_exact_index(&mut self, on: bool) {
+        self.exact_on = on;
+        if !on {
+            self.exact = None;
+        } else if self.exact.is_none() && self.tss.n_nonempty() == 1 {
+            self.build_exact();
+        }
+    }
+
     /// Keeps the exact index in step after `r` with match `m` was added
     /// or removed (`shapes_changed`: a subtable came or went with it). A
     /// change of the set of shapes drops the index and, if one shape is
@@ -618,6 +636,9 @@ impl Auto {
 
     /// Builds the exact index of the one shape, if it packs in 64 bits.
     fn build_exact(&mut self) {
+        if !self.exact_on {
+            return;
+        }
         let Some(mut ex) = self.tss.shapes().next().and_then(Exact::new) else {
             return;
         };

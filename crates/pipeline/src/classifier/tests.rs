@@ -220,10 +220,17 @@ fn ops(m: impl Strategy<Value = CompiledMatch>, prios: u16) -> impl Strategy<Val
 /// after every step.
 fn check_structures(ops: &[Op], keys: &[FlowKey]) -> Result<(), TestCaseError> {
     let mut auto = Auto::default();
+    // The same entries with the exact index turned off and on again now
+    // and then (`set_exact_index`): the same answers throughout.
+    let mut toggled = Auto::default();
+    toggled.set_exact_index(false);
     let mut tss = tss::Tss::default();
     let mut lin = linear::Linear::default();
     let mut live: Vec<(Ref, CompiledMatch)> = Vec::new();
     for (seq, op) in ops.iter().enumerate() {
+        if seq % 5 == 4 {
+            toggled.set_exact_index(!toggled.exact_on);
+        }
         match op {
             Op::Add(p, m) => {
                 let r = Ref {
@@ -231,6 +238,7 @@ fn check_structures(ops: &[Op], keys: &[FlowKey]) -> Result<(), TestCaseError> {
                     handle: seq as u32,
                 };
                 auto.insert(r, m);
+                toggled.insert(r, m);
                 tss.insert(r, m, false);
                 lin.insert(r, m);
                 live.push((r, m.clone()));
@@ -241,6 +249,7 @@ fn check_structures(ops: &[Op], keys: &[FlowKey]) -> Result<(), TestCaseError> {
                 }
                 let (r, m) = live.remove(i % live.len());
                 prop_assert!(auto.remove(r, &m));
+                prop_assert!(toggled.remove(r, &m));
                 prop_assert!(tss.remove(r, &m).is_some());
                 prop_assert!(lin.remove(r));
             }
@@ -252,6 +261,12 @@ fn check_structures(ops: &[Op], keys: &[FlowKey]) -> Result<(), TestCaseError> {
                 want.map(|r| r.handle),
                 "auto ({:?})",
                 auto.kind()
+            );
+            prop_assert_eq!(
+                toggled.lookup(k),
+                want.map(|r| r.handle),
+                "exact index on: {}",
+                toggled.exact_on
             );
             prop_assert_eq!(tss.lookup(k), want, "tss");
             prop_assert_eq!(lin.lookup(k), want, "linear");
@@ -307,6 +322,7 @@ fn check_structures(ops: &[Op], keys: &[FlowKey]) -> Result<(), TestCaseError> {
         let packs =
             shapes.len() == 1 && shapes.first().and_then(|s| exact::Exact::new(s)).is_some();
         prop_assert_eq!(auto.exact.is_some(), packs);
+        prop_assert_eq!(toggled.exact.is_some(), packs && toggled.exact_on);
         if let Some(ex) = &auto.exact {
             let distinct: std::collections::HashSet<&CompiledMatch> = live
                 .iter()

@@ -328,6 +328,11 @@ impl Datapath {
                 }
             })
             .collect();
+        // The workers' replicas (cloned above) forward with the exact-match
+        // index; this copy serves flow-mod semantics, stats and the rare
+        // packet-out, and skips the index's upkeep per flow-mod (the
+        // control thread and the workers may share a core).
+        pipeline.set_exact_index(false);
         let tx = TxPorts::new(&ports);
         Datapath {
             pipeline,
