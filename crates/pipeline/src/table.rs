@@ -189,6 +189,28 @@ fn expiry(idle: u16, hard: u16, installed_at: Nanos, last_hit: Nanos, now: Nanos
 }
 
 impl FlowEntry {
+    /// A test entry: `m` at `priority` with `cookie`, no instructions,
+    /// flags, timeouts or counts.
+    #[cfg(test)]
+    pub(crate) fn plain(priority: u16, m: CompiledMatch, cookie: u64) -> FlowEntry {
+        FlowEntry {
+            match_: m.to_match(),
+            compiled: m,
+            priority,
+            cookie,
+            flags: 0,
+            idle_timeout: 0,
+            hard_timeout: 0,
+            instructions: Arc::from(Vec::new()),
+            program: Arc::default(),
+            packet_count: 0,
+            byte_count: 0,
+            installed_at: 0,
+            last_hit: 0,
+            seq: 0,
+        }
+    }
+
     /// Seconds and nanoseconds since installation.
     pub fn duration(&self, now: Nanos) -> (u32, u32) {
         duration_since(self.installed_at, now)
@@ -663,22 +685,7 @@ mod tests {
             value: u128::from(port),
             mask: 0xffff_ffff,
         }]);
-        FlowEntry {
-            match_: compiled.to_match(),
-            compiled,
-            priority: 10,
-            cookie: u64::from(port),
-            flags: 0,
-            idle_timeout: 0,
-            hard_timeout: 0,
-            instructions: Arc::from(Vec::new()),
-            program: Arc::default(),
-            packet_count: 0,
-            byte_count: 0,
-            installed_at: 0,
-            last_hit: 0,
-            seq: 0,
-        }
+        FlowEntry::plain(10, compiled, u64::from(port))
     }
 
     /// One step: add the entry of a port, send a packet of some length to

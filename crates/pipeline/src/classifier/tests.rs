@@ -9,7 +9,6 @@ use crate::matcher::FieldMatch;
 use crate::table::{FlowEntry, FlowTable};
 use packet::FieldSet;
 use proptest::prelude::*;
-use std::sync::Arc;
 
 /// The fields the generators use, with a few base values each.
 const FIELDS: [(Field, [u128; 3]); 6] = [
@@ -697,22 +696,7 @@ proptest! {
 }
 
 fn entry(priority: u16, m: CompiledMatch, cookie: u64) -> FlowEntry {
-    FlowEntry {
-        match_: m.to_match(),
-        compiled: m,
-        priority,
-        cookie,
-        flags: 0,
-        idle_timeout: 0,
-        hard_timeout: 0,
-        instructions: Arc::from(Vec::new()),
-        program: Arc::default(),
-        packet_count: 0,
-        byte_count: 0,
-        installed_at: 0,
-        last_hit: 0,
-        seq: 0,
-    }
+    FlowEntry::plain(priority, m, cookie)
 }
 
 fn route(len: u32, addr: u32) -> CompiledMatch {
