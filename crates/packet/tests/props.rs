@@ -153,6 +153,23 @@ fn check_offsets(k: &FlowKey, len: usize) {
     }
 }
 
+/// The packet's checksums equal ones computed from scratch (after `what`).
+fn checksums_whole(
+    buf: &PacketBuf,
+    key: &FlowKey,
+    what: &dyn std::fmt::Debug,
+) -> Result<(), TestCaseError> {
+    let mut full = buf.data().to_vec();
+    recompute_checksums(&mut full, key);
+    prop_assert_eq!(
+        hex::encode(&full),
+        hex::encode(buf.data()),
+        "after {:?}",
+        what
+    );
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(2000))]
 
@@ -225,9 +242,7 @@ proptest! {
             if set_field(&mut buf, &mut key, sf).is_err() {
                 continue;
             }
-            let mut full = buf.data().to_vec();
-            recompute_checksums(&mut full, &key);
-            prop_assert_eq!(hex::encode(&full), hex::encode(buf.data()), "after {:?}", sf);
+            checksums_whole(&buf, &key, &sf)?;
         }
     }
 }
@@ -348,9 +363,7 @@ proptest! {
             if r.is_err() {
                 continue;
             }
-            let mut full = buf.data().to_vec();
-            recompute_checksums(&mut full, &key);
-            prop_assert_eq!(hex::encode(&full), hex::encode(buf.data()), "after {:?}", op);
+            checksums_whole(&buf, &key, op)?;
         }
     }
 }
