@@ -137,6 +137,20 @@ pub const PIPELINE_FIELDS: FieldSet = FieldSet::of(&[
     Field::TunnelId,
 ]);
 
+/// A MAC address of a key as a number (the address's 48 bits, first
+/// byte highest), for hashing and packing.
+///
+/// The parser stores a MAC field as four bytes then two; the value is read
+/// back the same way. One load spanning both stores cannot take its value
+/// from them while they are still in flight (store-to-load forwarding
+/// fails and the load waits for them to reach the cache: measured ~6 ns
+/// per packet in an L2 table's lookup).
+#[inline(always)]
+pub fn mac_bits(m: &[u8; 6]) -> u64 {
+    let [a, b, c, d, e, f] = *m;
+    u64::from(u32::from_be_bytes([a, b, c, d])) << 16 | u64::from(u16::from_be_bytes([e, f]))
+}
+
 impl FlowKey {
     /// An empty key for a packet received on `in_port` (also the physical
     /// port), metadata 0.

@@ -21,7 +21,7 @@ pub mod rewrite;
 
 pub use buf::{BufError, PacketBuf};
 pub use field::{exthdr, frag, Field, FieldSet, FieldValue};
-pub use key::{FlowKey, Layer, Offsets, VID_PRESENT};
+pub use key::{mac_bits, FlowKey, Layer, Offsets, VID_PRESENT};
 pub use parse::{continue_to, parse, parse_to, ParseError, ParseResult, Reason};
 pub use proto::{ethertype, ipproto};
 pub use rewrite::{

@@ -52,12 +52,7 @@ fn full_mask(f: Field) -> u128 {
 #[inline]
 pub fn key_bits(key: &FlowKey, f: Field) -> u128 {
     use Field::*;
-    // One 8-byte big-endian load instead of a byte-by-byte fold (this runs
-    // per packet per probe).
-    let mac = |m: &[u8; 6]| {
-        let [a, b, c, d, e, f] = *m;
-        u128::from(u64::from_be_bytes([0, 0, a, b, c, d, e, f]))
-    };
+    let mac = |m: &[u8; 6]| u128::from(packet::mac_bits(m));
     match f {
         InPort => key.in_port.into(),
         InPhyPort => key.in_phy_port.into(),

@@ -113,12 +113,7 @@ enum Flow {
 /// four dependent multiplies.
 fn flow_hash(k: &FlowKey) -> u64 {
     const M: u64 = 0x9e37_79b9_7f4a_7c15;
-    // A MAC address as the low 48 bits of a word (one load, no byte loop).
-    let mac = |m: &[u8; 6]| {
-        let mut w = [0u8; 8];
-        w[2..].copy_from_slice(m);
-        u64::from_be_bytes(w)
-    };
+    let mac = packet::mac_bits;
     let fold = |h: u64, w: u64| (h ^ w).wrapping_mul(M).rotate_left(29);
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     h = fold(h, mac(&k.eth_src) << 16 | u64::from(k.eth_type));

@@ -57,7 +57,7 @@
 use super::{Ref, Shape};
 use crate::matcher::{key_bits, FieldMatch};
 use hashbrown::DefaultHashBuilder;
-use packet::{Field, FieldSet, FlowKey};
+use packet::{mac_bits as mac, Field, FieldSet, FlowKey};
 use std::hash::BuildHasher;
 
 /// Where a shape field's bits are read from in a key: the common fields
@@ -142,13 +142,6 @@ fn common(key: &FlowKey) -> [u64; COMMON] {
     v[9] = key.tp_src.into();
     v[10] = key.tp_dst.into();
     v
-}
-
-/// A MAC address as a number (as `key_bits` reads it).
-#[inline(always)]
-fn mac(m: &[u8; 6]) -> u64 {
-    let [a, b, c, d, e, f] = *m;
-    u64::from_be_bytes([0, 0, a, b, c, d, e, f])
 }
 
 /// One shape field's place in the packed key.
