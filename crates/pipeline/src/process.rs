@@ -373,8 +373,13 @@ impl Pipeline {
             if let Some([Op::Output { port, max_len }]) = apply.as_deref() {
                 // The commonest action list of all, one output (an L2
                 // table's entries, a port-based patch): straight to the
-                // output, as `execute_ops` would, without the op loop.
-                self.output(pkt, key, *port, *max_len, &ctx, out);
+                // output, as `execute_ops` would, without the op loop
+                // (and to a standard port without the call of `output`).
+                if *port < port_no::IN_PORT {
+                    self.output_standard(pkt, *port, &ctx, out);
+                } else {
+                    self.output(pkt, key, *port, *max_len, &ctx, out);
+                }
             } else if let Some(ops) = apply {
                 // Nothing looks at the packet after this list when no
                 // table follows and the action set will be empty: its

@@ -459,7 +459,7 @@ impl FlowTable {
     }
 
     /// Position of the highest-priority entry matching `key`.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn find(&self, key: &FlowKey) -> Option<usize> {
         let h = self.classifier.lookup(key)?;
         self.pos_of_handle(h)
