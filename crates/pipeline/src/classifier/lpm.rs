@@ -335,12 +335,13 @@ pub struct Lpm {
     hasher: DefaultHashBuilder,
     contexts: HashTable<Context>,
     /// The context values and start when there is exactly one context
-    /// (the usual routing table: no hashing per packet then).
+    /// (the usual routing table: no hashing per packet then); `begin`
+    /// reads it only when there is no `scan` list (no `packer`).
     sole: Option<(Box<[u128]>, Start)>,
     /// Packs the context fields' masked bits into one `u64` when they fit
     /// in 64 bits (an empty exact index, used for its packing only).
     packer: Option<Exact>,
-    /// While there are 2..=`SCAN_MAX` contexts and `packer` exists: each
+    /// While there are 1..=`SCAN_MAX` contexts and `packer` exists: each
     /// context's packed values and start, for `begin` to scan. Empty
     /// otherwise (then `begin` hashes).
     ///
@@ -513,7 +514,7 @@ impl Lpm {
             _ => None,
         };
         self.scan = match &self.packer {
-            Some(packer) if (2..=SCAN_MAX).contains(&self.contexts.len()) => self
+            Some(packer) if (1..=SCAN_MAX).contains(&self.contexts.len()) => self
                 .contexts
                 .iter()
                 .map(|c| (packer.pack_values(c.values.iter().copied()), c.start))
@@ -929,12 +930,14 @@ impl Lpm {
                 .all(|(v, (f, m))| bits(key, *f) & m == *v)
         };
         let start = match &self.sole {
-            Some((values, start)) if same(values) => *start,
-            Some(_) => return Walk::Done(Ref::NONE),
-            None if !self.scan.is_empty() => match self.scan_start(key) {
+            // A packed key against a few packed contexts (one included:
+            // cheaper than comparing field by field through `bits`).
+            _ if !self.scan.is_empty() => match self.scan_start(key) {
                 Some(start) => start,
                 None => return Walk::Done(Ref::NONE),
             },
+            Some((values, start)) if same(values) => *start,
+            Some(_) => return Walk::Done(Ref::NONE),
             None => {
                 let mut h = self.hasher.build_hasher();
                 for (f, m) in form.context.iter() {
