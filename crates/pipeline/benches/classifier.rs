@@ -36,7 +36,7 @@ fn lookups(c: &mut Criterion) {
         c.bench_function(&format!("lookup/{}", w.name), |b| {
             b.iter(|| {
                 i = (i + 1) % w.keys.len();
-                black_box(t.peek(black_box(&w.keys[i])).map(|e| e.cookie))
+                black_box(t.peek(black_box(&w.keys[i])).map(|e| e.cookie()))
             })
         });
     }

@@ -67,7 +67,7 @@ fn main() {
     let mut sum = 0u64;
     for i in 0..n {
         let k = black_box(&w.keys[i % w.keys.len()]);
-        sum = sum.wrapping_add(t.peek(k).map_or(0, |e| e.cookie));
+        sum = sum.wrapping_add(t.peek(k).map_or(0, |e| e.cookie()));
     }
     println!(
         "{which}: {n} lookups ({} structure), checksum {sum}",

@@ -228,7 +228,7 @@ impl Pipeline {
                 // The fields the run stage reads (one cache line, see
                 // `HotEntry`).
                 sink ^= e.packet_count ^ e.last_hit ^ e.cookie;
-                sink ^= u64::from(e.flags) ^ u64::from(e.priority);
+                sink ^= u64::from(e.flags);
                 progs[i] = Some(&e.program);
             }
             // Stage 3: read every program and its first ops; move on to

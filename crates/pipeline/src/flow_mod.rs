@@ -3,7 +3,7 @@
 //! delete-strict over the flow tables, and timeouts.
 
 use crate::matcher::CompiledMatch;
-use crate::table::{EntryMut, EntryRef, FlowEntry, FlowTable, Nanos};
+use crate::table::{ColdEntry, EntryMut, EntryRef, FlowEntry, FlowTable, HotEntry, Nanos};
 use crate::Pipeline;
 use ofp::action::Action;
 use ofp::error::{
@@ -29,24 +29,25 @@ pub struct RemovedFlow {
 impl RemovedFlow {
     /// Whether the entry was installed with OFPFF_SEND_FLOW_REM.
     pub fn wants_flow_removed(&self) -> bool {
-        self.entry.flags & flow_mod_flags::SEND_FLOW_REM != 0
+        self.entry.hot.flags & flow_mod_flags::SEND_FLOW_REM != 0
     }
 
     /// The OFPT_FLOW_REMOVED body for this removal at `now`.
     pub fn to_message(&self, now: Nanos) -> FlowRemoved {
-        let (duration_sec, duration_nsec) = self.entry.duration(now);
+        let FlowEntry { hot, cold } = &self.entry;
+        let (duration_sec, duration_nsec) = cold.duration(now);
         FlowRemoved {
-            cookie: self.entry.cookie,
-            priority: self.entry.priority,
+            cookie: hot.cookie,
+            priority: cold.priority,
             reason: self.reason,
             table_id: self.table_id,
             duration_sec,
             duration_nsec,
-            idle_timeout: self.entry.idle_timeout,
-            hard_timeout: self.entry.hard_timeout,
-            packet_count: self.entry.packet_count,
-            byte_count: self.entry.byte_count,
-            match_: self.entry.match_.clone(),
+            idle_timeout: cold.idle_timeout,
+            hard_timeout: cold.hard_timeout,
+            packet_count: hot.packet_count,
+            byte_count: hot.byte_count,
+            match_: cold.match_.clone(),
         }
     }
 }
@@ -173,29 +174,26 @@ impl Pipeline {
                     return Err(fm_err(FlowModFailedCode::Overlap));
                 }
                 let mut entry = FlowEntry {
-                    match_: fm.match_.clone(),
-                    compiled,
-                    priority: fm.priority,
-                    cookie: fm.cookie,
-                    flags: fm.flags,
-                    idle_timeout: fm.idle_timeout,
-                    hard_timeout: fm.hard_timeout,
-                    instructions: Arc::from(fm.instructions.as_slice()),
-                    program,
-                    packet_count: 0,
-                    byte_count: 0,
-                    installed_at: now,
-                    last_hit: now,
-                    seq: 0,
+                    hot: HotEntry::new(program, fm.cookie, fm.flags, now),
+                    cold: ColdEntry {
+                        priority: fm.priority,
+                        idle_timeout: fm.idle_timeout,
+                        hard_timeout: fm.hard_timeout,
+                        installed_at: now,
+                        seq: 0,
+                        match_: fm.match_.clone(),
+                        compiled,
+                        instructions: Arc::from(fm.instructions.as_slice()),
+                    },
                 };
                 // An identical entry (same match and priority) is replaced,
                 // duration included; its counters carry over unless
                 // RESET_COUNTS. No flow-removed is sent for it.
-                let old = table.remove_strict(&entry.compiled, entry.priority);
+                let old = table.remove_strict(&entry.cold.compiled, entry.cold.priority);
                 if let Some(old) = &old {
                     if fm.flags & flow_mod_flags::RESET_COUNTS == 0 {
-                        entry.packet_count = old.packet_count;
-                        entry.byte_count = old.byte_count;
+                        entry.hot.packet_count = old.hot.packet_count;
+                        entry.hot.byte_count = old.hot.byte_count;
                     }
                 }
                 table.insert(entry);
@@ -227,14 +225,14 @@ impl Pipeline {
                     // One probe of the strict index.
                     if let Some(e) = table
                         .find_strict(&compiled, fm.priority)
-                        .filter(|i| table.entry(*i).is_some_and(|e| cookie_ok(e.cookie)))
+                        .filter(|i| table.entry(*i).is_some_and(|e| cookie_ok(e.cookie())))
                         .and_then(|i| table.entry_mut(i))
                     {
                         modify(e);
                     }
                 } else {
                     table.for_each_where(
-                        |e| cookie_ok(e.cookie) && e.compiled.is_subsumed_by(&compiled),
+                        |e| cookie_ok(e.cookie()) && e.compiled.is_subsumed_by(&compiled),
                         modify,
                     );
                 }
@@ -254,7 +252,7 @@ impl Pipeline {
                         continue;
                     };
                     let selected = |e: EntryRef<'_>| {
-                        cookie_ok(e.cookie)
+                        cookie_ok(e.cookie())
                             && outputs_to(&e.instructions, fm.out_port, fm.out_group)
                     };
                     let gone = if strict {
@@ -291,6 +289,7 @@ impl Pipeline {
                 RemovedFlow {
                     table_id: id,
                     reason: entry
+                        .view()
                         .expired(now)
                         .unwrap_or(flow_removed_reason::HARD_TIMEOUT),
                     entry,

@@ -27,11 +27,16 @@
 //!   A packet touches one line of `hot` per table; the cold records (about
 //!   three lines each) stay out of the caches, and a table's hot array is a
 //!   third of what one array of whole entries was (a 10K-route table: 640
-//!   KB instead of 1.9 MB). `cookie`, `flags` and `priority` are in both
-//!   (they never change after insertion, so the copies agree);
-//!   [`EntryRef`] pairs the two records of a position for the control
-//!   plane, [`FlowEntry`] is an entry as a whole value (built by flow-mod,
-//!   given to `insert`, returned by `remove`).
+//!   KB instead of 1.9 MB). Each field is in exactly one of the two
+//!   records: `cookie` and `flags` in the hot one (the packet path reads
+//!   them; the control plane reads them there too), `priority` in the cold
+//!   one (a key of the structures). The one copy is `HotEntry::miss`,
+//!   derived from the cold record's priority and match by
+//!   [`FlowTable::insert`], the only place that sets it; neither input
+//!   changes after insertion, so it stays true. [`EntryRef`] pairs the two
+//!   records of a position for the control plane, [`FlowEntry`] holds the
+//!   two records of an entry as one value (built by flow-mod, given to
+//!   `insert`, returned by `remove`).
 //! - The store is where counters live. It is dense so that positions
 //!   `0..len()` name every entry (the datapath pairs per-entry counter
 //!   deltas of worker replicas by position). An insertion appends, a
@@ -77,38 +82,18 @@ pub type Nanos = u64;
 const NS_PER_SEC: u64 = 1_000_000_000;
 
 /// One flow entry as a whole value: what flow-mod builds, `insert`
-/// takes and `remove` returns. In a table it is kept as a [`HotEntry`]
-/// and a [`ColdEntry`] (module comment).
+/// takes and `remove` returns. A table stores its two records in
+/// parallel arrays (module comment).
 #[derive(Debug, Clone)]
 pub struct FlowEntry {
-    pub packet_count: u64,
-    pub byte_count: u64,
-    /// Last time a packet matched (or install time); drives idle timeouts.
-    pub last_hit: Nanos,
-    /// `instructions` compiled for the packet path (`crate::program`);
-    /// always set together with them. Entries with equal instructions may
-    /// share one program.
-    pub program: Arc<Program>,
-    pub cookie: u64,
-    /// Bits of `flow_mod_flags`.
-    pub flags: u16,
-    pub priority: u16,
-    pub idle_timeout: u16,
-    pub hard_timeout: u16,
-    /// When the entry was installed (duration counts from here).
-    pub installed_at: Nanos,
-    /// Installation sequence number: the tie-break among equal priorities.
-    pub(crate) seq: u64,
-    pub compiled: CompiledMatch,
-    pub instructions: Arc<[Instruction]>,
-    /// The match as the controller sent it (reported back in stats and
-    /// flow-removed messages).
-    pub match_: Match,
+    pub hot: HotEntry,
+    pub cold: ColdEntry,
 }
 
 /// What a matched packet reads and writes of an entry: its counters,
-/// last hit, program, cookie, flags and priority (43 bytes), aligned so
-/// that each record has a cache line of its own (module comment).
+/// last hit, program, cookie, flags and whether it is the table-miss entry
+/// (43 bytes), aligned so that each record has a cache line of its own
+/// (module comment).
 #[derive(Debug, Clone)]
 #[repr(C, align(64))]
 pub struct HotEntry {
@@ -116,30 +101,29 @@ pub struct HotEntry {
     pub byte_count: u64,
     /// Last time a packet matched (or install time); drives idle timeouts.
     pub last_hit: Nanos,
-    /// See [`FlowEntry::program`].
+    /// [`ColdEntry::instructions`] compiled for the packet path
+    /// (`crate::program`); always set together with them. Entries with
+    /// equal instructions may share one program.
     pub program: Arc<Program>,
-    /// Copy of [`ColdEntry::cookie`] (never changes after insertion).
     pub cookie: u64,
-    /// Copy of [`ColdEntry::flags`].
+    /// Bits of `flow_mod_flags`.
     pub flags: u16,
-    /// Copy of [`ColdEntry::priority`].
-    pub priority: u16,
-    /// Whether the entry is the table-miss entry (priority 0, empty match).
-    pub miss: bool,
+    /// Whether the entry is the table-miss entry (priority 0, empty
+    /// match): a copy of [`ColdEntry::is_table_miss`], set by
+    /// [`FlowTable::insert`] (module comment).
+    pub(crate) miss: bool,
 }
 
 /// The rest of an entry, read by the control plane only (module comment).
 #[derive(Debug, Clone)]
 pub struct ColdEntry {
-    pub cookie: u64,
-    /// Bits of `flow_mod_flags`.
-    pub flags: u16,
     pub priority: u16,
     pub idle_timeout: u16,
     pub hard_timeout: u16,
     /// When the entry was installed (duration counts from here).
     pub installed_at: Nanos,
-    /// Installation sequence number: the tie-break among equal priorities.
+    /// Installation sequence number: the tie-break among equal priorities
+    /// (set by [`FlowTable::insert`]).
     pub(crate) seq: u64,
     pub compiled: CompiledMatch,
     pub instructions: Arc<[Instruction]>,
@@ -149,8 +133,8 @@ pub struct ColdEntry {
 }
 
 /// The two records of one stored entry, for the control plane. It
-/// dereferences to the cold record; the counters are read through
-/// [`EntryRef::hot`] or the accessors.
+/// dereferences to the cold record; the hot record's fields (counters,
+/// cookie, flags) are read through [`EntryRef::hot`] or the accessors.
 #[derive(Debug, Clone, Copy)]
 pub struct EntryRef<'a> {
     pub hot: &'a HotEntry,
@@ -194,93 +178,44 @@ impl FlowEntry {
     #[cfg(test)]
     pub(crate) fn plain(priority: u16, m: CompiledMatch, cookie: u64) -> FlowEntry {
         FlowEntry {
-            match_: m.to_match(),
-            compiled: m,
-            priority,
-            cookie,
-            flags: 0,
-            idle_timeout: 0,
-            hard_timeout: 0,
-            instructions: Arc::from(Vec::new()),
-            program: Arc::default(),
-            packet_count: 0,
-            byte_count: 0,
-            installed_at: 0,
-            last_hit: 0,
-            seq: 0,
+            hot: HotEntry::new(Arc::default(), cookie, 0, 0),
+            cold: ColdEntry {
+                priority,
+                idle_timeout: 0,
+                hard_timeout: 0,
+                installed_at: 0,
+                seq: 0,
+                match_: m.to_match(),
+                compiled: m,
+                instructions: Arc::from(Vec::new()),
+            },
         }
     }
 
-    /// Seconds and nanoseconds since installation.
-    pub fn duration(&self, now: Nanos) -> (u32, u32) {
-        duration_since(self.installed_at, now)
-    }
-
-    /// Whether the entry can expire (idle or hard timeout set).
-    pub fn has_timeout(&self) -> bool {
-        self.idle_timeout != 0 || self.hard_timeout != 0
-    }
-
-    /// Whether the entry is a table-miss entry (priority 0, empty match).
-    pub fn is_table_miss(&self) -> bool {
-        self.priority == 0 && self.compiled.is_empty()
-    }
-
-    /// Why the entry has expired at `now`, if it has: hard timeout first.
-    pub fn expired(&self, now: Nanos) -> Option<u8> {
-        let (idle, hard) = (self.idle_timeout, self.hard_timeout);
-        expiry(idle, hard, self.installed_at, self.last_hit, now)
-    }
-
-    /// Splits the entry into its stored records.
-    fn split(self) -> (HotEntry, ColdEntry) {
-        let hot = HotEntry {
-            packet_count: self.packet_count,
-            byte_count: self.byte_count,
-            last_hit: self.last_hit,
-            program: self.program,
-            cookie: self.cookie,
-            flags: self.flags,
-            priority: self.priority,
-            miss: self.priority == 0 && self.compiled.is_empty(),
-        };
-        let cold = ColdEntry {
-            cookie: self.cookie,
-            flags: self.flags,
-            priority: self.priority,
-            idle_timeout: self.idle_timeout,
-            hard_timeout: self.hard_timeout,
-            installed_at: self.installed_at,
-            seq: self.seq,
-            compiled: self.compiled,
-            instructions: self.instructions,
-            match_: self.match_,
-        };
-        (hot, cold)
-    }
-
-    /// The entry whose stored records are `hot` and `cold`.
-    fn join(hot: HotEntry, cold: ColdEntry) -> FlowEntry {
-        FlowEntry {
-            packet_count: hot.packet_count,
-            byte_count: hot.byte_count,
-            last_hit: hot.last_hit,
-            program: hot.program,
-            cookie: cold.cookie,
-            flags: cold.flags,
-            priority: cold.priority,
-            idle_timeout: cold.idle_timeout,
-            hard_timeout: cold.hard_timeout,
-            installed_at: cold.installed_at,
-            seq: cold.seq,
-            compiled: cold.compiled,
-            instructions: cold.instructions,
-            match_: cold.match_,
+    /// The entry seen as a stored one is (accessors, `expired`).
+    pub fn view(&self) -> EntryRef<'_> {
+        EntryRef {
+            hot: &self.hot,
+            cold: &self.cold,
         }
     }
 }
 
 impl HotEntry {
+    /// The record of a new entry installed at `now`: no counts, last hit
+    /// `now`.
+    pub fn new(program: Arc<Program>, cookie: u64, flags: u16, now: Nanos) -> HotEntry {
+        HotEntry {
+            packet_count: 0,
+            byte_count: 0,
+            last_hit: now,
+            program,
+            cookie,
+            flags,
+            miss: false,
+        }
+    }
+
     /// Counts one packet of `len` bytes (unless the flags say not to).
     #[inline]
     pub fn hit(&mut self, len: usize, now: Nanos) {
@@ -332,6 +267,15 @@ impl EntryRef<'_> {
         self.hot.last_hit
     }
 
+    pub fn cookie(&self) -> u64 {
+        self.hot.cookie
+    }
+
+    /// Bits of `flow_mod_flags`.
+    pub fn flags(&self) -> u16 {
+        self.hot.flags
+    }
+
     /// Why the entry has expired at `now`, if it has: hard timeout first.
     pub fn expired(&self, now: Nanos) -> Option<u8> {
         let c = self.cold;
@@ -346,7 +290,10 @@ impl EntryRef<'_> {
 
     /// The entry as a whole value (clones the match).
     pub fn to_entry(&self) -> FlowEntry {
-        FlowEntry::join(self.hot.clone(), self.cold.clone())
+        FlowEntry {
+            hot: self.hot.clone(),
+            cold: self.cold.clone(),
+        }
     }
 }
 
@@ -550,11 +497,13 @@ impl FlowTable {
     }
 
     /// Inserts a new entry; among entries of its priority it ranks last.
-    pub fn insert(&mut self, mut e: FlowEntry) {
+    pub fn insert(&mut self, e: FlowEntry) {
         if self.next_seq >= SEQ_LIMIT - 1 {
             self.renumber();
         }
-        e.seq = self.next_seq;
+        let FlowEntry { mut hot, mut cold } = e;
+        cold.seq = self.next_seq;
+        hot.miss = cold.is_table_miss();
         self.next_seq += 1;
         let handle = match self.free_handles.pop() {
             Some(h) => h,
@@ -563,7 +512,6 @@ impl FlowTable {
                 (self.pos_of.len() - 1) as u32
             }
         };
-        let (hot, cold) = e.split();
         let rank = Self::rank(&cold);
         self.classifier.insert(Ref { rank, handle }, &cold.compiled);
         self.order.insert(Reverse(rank), handle);
@@ -592,7 +540,7 @@ impl FlowTable {
         self.order.remove(&Reverse(rank));
         self.classifier.remove(Ref { rank, handle }, &cold.compiled);
         self.timed -= usize::from(cold.has_timeout());
-        Some(FlowEntry::join(hot, cold))
+        Some(FlowEntry { hot, cold })
     }
 
     /// Removes the entry with exactly this match and priority.
@@ -726,7 +674,7 @@ mod tests {
                             continue;
                         }
                         let mut e = entry(p);
-                        e.last_hit = now;
+                        e.hot.last_hit = now;
                         t.insert(e);
                         want.insert(p, (0, 0, now));
                     }
@@ -743,11 +691,11 @@ mod tests {
                     }
                     Step::Remove(p) => {
                         let e = t
-                            .find_strict(&entry(p).compiled, 10)
+                            .find_strict(&entry(p).cold.compiled, 10)
                             .and_then(|i| t.remove(i));
                         let w = want.remove(&p);
                         prop_assert_eq!(
-                            e.map(|e| (e.cookie, e.packet_count, e.byte_count, e.last_hit)),
+                            e.map(|e| (e.hot.cookie, e.hot.packet_count, e.hot.byte_count, e.hot.last_hit)),
                             w.map(|w| (u64::from(p), w.0, w.1, w.2))
                         );
                     }
@@ -757,12 +705,11 @@ mod tests {
                     let e = t.entry(i);
                     prop_assert!(e.is_some());
                     let Some(e) = e else { continue };
-                    prop_assert_eq!(e.hot.cookie, e.cold.cookie);
-                    prop_assert_eq!(e.hot.priority, e.cold.priority);
-                    prop_assert_eq!(e.compiled.fields()[0].value, u128::from(e.cookie));
+                    prop_assert_eq!(e.hot.miss, e.is_table_miss());
+                    prop_assert_eq!(e.compiled.fields()[0].value, u128::from(e.cookie()));
                 }
                 for e in t.entries() {
-                    let w = want.get(&(e.cookie as u32)).copied();
+                    let w = want.get(&(e.cookie() as u32)).copied();
                     prop_assert_eq!(Some((e.packet_count(), e.byte_count(), e.last_hit())), w);
                 }
                 for p in 0..24u32 {

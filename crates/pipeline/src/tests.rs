@@ -400,7 +400,7 @@ fn modify_and_modify_strict_with_cookie_filter() {
         vec![3]
     );
     // Cookie unchanged by modify; no match adds nothing.
-    assert_eq!(p.table(0).unwrap().entries().next().unwrap().cookie, 0x22);
+    assert_eq!(p.table(0).unwrap().entries().next().unwrap().cookie(), 0x22);
     p.flow_mod(&fm(cmd::MODIFY, 0, 0, udp_to([9, 9, 9, 9]), vec![]), 0)
         .unwrap();
     assert_eq!(p.table(0).unwrap().len(), 2);
@@ -1424,7 +1424,7 @@ mod lookup_props {
                 let t = p.table(0).unwrap();
                 prop_assert_eq!(t.len(), installed.len());
                 for k in &keys {
-                    prop_assert_eq!(t.peek(k).map(|e| e.cookie), expected(installed, k));
+                    prop_assert_eq!(t.peek(k).map(|e| e.cookie()), expected(installed, k));
                 }
                 Ok(())
             };
@@ -1469,7 +1469,7 @@ mod lookup_props {
                         best = Some(r);
                     }
                 }
-                let got = p.table(0).unwrap().peek(k).map(|e| e.cookie);
+                let got = p.table(0).unwrap().peek(k).map(|e| e.cookie());
                 prop_assert_eq!(got, best.map(|b| b.2));
             }
         }
@@ -1675,7 +1675,7 @@ mod batch_props {
                     t.counters.lookup_count,
                     t.counters.matched_count,
                     t.entries()
-                        .map(|e| (e.cookie, e.packet_count(), e.byte_count()))
+                        .map(|e| (e.cookie(), e.packet_count(), e.byte_count()))
                         .collect(),
                 )
             })

@@ -79,8 +79,8 @@ fn lookups(p: &mut Pipeline, keys: &[FlowKey], kind: &str) -> Vec<Option<u64>> {
         let Some(t) = p.table_mut(0) else { return };
         for (k, slot) in keys.iter().zip(found.iter_mut()) {
             let pos = t.lookup(k);
-            *slot = pos.and_then(|i| t.entry(i)).map(|e| e.cookie);
-            assert_eq!(t.peek(k).map(|e| e.cookie), *slot);
+            *slot = pos.and_then(|i| t.entry(i)).map(|e| e.cookie());
+            assert_eq!(t.peek(k).map(|e| e.cookie()), *slot);
         }
     });
     assert_eq!(allocs, 0, "heap allocations in {kind} lookups");

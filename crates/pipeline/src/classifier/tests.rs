@@ -641,12 +641,12 @@ proptest! {
                         None => {
                             // A non-strict delete of a few entries.
                             removed = Some(
-                                table.remove_where(|e| e.cookie % 4 == (j / 3 % 4) as u64),
+                                table.remove_where(|e| e.cookie() % 4 == (j / 3 % 4) as u64),
                             );
                         }
                         Some(list) => {
-                            for e in list {
-                                prop_assert!(table.remove_strict(&e.compiled, e.priority).is_some());
+                            for FlowEntry { cold, .. } in list {
+                                prop_assert!(table.remove_strict(&cold.compiled, cold.priority).is_some());
                             }
                         }
                     },
@@ -674,21 +674,21 @@ proptest! {
             prop_assert_eq!(t.len(), live.len());
             let mut sorted = live.clone();
             sorted.sort_by_key(|e| (std::cmp::Reverse(e.0), e.1));
-            let order: Vec<u64> = t.entries().map(|e| e.cookie).collect();
+            let order: Vec<u64> = t.entries().map(|e| e.cookie()).collect();
             prop_assert_eq!(order, sorted.iter().map(|e| e.3).collect::<Vec<_>>());
             for k in keys.iter() {
                 let want = sorted.iter().find(|e| reference_matches(&e.2, k)).map(|e| e.3);
-                prop_assert_eq!(t.peek(k).map(|e| e.cookie), want);
+                prop_assert_eq!(t.peek(k).map(|e| e.cookie()), want);
                 let pos = t.lookup(k);
-                prop_assert_eq!(pos.and_then(|p| t.entry(p)).map(|e| e.cookie), want);
+                prop_assert_eq!(pos.and_then(|p| t.entry(p)).map(|e| e.cookie()), want);
             }
             for (p, _, m, c) in &live {
                 let pos = t.find_strict(m, *p);
-                prop_assert_eq!(pos.and_then(|i| t.entry(i)).map(|e| e.cookie), Some(*c));
+                prop_assert_eq!(pos.and_then(|i| t.entry(i)).map(|e| e.cookie()), Some(*c));
             }
             if let Some(r) = &replica {
-                let a: Vec<u64> = (0..t.len()).filter_map(|i| t.entry(i)).map(|e| e.cookie).collect();
-                let b: Vec<u64> = (0..r.len()).filter_map(|i| r.entry(i)).map(|e| e.cookie).collect();
+                let a: Vec<u64> = (0..t.len()).filter_map(|i| t.entry(i)).map(|e| e.cookie()).collect();
+                let b: Vec<u64> = (0..r.len()).filter_map(|i| r.entry(i)).map(|e| e.cookie()).collect();
                 prop_assert_eq!(a, b);
             }
         }
@@ -736,8 +736,14 @@ fn routing_table_uses_lpm() {
     t.insert(entry(0, CompiledMatch::any(), 999));
     assert_eq!(t.classifier_kind(), "lpm");
     // 10.0.3.7: the /8 outranks the /24.
-    assert_eq!(t.peek(&ipv4_key(0x0a00_0307)).map(|e| e.cookie), Some(100));
-    assert_eq!(t.peek(&ipv4_key(0x0b00_0307)).map(|e| e.cookie), Some(999));
+    assert_eq!(
+        t.peek(&ipv4_key(0x0a00_0307)).map(|e| e.cookie()),
+        Some(100)
+    );
+    assert_eq!(
+        t.peek(&ipv4_key(0x0b00_0307)).map(|e| e.cookie()),
+        Some(999)
+    );
     let odd = CompiledMatch::from_fields(vec![FieldMatch {
         field: Field::InPort,
         value: 1,
@@ -746,14 +752,17 @@ fn routing_table_uses_lpm() {
     // Another shape: its subtable is probed after the trie.
     t.insert(entry(200, odd.clone(), 200));
     assert_eq!(t.classifier_kind(), "lpm");
-    assert_eq!(t.peek(&ipv4_key(0x0a00_0307)).map(|e| e.cookie), Some(200));
+    assert_eq!(
+        t.peek(&ipv4_key(0x0a00_0307)).map(|e| e.cookie()),
+        Some(200)
+    );
     let mut other_port = ipv4_key(0x0a00_0307);
     other_port.in_port = 2;
-    assert_eq!(t.peek(&other_port).map(|e| e.cookie), Some(100));
+    assert_eq!(t.peek(&other_port).map(|e| e.cookie()), Some(100));
     assert!(t.remove_strict(&odd, 200).is_some());
     assert_eq!(t.classifier_kind(), "lpm");
     assert!(t.remove_strict(&route(8, 0x0a00_0000), 100).is_some());
-    assert_eq!(t.peek(&ipv4_key(0x0a00_0307)).map(|e| e.cookie), Some(3));
+    assert_eq!(t.peek(&ipv4_key(0x0a00_0307)).map(|e| e.cookie()), Some(3));
 }
 
 /// Sequence numbers renumbered near their limit keep the order and the
@@ -774,16 +783,16 @@ fn renumbering_keeps_order() {
     for c in 3..10 {
         t.insert(entry(5, m(u128::from(c % 2)), c));
     }
-    let order: Vec<u64> = t.entries().map(|e| e.cookie).collect();
+    let order: Vec<u64> = t.entries().map(|e| e.cookie()).collect();
     assert_eq!(order, (1..10).collect::<Vec<_>>());
     let mut k = FlowKey::new(1);
     k.present.insert(Field::InPort);
     // Cookie 1 (match-all) was installed first.
-    assert_eq!(t.peek(&k).map(|e| e.cookie), Some(1));
+    assert_eq!(t.peek(&k).map(|e| e.cookie()), Some(1));
     assert!(t.remove_strict(&CompiledMatch::any(), 5).is_some());
-    assert_eq!(t.peek(&k).map(|e| e.cookie), Some(2));
+    assert_eq!(t.peek(&k).map(|e| e.cookie()), Some(2));
     k.in_port = 0;
-    assert_eq!(t.peek(&k).map(|e| e.cookie), Some(4));
+    assert_eq!(t.peek(&k).map(|e| e.cookie()), Some(4));
 }
 
 /// Tables whose shapes use more fields than a lookup reads up front

@@ -480,8 +480,8 @@ impl Datapath {
             .iter()
             .map(|r| FlowId {
                 table_id: r.table_id,
-                priority: r.entry.priority,
-                compiled: r.entry.compiled.clone(),
+                priority: r.entry.cold.priority,
+                compiled: r.entry.cold.compiled.clone(),
             })
             .collect();
         self.broadcast(Op::RemoveFlows(ids.into()));

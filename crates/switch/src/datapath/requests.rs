@@ -220,7 +220,7 @@ impl Datapath {
             .filter(move |t| all || t.id == q.table_id)
             .flat_map(|t| t.entries().map(move |e| (t.id, e)))
             .filter(move |(_, e)| {
-                e.cookie & q.cookie_mask == q.cookie & q.cookie_mask
+                e.cookie() & q.cookie_mask == q.cookie & q.cookie_mask
                     && outputs_to(&e.instructions, q.out_port, q.out_group)
                     && e.compiled.is_subsumed_by(&filter)
             }))
@@ -247,8 +247,8 @@ impl Datapath {
                             priority: e.priority,
                             idle_timeout: e.idle_timeout,
                             hard_timeout: e.hard_timeout,
-                            flags: e.flags,
-                            cookie: e.cookie,
+                            flags: e.flags(),
+                            cookie: e.cookie(),
                             packet_count: e.packet_count(),
                             byte_count: e.byte_count(),
                             match_: e.match_.clone(),
