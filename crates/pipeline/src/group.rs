@@ -450,6 +450,20 @@ impl Group {
         }
     }
 
+    /// `fixed_choice` when it is exactly one bucket: its index (`None`
+    /// for every other case, including an INDIRECT group without a
+    /// bucket or a SELECT one whose weights are all 0).
+    #[inline]
+    pub fn fixed_one(&self, hash: impl FnOnce() -> u64) -> Option<usize> {
+        let c = match self.group_type {
+            group_type::INDIRECT => 0..self.buckets.len().min(1),
+            group_type::SELECT if self.fixed_weight.is_some() => self.pick(hash, |_| true),
+            group_type::ALL if self.buckets.len() == 1 => 0..1,
+            _ => return None,
+        };
+        (c.len() == 1).then_some(c.start)
+    }
+
     /// SELECT: the bucket of weighted choice among the live buckets by the
     /// flow hash (one read of `pick_table` when there is one).
     fn pick(&self, hash: impl FnOnce() -> u64, live: impl Fn(&Bucket) -> bool) -> Chosen {

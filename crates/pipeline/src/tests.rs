@@ -907,6 +907,13 @@ fn groups_all_indirect_ff_select() {
         p.groups.get(1).unwrap().bucket_counters[1].byte_count,
         f.len() as u64
     );
+    // The INDIRECT group and its one bucket count the packet (it is also
+    // the tail of its list: the one-bucket path).
+    assert_eq!(p.groups.get(2).unwrap().counters.packet_count, 1);
+    assert_eq!(
+        p.groups.get(2).unwrap().bucket_counters[0].byte_count,
+        f.len() as u64
+    );
     // Fast failover: port 3 live, then down.
     assert_eq!(run(&mut p, &f, 2, 0).ports(), vec![3]);
     p.ports.get_mut(3).unwrap().state = state::LINK_DOWN;
@@ -923,6 +930,14 @@ fn groups_all_indirect_ff_select() {
         seen.insert(a[0]);
     }
     assert_eq!(seen.into_iter().collect::<Vec<_>>(), vec![2, 4]);
+    // 128 packets through the SELECT group, each counted by the group and
+    // by the bucket it took (out:2 is bucket 0, out:4 bucket 1).
+    let g4 = p.groups.get(4).unwrap();
+    assert_eq!(g4.counters.packet_count, 128);
+    let per: Vec<u64> = g4.bucket_counters.iter().map(|c| c.packet_count).collect();
+    assert_eq!(per.iter().sum::<u64>(), 128);
+    assert_eq!(per[2], 0);
+    assert!(per[0] > 0 && per[1] > 0);
 }
 
 /// A group's bucket acts on a copy: what follows the group (later actions
