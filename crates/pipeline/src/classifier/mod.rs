@@ -465,7 +465,7 @@ impl Auto {
     /// The handle of the best entry matching `key`. The exact index's and
     /// the linear list's paths are small and inlined into the caller; the
     /// others are not.
-    #[inline]
+    #[inline(always)]
     pub fn lookup(&self, key: &FlowKey) -> Option<u32> {
         match (self.kind, &self.exact, &self.linear) {
             (Kind::Hash, Some(ex), _) => self.exact_answer(ex.probe(key), key),
