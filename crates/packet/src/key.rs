@@ -66,6 +66,12 @@ pub enum Layer {
 /// Storage shared between OXM fields of different protocols: `tp_src` /
 /// `tp_dst` hold TCP, UDP or SCTP ports (the present bit says which), and
 /// `icmp_type` / `icmp_code` hold ICMPv4 or ICMPv6 values.
+///
+/// How the parser stores fields matters to code that reads them right
+/// after it (a load spanning several stores still in flight waits for
+/// them): each MAC is stored as 4 + 2 bytes (read it with [`mac_bits`]),
+/// `ipv4_src` + `ipv4_dst` as one 8-byte word, `tp_src` + `tp_dst` as one
+/// 4-byte word, `present` as one 8-byte word, other fields one by one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct FlowKey {
     /// Which fields the packet has.

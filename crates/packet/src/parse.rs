@@ -10,6 +10,15 @@
 //! fields read so far stay in the key (with their present bits) and the
 //! result says at which layer and why parsing stopped. The parser only reads
 //! through bounds-checked accessors and never panics.
+//!
+//! This runs once per packet, so it is written for the CPU: each layer's
+//! parser hands where the next layer starts to the next parser as a return
+//! value (`L3At`, `L4At`) instead of storing it to the key and loading
+//! it back, the present bits are gathered in a register and stored once,
+//! fields that lookups read together as one word are stored as one word
+//! (a load spanning two stores in flight waits for them), and the rare
+//! protocols (VLAN tags, MPLS, PBB, IPv6, ARP, ND) are out of line so that
+//! the IPv4 TCP/UDP path stays short.
 
 use crate::field::{exthdr, frag, Field, FieldSet};
 use crate::key::{FlowKey, Layer, VID_PRESENT};
@@ -96,53 +105,186 @@ pub fn parse_to(buf: &[u8], key: &mut FlowKey, layer: Layer) -> ParseResult {
     continue_to(buf, key, layer)
 }
 
-/// One layer's parser.
-type Step = fn(&[u8], &mut FlowKey) -> ParseResult;
+/// What the L2 parser tells the L3 parser: where the L3 header starts and
+/// what it is. The same as `key.offsets.l3` and `key.eth_type` after L2,
+/// but handed over in registers: loading them back from the key right
+/// after storing them would put a store-to-load round trip in front of
+/// every L3 header read.
+#[derive(Clone, Copy)]
+struct L3At {
+    /// Offset of the IPv4/IPv6/ARP header; 0 when there is none.
+    l3: usize,
+    eth_type: u16,
+}
+
+impl L3At {
+    /// Where a parse that stopped after L2 resumes.
+    #[inline]
+    fn of(k: &FlowKey) -> L3At {
+        L3At {
+            l3: usize::from(k.offsets.l3),
+            eth_type: k.eth_type,
+        }
+    }
+}
+
+/// What the L3 parser tells the L4 parser, in registers for the same
+/// reason as [`L3At`]: `key.offsets.l4`, `key.offsets.l3_end`,
+/// `key.ip_proto` and whether the ethertype is IPv4 (ICMPv4 or ICMPv6).
+#[derive(Clone, Copy)]
+struct L4At {
+    /// Offset of the L4 header; 0 when there is none.
+    l4: usize,
+    /// End of the IP datagram.
+    end: usize,
+    proto: u8,
+    ipv4: bool,
+}
+
+impl L4At {
+    /// Where a parse that stopped after L3 resumes.
+    #[inline]
+    fn of(k: &FlowKey) -> L4At {
+        L4At {
+            l4: usize::from(k.offsets.l4),
+            end: usize::from(k.offsets.l3_end),
+            proto: k.ip_proto,
+            ipv4: k.eth_type == ethertype::IPV4,
+        }
+    }
+}
 
 /// Continues a parse that stopped at `key.depth` up to `layer` (no-op if it
 /// already got there). `buf` must be the same packet.
 pub fn continue_to(buf: &[u8], key: &mut FlowKey, layer: Layer) -> ParseResult {
+    if key.depth >= layer {
+        return Ok(());
+    }
     // Offsets are u16: only the first 64 KiB of a frame are looked at.
     let buf = buf.get(..0xffff).unwrap_or(buf);
-    let steps: [(Layer, Step); 3] = [
-        (Layer::L2, parse_l2),
-        (Layer::L3, parse_l3),
-        (Layer::L4, parse_l4),
-    ];
-    for (l, step) in steps {
-        if key.depth < l && layer >= l {
-            if let Err(e) = step(buf, key) {
-                // Nothing more can be learnt from this packet.
-                key.depth = Layer::L4;
-                return Err(e);
-            }
-            key.depth = l;
-        }
-    }
-    Ok(())
+    // The present bits are gathered here and stored once, as one 8-byte
+    // word: later code reads them as one word, and a word built by
+    // several narrower read-modify-writes of the key would make it wait.
+    let mut present = key.present;
+    let r = parse_layers(buf, key, &mut present, key.depth, layer);
+    key.present = present;
+    // After an error nothing more can be learnt from this packet.
+    key.depth = if r.is_ok() { layer } else { Layer::L4 };
+    r
 }
 
-fn parse_l2(buf: &[u8], k: &mut FlowKey) -> ParseResult {
-    let Some(eth) = buf.first_chunk::<14>() else {
-        if let Some(d) = buf.first_chunk::<6>() {
-            k.eth_dst = mac(d);
-            k.present.insert(Field::EthDst);
-        }
-        if let Some(s) = buf.get(6..).and_then(|b| b.first_chunk::<6>()) {
-            k.eth_src = mac(s);
-            k.present.insert(Field::EthSrc);
-        }
-        return Err(err(Layer::L2, Reason::Truncated));
+/// Runs the layer parsers after `from` up to `to` (`from < to`).
+#[inline(always)]
+fn parse_layers(
+    buf: &[u8],
+    k: &mut FlowKey,
+    p: &mut FieldSet,
+    from: Layer,
+    to: Layer,
+) -> ParseResult {
+    let l3 = match from {
+        Layer::None => parse_l2(buf, k, p)?,
+        Layer::L2 => L3At::of(k),
+        Layer::L3 => return parse_l4(buf, k, p, L4At::of(k)),
+        Layer::L4 => return Ok(()),
     };
+    if to == Layer::L2 {
+        return Ok(());
+    }
+    let l4 = parse_l3(buf, k, p, l3)?;
+    if to == Layer::L3 {
+        return Ok(());
+    }
+    parse_l4(buf, k, p, l4)
+}
+
+/// Calls an out-of-line parser (a rare protocol's) on a copy of the
+/// present bits: handing it the caller's would give them an address and
+/// keep them in memory on the common path too.
+#[inline(always)]
+fn out_of_line<T>(p: &mut FieldSet, f: impl FnOnce(&mut FieldSet) -> T) -> T {
+    let mut q = *p;
+    let r = f(&mut q);
+    *p = q;
+    r
+}
+
+/// The fields every Ethernet frame has once its header is complete.
+const ETH_FIELDS: FieldSet =
+    FieldSet::of(&[Field::EthDst, Field::EthSrc, Field::VlanVid, Field::EthType]);
+
+#[inline(always)]
+fn parse_l2(buf: &[u8], k: &mut FlowKey, p: &mut FieldSet) -> Result<L3At, ParseError> {
+    let Some(eth) = buf.first_chunk::<14>() else {
+        return Err(out_of_line(p, |p| short_ethernet(buf, k, p)));
+    };
+    // Stored as 4 + 2 bytes, the way `mac_bits` reads them back.
     k.eth_dst.copy_from_slice(&eth[0..6]);
     k.eth_src.copy_from_slice(&eth[6..12]);
     let mut off = 12usize;
     let mut et = u16::from_be_bytes([eth[12], eth[13]]);
-    k.present.insert_all(FieldSet::of(&[
+    let mut tags = 0u8;
+    if ethertype::is_vlan(et) {
+        (off, et, tags) = out_of_line(p, |p| parse_vlan_tags(buf, k, p, et))?;
+    }
+    k.offsets.vlan_tags = tags;
+    k.offsets.eth_type = off as u16;
+    k.eth_type = et;
+    p.insert_all(ETH_FIELDS);
+    let next = off + 2;
+    match et {
+        ethertype::IPV4 | ethertype::IPV6 | ethertype::ARP => {
+            k.offsets.l3 = next as u16;
+            Ok(L3At {
+                l3: next,
+                eth_type: et,
+            })
+        }
+        ethertype::MPLS | ethertype::MPLS_MCAST | ethertype::PBB => {
+            out_of_line(p, |p| parse_l2_shim(buf, k, p, et, next))?;
+            Ok(L3At {
+                l3: 0,
+                eth_type: et,
+            })
+        }
+        _ => Ok(L3At {
+            l3: 0,
+            eth_type: et,
+        }),
+    }
+}
+
+/// A frame shorter than an Ethernet header: the MAC addresses it has.
+#[cold]
+#[inline(never)]
+fn short_ethernet(buf: &[u8], k: &mut FlowKey, p: &mut FieldSet) -> ParseError {
+    if let Some(d) = buf.first_chunk::<6>() {
+        k.eth_dst = mac(d);
+        p.insert(Field::EthDst);
+    }
+    if let Some(s) = buf.get(6..).and_then(|b| b.first_chunk::<6>()) {
+        k.eth_src = mac(s);
+        p.insert(Field::EthSrc);
+    }
+    err(Layer::L2, Reason::Truncated)
+}
+
+/// Walks the VLAN tags starting at offset 12 (ethertype `et`, a tag):
+/// the offset and value of the ethertype after them, and their number.
+#[inline(never)]
+fn parse_vlan_tags(
+    buf: &[u8],
+    k: &mut FlowKey,
+    p: &mut FieldSet,
+    mut et: u16,
+) -> Result<(usize, u16, u8), ParseError> {
+    // Whatever happens, the header up to the first tag is complete.
+    p.insert_all(FieldSet::of(&[
         Field::EthDst,
         Field::EthSrc,
         Field::VlanVid,
     ]));
+    let mut off = 12usize;
     let mut tags = 0u8;
     while ethertype::is_vlan(et) {
         if tags == MAX_VLAN_TAGS {
@@ -157,13 +299,12 @@ fn parse_l2(buf: &[u8], k: &mut FlowKey) -> ParseResult {
             0 => {
                 k.vlan_vid = (tci & 0x0fff) | VID_PRESENT;
                 k.vlan_pcp = (tci >> 13) as u8;
-                k.present.insert(Field::VlanPcp);
+                p.insert(Field::VlanPcp);
             }
             1 => {
                 k.inner_vlan_vid = (tci & 0x0fff) | VID_PRESENT;
                 k.inner_vlan_pcp = (tci >> 13) as u8;
-                k.present
-                    .insert_all(FieldSet::of(&[Field::InnerVlanVid, Field::InnerVlanPcp]));
+                p.insert_all(FieldSet::of(&[Field::InnerVlanVid, Field::InnerVlanPcp]));
             }
             _ => {}
         }
@@ -171,57 +312,74 @@ fn parse_l2(buf: &[u8], k: &mut FlowKey) -> ParseResult {
         off += 4;
         et = u16::from_be_bytes([t[2], t[3]]);
     }
-    k.offsets.vlan_tags = tags;
-    k.offsets.eth_type = off as u16;
-    k.eth_type = et;
-    k.present.insert(Field::EthType);
-    let next = off + 2;
-    match et {
-        ethertype::IPV4 | ethertype::IPV6 | ethertype::ARP => k.offsets.l3 = next as u16,
-        ethertype::MPLS | ethertype::MPLS_MCAST => {
-            let Some(l) = buf.get(next..).and_then(|b| b.first_chunk::<4>()) else {
-                return Err(err(Layer::L2, Reason::Truncated));
-            };
-            let lse = u32::from_be_bytes(*l);
-            k.mpls_label = lse >> 12;
-            k.mpls_tc = ((lse >> 9) & 7) as u8;
-            k.mpls_bos = ((lse >> 8) & 1) as u8;
-            k.mpls_ttl = lse as u8;
-            k.offsets.mpls = next as u16;
-            k.present.insert_all(FieldSet::of(&[
-                Field::MplsLabel,
-                Field::MplsTc,
-                Field::MplsBos,
-                Field::MplsTtl,
-            ]));
-        }
-        ethertype::PBB => {
-            let Some(t) = buf.get(next..).and_then(|b| b.first_chunk::<4>()) else {
-                return Err(err(Layer::L2, Reason::Truncated));
-            };
-            k.pbb_isid = u32::from_be_bytes(*t) & 0x00ff_ffff;
-            k.offsets.pbb = next as u16;
-            k.present.insert(Field::PbbIsid);
-        }
-        _ => {}
+    Ok((off, et, tags))
+}
+
+/// The MPLS label stack entry or PBB I-TAG at `next` (ethertype `et`).
+#[inline(never)]
+fn parse_l2_shim(
+    buf: &[u8],
+    k: &mut FlowKey,
+    p: &mut FieldSet,
+    et: u16,
+    next: usize,
+) -> ParseResult {
+    let Some(t) = buf.get(next..).and_then(|b| b.first_chunk::<4>()) else {
+        return Err(err(Layer::L2, Reason::Truncated));
+    };
+    let word = u32::from_be_bytes(*t);
+    if ethertype::is_mpls(et) {
+        k.mpls_label = word >> 12;
+        k.mpls_tc = ((word >> 9) & 7) as u8;
+        k.mpls_bos = ((word >> 8) & 1) as u8;
+        k.mpls_ttl = word as u8;
+        k.offsets.mpls = next as u16;
+        p.insert_all(FieldSet::of(&[
+            Field::MplsLabel,
+            Field::MplsTc,
+            Field::MplsBos,
+            Field::MplsTtl,
+        ]));
+    } else {
+        k.pbb_isid = word & 0x00ff_ffff;
+        k.offsets.pbb = next as u16;
+        p.insert(Field::PbbIsid);
     }
     Ok(())
 }
 
-fn parse_l3(buf: &[u8], k: &mut FlowKey) -> ParseResult {
-    let l3 = usize::from(k.offsets.l3);
-    if l3 == 0 {
-        return Ok(());
+#[inline(always)]
+fn parse_l3(buf: &[u8], k: &mut FlowKey, p: &mut FieldSet, at: L3At) -> Result<L4At, ParseError> {
+    if at.l3 != 0 {
+        match at.eth_type {
+            ethertype::IPV4 => return parse_ipv4(buf, k, p, at.l3),
+            ethertype::IPV6 => return out_of_line(p, |p| parse_ipv6(buf, k, p, at.l3)),
+            ethertype::ARP => out_of_line(p, |p| parse_arp(buf, k, p, at.l3))?,
+            _ => {}
+        }
     }
-    match k.eth_type {
-        ethertype::IPV4 => parse_ipv4(buf, k, l3),
-        ethertype::IPV6 => parse_ipv6(buf, k, l3),
-        ethertype::ARP => parse_arp(buf, k, l3),
-        _ => Ok(()),
-    }
+    // No L4 header found here (one of the key's is from an earlier parse).
+    Ok(L4At::of(k))
 }
 
-fn parse_ipv4(buf: &[u8], k: &mut FlowKey, l3: usize) -> ParseResult {
+/// The IPv4 fields.
+const IPV4_FIELDS: FieldSet = FieldSet::of(&[
+    Field::IpDscp,
+    Field::IpEcn,
+    Field::IpProto,
+    Field::IpTtl,
+    Field::IpFrag,
+    Field::Ipv4Src,
+    Field::Ipv4Dst,
+]);
+
+#[inline(always)]
+fn parse_ipv4(
+    buf: &[u8],
+    k: &mut FlowKey,
+    p: &mut FieldSet,
+    l3: usize,
+) -> Result<L4At, ParseError> {
     let Some(h) = buf.get(l3..).and_then(|b| b.first_chunk::<20>()) else {
         return Err(err(Layer::L3, Reason::Truncated));
     };
@@ -232,28 +390,27 @@ fn parse_ipv4(buf: &[u8], k: &mut FlowKey, l3: usize) -> ParseResult {
     if ihl < 20 {
         return Err(err(Layer::L3, Reason::BadHeaderLength));
     }
+    let proto = h[9];
     k.ip_dscp = h[1] >> 2;
     k.ip_ecn = h[1] & 3;
     k.ip_ttl = h[8];
-    k.ip_proto = h[9];
-    k.ipv4_src = u32::from_be_bytes([h[12], h[13], h[14], h[15]]);
-    k.ipv4_dst = u32::from_be_bytes([h[16], h[17], h[18], h[19]]);
+    k.ip_proto = proto;
+    // Both addresses in one 8-byte store: lookups read them as one word.
+    let addrs = u64::from(u32::from_be_bytes([h[12], h[13], h[14], h[15]]))
+        | u64::from(u32::from_be_bytes([h[16], h[17], h[18], h[19]])) << 32;
+    k.ipv4_src = addrs as u32;
+    k.ipv4_dst = (addrs >> 32) as u32;
     let fo = u16::from_be_bytes([h[6], h[7]]);
-    if fo & 0x3fff != 0 {
-        k.ip_frag = frag::FRAGMENT;
-        if fo & 0x1fff != 0 {
-            k.ip_frag |= frag::LATER;
-        }
-    }
-    k.present.insert_all(FieldSet::of(&[
-        Field::IpDscp,
-        Field::IpEcn,
-        Field::IpProto,
-        Field::IpTtl,
-        Field::IpFrag,
-        Field::Ipv4Src,
-        Field::Ipv4Dst,
-    ]));
+    let later = fo & 0x1fff != 0;
+    // Stored (and not read back) even when it is not a fragment: 0, what
+    // a key holds before L3 anyway. Reading the key's old value instead
+    // waited for the stores that built the key (~1 ns per packet).
+    k.ip_frag = match (fo & 0x3fff != 0, later) {
+        (false, _) => 0,
+        (true, false) => frag::FRAGMENT,
+        (true, true) => frag::FRAGMENT | frag::LATER,
+    };
+    p.insert_all(IPV4_FIELDS);
     if l3 + ihl > buf.len() {
         return Err(err(Layer::L3, Reason::Truncated));
     }
@@ -261,11 +418,21 @@ fn parse_ipv4(buf: &[u8], k: &mut FlowKey, l3: usize) -> ParseResult {
     if total < ihl || l3 + total > buf.len() {
         return Err(err(Layer::L3, Reason::BadTotalLength));
     }
-    k.offsets.l3_end = (l3 + total) as u16;
-    if k.ip_frag & frag::LATER == 0 {
+    let end = l3 + total;
+    k.offsets.l3_end = end as u16;
+    let l4 = if later {
+        // No L4 header in this packet: the key's offset stays (0).
+        usize::from(k.offsets.l4)
+    } else {
         k.offsets.l4 = (l3 + ihl) as u16;
-    }
-    Ok(())
+        l3 + ihl
+    };
+    Ok(L4At {
+        l4,
+        end,
+        proto,
+        ipv4: true,
+    })
 }
 
 /// Position of each extension header in the order RFC 2460 §4.1 recommends;
@@ -327,7 +494,13 @@ impl ExtHdrOrder {
     }
 }
 
-fn parse_ipv6(buf: &[u8], k: &mut FlowKey, l3: usize) -> ParseResult {
+#[inline(never)]
+fn parse_ipv6(
+    buf: &[u8],
+    k: &mut FlowKey,
+    p: &mut FieldSet,
+    l3: usize,
+) -> Result<L4At, ParseError> {
     let Some(h) = buf.get(l3..).and_then(|b| b.first_chunk::<40>()) else {
         return Err(err(Layer::L3, Reason::Truncated));
     };
@@ -345,7 +518,7 @@ fn parse_ipv6(buf: &[u8], k: &mut FlowKey, l3: usize) -> ParseResult {
     k.ipv6_src = u128::from_be_bytes(a);
     a.copy_from_slice(&h[24..40]);
     k.ipv6_dst = u128::from_be_bytes(a);
-    k.present.insert_all(FieldSet::of(&[
+    p.insert_all(FieldSet::of(&[
         Field::IpDscp,
         Field::IpEcn,
         Field::IpTtl,
@@ -364,6 +537,10 @@ fn parse_ipv6(buf: &[u8], k: &mut FlowKey, l3: usize) -> ParseResult {
     let mut order = ExtHdrOrder::default();
     let mut nh = h[6];
     let mut off = l3 + 40;
+    // The upper-layer protocol and where its header starts, once known
+    // (`l4` stays as the key has it when the header is not in the packet).
+    let mut proto = 0u8;
+    let mut l4 = usize::from(k.offsets.l4);
     let mut result = Err(err(Layer::L3, Reason::TooManyExtHeaders));
     for _ in 0..=MAX_EXT_HEADERS {
         let (flag, rank) = match nh {
@@ -375,21 +552,19 @@ fn parse_ipv6(buf: &[u8], k: &mut FlowKey, l3: usize) -> ParseResult {
             ipproto::ESP => {
                 // The rest is encrypted: ESP is the last thing we see.
                 order.see(exthdr::ESP, RANK_ESP);
-                k.ip_proto = nh;
-                k.present.insert(Field::IpProto);
+                proto = nh;
                 result = Ok(());
                 break;
             }
             ipproto::NONE => {
                 order.flags |= exthdr::NONEXT;
-                k.ip_proto = nh;
-                k.present.insert(Field::IpProto);
+                proto = nh;
                 result = Ok(());
                 break;
             }
             _ => {
-                k.ip_proto = nh;
-                k.present.insert(Field::IpProto);
+                proto = nh;
+                l4 = off;
                 k.offsets.l4 = off as u16;
                 result = Ok(());
                 break;
@@ -419,8 +594,7 @@ fn parse_ipv6(buf: &[u8], k: &mut FlowKey, l3: usize) -> ParseResult {
             if fo & 0xfff8 != 0 {
                 // A later fragment: the next header is not in this packet.
                 k.ip_frag |= frag::LATER;
-                k.ip_proto = e[0];
-                k.present.insert(Field::IpProto);
+                proto = e[0];
                 result = Ok(());
                 break;
             }
@@ -428,12 +602,22 @@ fn parse_ipv6(buf: &[u8], k: &mut FlowKey, l3: usize) -> ParseResult {
         nh = e[0];
         off += len;
     }
+    if result.is_ok() {
+        k.ip_proto = proto;
+        p.insert(Field::IpProto);
+    }
     k.ipv6_exthdr = order.flags;
-    k.present.insert(Field::Ipv6Exthdr);
-    result
+    p.insert(Field::Ipv6Exthdr);
+    result.map(|()| L4At {
+        l4,
+        end,
+        proto,
+        ipv4: false,
+    })
 }
 
-fn parse_arp(buf: &[u8], k: &mut FlowKey, l3: usize) -> ParseResult {
+#[inline(never)]
+fn parse_arp(buf: &[u8], k: &mut FlowKey, p: &mut FieldSet, l3: usize) -> ParseResult {
     let Some(a) = buf.get(l3..).and_then(|b| b.first_chunk::<28>()) else {
         return Err(err(Layer::L3, Reason::Truncated));
     };
@@ -447,7 +631,7 @@ fn parse_arp(buf: &[u8], k: &mut FlowKey, l3: usize) -> ParseResult {
     k.arp_tha.copy_from_slice(&a[18..24]);
     k.arp_tpa = u32::from_be_bytes([a[24], a[25], a[26], a[27]]);
     k.offsets.l3_end = (l3 + 28) as u16;
-    k.present.insert_all(FieldSet::of(&[
+    p.insert_all(FieldSet::of(&[
         Field::ArpOp,
         Field::ArpSpa,
         Field::ArpTpa,
@@ -457,65 +641,118 @@ fn parse_arp(buf: &[u8], k: &mut FlowKey, l3: usize) -> ParseResult {
     Ok(())
 }
 
-fn parse_l4(buf: &[u8], k: &mut FlowKey) -> ParseResult {
-    let l4 = usize::from(k.offsets.l4);
-    if l4 == 0 {
+#[inline(always)]
+fn parse_l4(buf: &[u8], k: &mut FlowKey, p: &mut FieldSet, at: L4At) -> ParseResult {
+    if at.l4 == 0 {
         return Ok(());
     }
-    let seg = buf
-        .get(l4..usize::from(k.offsets.l3_end))
-        .unwrap_or_default();
+    let seg = buf.get(at.l4..at.end).unwrap_or_default();
     let truncated = Err(err(Layer::L4, Reason::Truncated));
-    let ipv4 = k.eth_type == ethertype::IPV4;
-    let (src, dst, min) = match k.ip_proto {
-        ipproto::TCP => (Field::TcpSrc, Field::TcpDst, 20),
-        ipproto::UDP => (Field::UdpSrc, Field::UdpDst, 8),
-        ipproto::SCTP => (Field::SctpSrc, Field::SctpDst, 12),
-        ipproto::ICMP if ipv4 => (Field::Icmpv4Type, Field::Icmpv4Code, 4),
-        ipproto::ICMPV6 if !ipv4 => (Field::Icmpv6Type, Field::Icmpv6Code, 4),
+    let hlen = match at.proto {
+        ipproto::TCP => {
+            ports(seg, k, p, Field::TcpSrc, Field::TcpDst)?;
+            let Some(h) = seg.first_chunk::<20>() else {
+                return truncated;
+            };
+            let hlen = usize::from(h[12] >> 4) * 4;
+            if hlen < 20 || hlen > seg.len() {
+                return Err(err(Layer::L4, Reason::BadHeaderLength));
+            }
+            hlen
+        }
+        ipproto::UDP => {
+            ports(seg, k, p, Field::UdpSrc, Field::UdpDst)?;
+            if seg.len() < 8 {
+                return truncated;
+            }
+            8
+        }
+        ipproto::SCTP => {
+            ports(seg, k, p, Field::SctpSrc, Field::SctpDst)?;
+            if seg.len() < 12 {
+                return truncated;
+            }
+            12
+        }
+        ipproto::ICMP if at.ipv4 => {
+            // Type and code are the whole 4-byte minimum.
+            icmp_type_code(seg, k, p, Field::Icmpv4Type, Field::Icmpv4Code)?;
+            4
+        }
+        ipproto::ICMPV6 if !at.ipv4 => out_of_line(p, |p| parse_icmpv6(seg, k, p, at.l4))?,
         _ => return Ok(()),
     };
-    let Some(p) = seg.first_chunk::<4>() else {
-        return truncated;
-    };
-    if src == Field::Icmpv4Type || src == Field::Icmpv6Type {
-        k.icmp_type = p[0];
-        k.icmp_code = p[1];
-    } else {
-        k.tp_src = u16::from_be_bytes([p[0], p[1]]);
-        k.tp_dst = u16::from_be_bytes([p[2], p[3]]);
-    }
-    k.present.insert(src);
-    k.present.insert(dst);
-    if seg.len() < min {
-        return truncated;
-    }
-    let mut hlen = min;
-    if k.ip_proto == ipproto::TCP {
-        hlen = usize::from(seg[12] >> 4) * 4;
-        if hlen < 20 || hlen > seg.len() {
-            return Err(err(Layer::L4, Reason::BadHeaderLength));
-        }
-    } else if src == Field::Icmpv6Type
-        && (k.icmp_type == nd::NEIGHBOR_SOLICIT || k.icmp_type == nd::NEIGHBOR_ADVERT)
-        && k.icmp_code == 0
-    {
-        let Some(t) = seg.get(8..).and_then(|b| b.first_chunk::<16>()) else {
-            return truncated;
-        };
-        k.nd_target = u128::from_be_bytes(*t);
-        k.present.insert(Field::Ipv6NdTarget);
-        hlen = seg.len();
-        parse_nd_options(seg, l4, k)?;
-    }
-    k.offsets.payload = (l4 + hlen) as u16;
+    k.offsets.payload = (at.l4 + hlen) as u16;
     Ok(())
+}
+
+/// The source and destination ports that start a TCP, UDP or SCTP header.
+#[inline(always)]
+fn ports(seg: &[u8], k: &mut FlowKey, p: &mut FieldSet, src: Field, dst: Field) -> ParseResult {
+    let Some(h) = seg.first_chunk::<4>() else {
+        return Err(err(Layer::L4, Reason::Truncated));
+    };
+    // Both ports in one 4-byte store: lookups read them as one word.
+    let ports = u32::from(u16::from_be_bytes([h[0], h[1]]))
+        | u32::from(u16::from_be_bytes([h[2], h[3]])) << 16;
+    k.tp_src = ports as u16;
+    k.tp_dst = (ports >> 16) as u16;
+    p.insert(src);
+    p.insert(dst);
+    Ok(())
+}
+
+/// The type and code that start an ICMPv4 or ICMPv6 header.
+#[inline(always)]
+fn icmp_type_code(
+    seg: &[u8],
+    k: &mut FlowKey,
+    p: &mut FieldSet,
+    ty: Field,
+    code: Field,
+) -> Result<(u8, u8), ParseError> {
+    let Some(h) = seg.first_chunk::<4>() else {
+        return Err(err(Layer::L4, Reason::Truncated));
+    };
+    k.icmp_type = h[0];
+    k.icmp_code = h[1];
+    p.insert(ty);
+    p.insert(code);
+    Ok((h[0], h[1]))
+}
+
+/// An ICMPv6 header (with the target and options of neighbor discovery):
+/// its length.
+#[inline(never)]
+fn parse_icmpv6(
+    seg: &[u8],
+    k: &mut FlowKey,
+    p: &mut FieldSet,
+    l4: usize,
+) -> Result<usize, ParseError> {
+    let (ty, code) = icmp_type_code(seg, k, p, Field::Icmpv6Type, Field::Icmpv6Code)?;
+    if (ty != nd::NEIGHBOR_SOLICIT && ty != nd::NEIGHBOR_ADVERT) || code != 0 {
+        return Ok(4);
+    }
+    let Some(t) = seg.get(8..).and_then(|b| b.first_chunk::<16>()) else {
+        return Err(err(Layer::L4, Reason::Truncated));
+    };
+    k.nd_target = u128::from_be_bytes(*t);
+    p.insert(Field::Ipv6NdTarget);
+    parse_nd_options(seg, l4, ty, k, p)?;
+    Ok(seg.len())
 }
 
 /// Reads the link-layer address options of a neighbor solicitation (source
 /// address) or advertisement (target address); the first one counts.
-fn parse_nd_options(seg: &[u8], l4: usize, k: &mut FlowKey) -> ParseResult {
-    let (want, field) = if k.icmp_type == nd::NEIGHBOR_SOLICIT {
+fn parse_nd_options(
+    seg: &[u8],
+    l4: usize,
+    ty: u8,
+    k: &mut FlowKey,
+    p: &mut FieldSet,
+) -> ParseResult {
+    let (want, field) = if ty == nd::NEIGHBOR_SOLICIT {
         (nd::OPT_SOURCE_LL, Field::Ipv6NdSll)
     } else {
         (nd::OPT_TARGET_LL, Field::Ipv6NdTll)
@@ -529,7 +766,7 @@ fn parse_nd_options(seg: &[u8], l4: usize, k: &mut FlowKey) -> ParseResult {
         if len == 0 || off + len > seg.len() {
             return Err(err(Layer::L4, Reason::BadNdOption));
         }
-        if o[0] == want && !k.has(field) {
+        if o[0] == want && !p.contains(field) {
             if let Some(m) = seg.get(off + 2..).and_then(|b| b.first_chunk::<6>()) {
                 let at = (l4 + off + 2) as u16;
                 if field == Field::Ipv6NdSll {
@@ -539,7 +776,7 @@ fn parse_nd_options(seg: &[u8], l4: usize, k: &mut FlowKey) -> ParseResult {
                     k.nd_tll = *m;
                     k.offsets.nd_tll = at;
                 }
-                k.present.insert(field);
+                p.insert(field);
             }
         }
         off += len;
