@@ -181,6 +181,11 @@ impl Pipeline {
         for step in 0..WARM_DEPTH {
             // Stage 1: look every key up, table by table (the packets of a
             // chunk may be at different tables after different gotos).
+            // Each table is handed the list of the packets at it (their
+            // indices), so that its loops visit those packets only: with
+            // packets spread over many tables (gateway's ten per-CE
+            // tables), loops over the whole chunk per table cost more than
+            // the lookups.
             let mut pos = [NONE; CHUNK];
             let mut done = [false; CHUNK];
             let mut any = false;
@@ -192,23 +197,24 @@ impl Pipeline {
                 let Some(t) = self.tables.get(t_id as usize) else {
                     continue;
                 };
-                let mut here = [false; CHUNK];
+                let mut here = [0u8; CHUNK];
+                let mut m = 0;
                 for j in i..n {
                     if table[j] == t_id && !done[j] {
-                        here[j] = true;
+                        here[m] = j as u8;
+                        m += 1;
                         done[j] = true;
                     }
                 }
                 let mut found = [NONE; CHUNK];
-                t.find_many(&keys[..n], &here[..n], &mut found[..n]);
-                for j in i..n {
-                    if here[j] {
-                        pos[j] = found[j];
-                        if let Some(at) = seen[j].get_mut(step) {
-                            *at = (t_id, found[j]);
-                        }
-                        any |= found[j] != NONE;
+                t.find_many(&keys[..n], &here[..m], &mut found[..m]);
+                for (&j, &f) in here[..m].iter().zip(&found[..m]) {
+                    let j = usize::from(j);
+                    pos[j] = f;
+                    if let Some(at) = seen[j].get_mut(step) {
+                        *at = (t_id, f);
                     }
+                    any |= f != NONE;
                 }
             }
             if !any {

@@ -412,14 +412,14 @@ impl FlowTable {
         self.pos_of_handle(h)
     }
 
-    /// `find` for several keys (at most `crate::batch::CHUNK`):
-    /// `pos[i]` is the position for `keys[i]`, `u32::MAX` for no match or
-    /// where `live[i]` is false. Touches no counters.
-    pub(crate) fn find_many(&self, keys: &[FlowKey], live: &[bool], pos: &mut [u32]) {
+    /// `find` for several keys (at most `crate::batch::CHUNK`): `pos[j]`
+    /// is the position for `keys[at[j]]`, `u32::MAX` for no match.
+    /// Touches no counters.
+    pub(crate) fn find_many(&self, keys: &[FlowKey], at: &[u8], pos: &mut [u32]) {
         let mut handles = [None; crate::batch::CHUNK];
-        let n = keys.len().min(live.len()).min(pos.len()).min(handles.len());
+        let n = at.len().min(pos.len()).min(handles.len());
         self.classifier
-            .lookup_many(&keys[..n], &live[..n], &mut handles[..n]);
+            .lookup_many(keys, &at[..n], &mut handles[..n]);
         for (p, h) in pos.iter_mut().zip(&handles[..n]) {
             *p = h
                 .and_then(|h| self.pos_of.get(h as usize).copied())

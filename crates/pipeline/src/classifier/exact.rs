@@ -464,30 +464,27 @@ impl Exact {
         }
     }
 
-    /// `probe` for several packets: `hits[i]` for `keys[i]` where
-    /// `live[i]`. Three loops: the packed keys and home slots of all
-    /// packets; then one read of every home slot, a short loop of loads
-    /// that depend on nothing but the homes, so the out-of-order core has
-    /// the cache misses of all packets in flight at once; then the probes,
-    /// on lines now in cache.
-    pub fn probe_many(&self, keys: &[FlowKey], live: &[bool], hits: &mut [Option<Hit>]) {
+    /// `probe` for several packets: `hits[j]` for `keys[at[j]]`. Three
+    /// loops: the packed keys and home slots of all packets; then one read
+    /// of every home slot, a short loop of loads that depend on nothing but
+    /// the homes, so the out-of-order core has the cache misses of all
+    /// packets in flight at once; then the probes, on lines now in cache.
+    pub fn probe_many(&self, keys: &[FlowKey], at: &[u8], hits: &mut [Option<Hit>]) {
         const N: usize = crate::batch::CHUNK;
-        let n = keys.len().min(live.len()).min(hits.len()).min(N);
+        let m = at.len().min(hits.len()).min(N);
         let mut packed = [None; N];
         let mut home = [0usize; N];
-        for i in 0..n {
-            if live[i] {
-                packed[i] = self.pack_key(&keys[i]);
-                home[i] = packed[i].map_or(0, |k| self.home(k));
-            }
+        for j in 0..m {
+            packed[j] = keys.get(usize::from(at[j])).and_then(|k| self.pack_key(k));
+            home[j] = packed[j].map_or(0, |k| self.home(k));
         }
         let mut sink = 0u64;
-        for h in &home[..n] {
+        for h in &home[..m] {
             sink ^= self.slots[*h].key;
         }
         std::hint::black_box(sink);
-        for i in 0..n {
-            hits[i] = packed[i].and_then(|k| self.slots[self.slot_of(k, home[i])].hit());
+        for j in 0..m {
+            hits[j] = packed[j].and_then(|k| self.slots[self.slot_of(k, home[j])].hit());
         }
     }
 

@@ -866,23 +866,23 @@ impl Lpm {
         }
     }
 
-    /// `lookup` for several keys at once (`out[i]` for `keys[i]`; keys
-    /// with `live[i]` false get `Ref::NONE`). The walks advance one level
+    /// `lookup` for several keys at once (`out[j]` for `keys[at[j]]`).
+    /// The walks advance one level
     /// at a time across all keys, so the node reads of different keys,
     /// which do not depend on one another, overlap in memory.
-    pub fn lookup_many(&self, keys: &[FlowKey], live: &[bool], out: &mut [Ref]) {
+    pub fn lookup_many(&self, keys: &[FlowKey], at: &[u8], out: &mut [Ref]) {
         const N: usize = crate::batch::CHUNK;
         // Per key: the node to read next (NIL: walk over) and the value
         // of F still to read, left-aligned.
         let mut node = [NIL; N];
         let mut val = [0u128; N];
-        let n = keys.len().min(N).min(out.len()).min(live.len());
+        let n = at.len().min(N).min(out.len());
         for i in 0..n {
             out[i] = Ref::NONE;
-            if !live[i] {
+            let Some(key) = keys.get(usize::from(at[i])) else {
                 continue;
-            }
-            match self.begin(&keys[i]) {
+            };
+            match self.begin(key) {
                 Walk::Done(r) => out[i] = r,
                 Walk::From { start, v } => (out[i], node[i], val[i]) = self.first(start, v),
             }

@@ -528,52 +528,42 @@ impl Auto {
         })
     }
 
-    /// `lookup` for several keys (at most `crate::batch::CHUNK`): `out[i]`
-    /// for `keys[i]`, `None` where `live[i]` is false. The exact index
-    /// reads the first slot of every key before probing
-    /// (`Exact::probe_many`), a trie walks all keys level by level
-    /// (`Lpm::lookup_many`), the tuple space probes subtable by subtable
-    /// for all keys (`Tss::lookup_many`): the memory reads of different
-    /// keys overlap. A linear list is looked up key by key (it is small,
-    /// hence in cache).
-    pub fn lookup_many(&self, keys: &[FlowKey], live: &[bool], out: &mut [Option<u32>]) {
+    /// `lookup` for several keys (at most `crate::batch::CHUNK`): `out[j]`
+    /// for `keys[at[j]]` (`at`: the keys of a batch that are at this
+    /// table, so the loops below visit only those). The exact index reads
+    /// the first slot of every key before probing (`Exact::probe_many`), a
+    /// trie walks all keys level by level (`Lpm::lookup_many`), the tuple
+    /// space probes subtable by subtable for all keys
+    /// (`Tss::lookup_many`): the memory reads of different keys overlap. A
+    /// linear list is looked up key by key (it is small, hence in cache).
+    pub fn lookup_many(&self, keys: &[FlowKey], at: &[u8], out: &mut [Option<u32>]) {
         const N: usize = crate::batch::CHUNK;
         let mut best = [Ref::NONE; N];
-        let n = keys.len().min(live.len()).min(out.len()).min(N);
+        let n = at.len().min(out.len()).min(N);
+        let key = |j: usize| keys.get(usize::from(at[j]));
         match (self.kind, &self.linear, &self.lpm, &self.exact) {
             (Kind::Hash, _, _, Some(ex)) => {
                 let mut hits = [None; N];
-                ex.probe_many(&keys[..n], &live[..n], &mut hits[..n]);
-                for i in 0..n {
-                    out[i] = if live[i] {
-                        self.exact_answer(hits[i], &keys[i])
-                    } else {
-                        None
-                    };
+                ex.probe_many(keys, &at[..n], &mut hits[..n]);
+                for j in 0..n {
+                    out[j] = key(j).and_then(|k| self.exact_answer(hits[j], k));
                 }
                 return;
             }
             (Kind::Linear, Some(_), _, _) => {
-                for i in 0..n {
-                    out[i] = if live[i] { self.lookup(&keys[i]) } else { None };
+                for (j, o) in out[..n].iter_mut().enumerate() {
+                    *o = key(j).and_then(|k| self.lookup(k));
                 }
                 return;
             }
             (Kind::Lpm, _, Some(lpm), _) => {
-                lpm.lookup_many(&keys[..n], &live[..n], &mut best[..n]);
-                self.tss
-                    .lookup_many(&keys[..n], &live[..n], &mut best[..n], true);
+                lpm.lookup_many(keys, &at[..n], &mut best[..n]);
+                self.tss.lookup_many(keys, &at[..n], &mut best[..n], true);
             }
-            _ => self
-                .tss
-                .lookup_many(&keys[..n], &live[..n], &mut best[..n], false),
+            _ => self.tss.lookup_many(keys, &at[..n], &mut best[..n], false),
         }
-        for i in 0..n {
-            out[i] = if live[i] {
-                best[i].some().map(|r| r.handle)
-            } else {
-                None
-            };
+        for (o, b) in out[..n].iter_mut().zip(&best[..n]) {
+            *o = b.some().map(|r| r.handle);
         }
     }
 

@@ -506,9 +506,8 @@ impl Tss {
         best
     }
 
-    /// `lookup_with` for several keys: `best[i]` becomes
-    /// `lookup_with(&keys[i], best[i], skip_lpm)` where `live[i]`, and is
-    /// left alone elsewhere.
+    /// `lookup_with` for several keys: `best[j]` becomes
+    /// `lookup_with(&keys[at[j]], best[j], skip_lpm)`.
     ///
     /// Subtable by subtable rather than key by key (the same probes, the
     /// same answers): for each subtable in the order, every key still
@@ -521,12 +520,18 @@ impl Tss {
     /// depend on another key's, so the CPU has the misses of all keys in
     /// flight at once and the probes hit. (Fetching ahead without
     /// prefetch instructions: there is no `unsafe` here.)
-    pub fn lookup_many(&self, keys: &[FlowKey], live: &[bool], best: &mut [Ref], skip_lpm: bool) {
+    pub fn lookup_many(&self, keys: &[FlowKey], at: &[u8], best: &mut [Ref], skip_lpm: bool) {
         const N: usize = crate::batch::CHUNK;
-        let n = keys.len().min(live.len()).min(best.len()).min(N);
+        let n = at.len().min(best.len()).min(N);
+        // The keys by their place in `at` (`None` past the end of `keys`:
+        // looked up as nothing).
+        let mut key: [Option<&FlowKey>; N] = [None; N];
+        for i in 0..n {
+            key[i] = keys.get(usize::from(at[i]));
+        }
         let any = self.lookup_any();
         for i in 0..n {
-            if live[i] {
+            if key[i].is_some() {
                 best[i] = best[i].better(any);
             }
         }
@@ -540,17 +545,15 @@ impl Tss {
             let mut hash = [None; N];
             let mut todo = false;
             for i in 0..n {
-                if live[i]
-                    && o.max >= best[i].rank.priority()
-                    && keys[i].present.contains_all(sub.required)
-                {
-                    hash[i] = Some(sub.key_hash(&self.hasher, &keys[i]));
+                let Some(k) = key[i] else { continue };
+                if o.max >= best[i].rank.priority() && k.present.contains_all(sub.required) {
+                    hash[i] = Some(sub.key_hash(&self.hasher, k));
                     todo = true;
                 }
             }
             if !todo {
                 // The order is by max priority: no key does better later.
-                if (0..n).all(|i| !live[i] || o.max < best[i].rank.priority()) {
+                if (0..n).all(|i| key[i].is_none() || o.max < best[i].rank.priority()) {
                     break;
                 }
                 continue;
@@ -567,8 +570,10 @@ impl Tss {
             }
             std::hint::black_box(sink);
             for i in 0..n {
-                let Some(h) = hash[i] else { continue };
-                if let Some(b) = sub.buckets.find(h, |b| sub.holds(b, &keys[i])) {
+                let (Some(h), Some(k)) = (hash[i], key[i]) else {
+                    continue;
+                };
+                if let Some(b) = sub.buckets.find(h, |b| sub.holds(b, k)) {
                     best[i] = best[i].better(b.same.best());
                 }
             }
