@@ -238,6 +238,9 @@ impl FieldSet {
     /// The empty set.
     pub const EMPTY: FieldSet = FieldSet(0);
 
+    /// Every field (and every bit a later field would take).
+    pub const ALL: FieldSet = FieldSet(u64::MAX);
+
     /// Builds a set from a list of fields.
     pub const fn of(fields: &[Field]) -> FieldSet {
         let mut bits = 0;
@@ -282,6 +285,12 @@ impl FieldSet {
     #[inline]
     pub fn is_empty(self) -> bool {
         self.0 == 0
+    }
+
+    /// Whether the two sets have a field in common.
+    #[inline]
+    pub fn intersects(self, other: FieldSet) -> bool {
+        self.0 & other.0 != 0
     }
 
     /// The fields in the set, in numeric order.

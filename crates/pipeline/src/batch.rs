@@ -19,7 +19,8 @@
 //!     read every matched entry   (counters, program pointer)
 //!     read every program         (op lists, goto -> the next table)
 //!  run every packet through the tables as `process` does (now hits),
-//!  reusing the lookups while the key is unchanged
+//!  reusing a table's lookup unless an entry on the way wrote a field
+//!  that table matches on (`Program::writes`)
 //! ```
 //!
 //! The warm stages only read: they follow each packet's *unmodified* key

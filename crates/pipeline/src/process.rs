@@ -20,8 +20,9 @@ use packet::{Field, FlowKey, PacketBuf, RewriteError};
 /// Lookups already made for a packet (by `Pipeline::process_batch`) with
 /// the key the packet enters table 0 with: per table id, the position
 /// found there (`u32::MAX`: no match). Used only while the packet's key
-/// still agrees with that key on the fields the table matches on (the
-/// run keeps a copy of it once an entry may change the key).
+/// still agrees with that key on the fields the table matches on: when
+/// none of the entries run so far may have written one of them
+/// (`Program::writes`).
 pub(crate) type Hint<'a> = Option<&'a [(u32, u32)]>;
 
 /// How deep group chains and TABLE resubmits may nest.
@@ -313,9 +314,9 @@ impl Pipeline {
         // packets never have one: no set to initialise for them). `None`
         // stands for the empty set.
         let mut set: Option<ActionSet> = None;
-        // The key `hint`'s lookups were made with, saved before the first
-        // entry that may change the key runs (`None`: `key` is still it).
-        let mut entry_key: Option<FlowKey> = None;
+        // The key fields the entries run so far may have changed (since
+        // the lookups of `hint` were made).
+        let mut written = packet::FieldSet::EMPTY;
         let mut table_id = 0u8;
         loop {
             let len = pkt.len();
@@ -325,13 +326,9 @@ impl Pipeline {
             // A lookup made beforehand for this table with a key that
             // agrees with this one on every field the table matches on
             // gives the same answer (tables do not change meanwhile).
-            // (No need to compare while no entry so far changed the key.)
             let known = hint.and_then(|at| {
                 let (_, pos) = at.iter().find(|(t, _)| *t == u32::from(table_id))?;
-                match &entry_key {
-                    None => Some(*pos),
-                    Some(k) => table.same_answer(k, key).then_some(*pos),
-                }
+                (written.is_empty() || !written.intersects(table.match_fields())).then_some(*pos)
             });
             let found = match known {
                 Some(pos) => table.lookup_known((pos != u32::MAX).then_some(pos as usize)),
@@ -360,11 +357,9 @@ impl Pipeline {
                 write,
                 metadata,
                 goto,
-                keeps_key,
+                writes,
             } = &*entry.program;
-            if !*keeps_key && entry_key.is_none() && hint.is_some() {
-                entry_key = Some(*key);
-            }
+            written.insert_all(*writes);
             if let Some(m) = *meter {
                 if self.meters.apply_to_packet(m, pkt, key, ctx.now) == Verdict::Drop {
                     return;
@@ -788,16 +783,17 @@ mod fuse_tests {
     /// `ttl`, a few bytes overwritten, maybe truncated.
     fn frame() -> impl Strategy<Value = Vec<u8>> {
         (
-            any::<bool>(),
+            0u8..3,
             any::<bool>(),
             0u8..4,
             proptest::collection::vec((0usize..64, any::<u8>()), 0..3),
             proptest::option::weighted(0.2, 0usize..70),
         )
-            .prop_map(|(vlan, tcp, ttl, muts, cut)| {
+            .prop_map(|(tags, tcp, ttl, muts, cut)| {
                 let mut f = vec![0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 1];
-                if vlan {
-                    f.extend_from_slice(&[0x81, 0x00, 0x00, 0x07]);
+                // None, one VLAN tag, or two (QinQ).
+                for t in 0..tags {
+                    f.extend_from_slice(&[0x81, 0x00, 0x00, 0x07 + t]);
                 }
                 f.extend_from_slice(&[0x08, 0x00]);
                 let l4_len: u16 = if tcp { 20 } else { 8 };
@@ -870,6 +866,7 @@ mod fuse_tests {
             1 => any::<u16>().prop_map(|p| vec![Op::SetField(SetField::UdpSrc(p))]),
             1 => any::<u16>().prop_map(|p| vec![Op::SetField(SetField::TcpDst(p))]),
             1 => any::<[u8; 6]>().prop_map(|m| vec![Op::SetField(SetField::EthDst(m))]),
+            1 => Just(vec![Op::PopVlan]),
             2 => (any::<[u8; 6]>(), output())
                 .prop_map(|(m, o)| vec![Op::SetField(SetField::EthDst(m)), o]),
             3 => (any::<u32>(), any::<bool>(), any::<u16>(), 0u8..4).prop_map(|(a, dst, p, k)| {
@@ -914,7 +911,32 @@ mod fuse_tests {
             let _ = packet::parse_to(pkt.data(), &mut key, layer_of(depth));
             let fused = fuse(&ops);
             prop_assert!(fused.len() <= ops.len());
-            prop_assert_eq!(run(&mut p, &pkt, &key, &fused), run(&mut p, &pkt, &key, &ops));
+            let done = run(&mut p, &pkt, &key, &ops);
+            let after = done.1;
+            prop_assert_eq!(run(&mut p, &pkt, &key, &fused), done);
+            // The ops change no key field outside what they say they
+            // write (`Op::writes`, which the batch's lookups rely on),
+            // fused or not, on a key parsed as deep as they need (as the
+            // pipeline parses: `Pipeline::parse_layer`; on a shallower key
+            // an op parses further first, which adds fields).
+            let need = ops.iter().map(Op::layer).max().unwrap_or(Layer::None);
+            let lists: &[&[Op]] = if key.depth >= need { &[&ops, &fused] } else { &[] };
+            for &list in lists {
+                let mut writes = packet::FieldSet::EMPTY;
+                for op in list {
+                    writes.insert_all(op.writes());
+                }
+                for f in packet::Field::ALL {
+                    if !writes.contains(f) {
+                        prop_assert_eq!(after.present.contains(f), key.present.contains(f), "{:?}", f);
+                        prop_assert_eq!(
+                            crate::matcher::key_bits(&after, f),
+                            crate::matcher::key_bits(&key, f),
+                            "{:?} changed, not in {:?}", f, writes
+                        );
+                    }
+                }
+            }
         }
     }
 

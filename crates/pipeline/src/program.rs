@@ -32,7 +32,7 @@ use ofp::action::Action;
 use ofp::instruction::Instruction;
 use ofp::oxm::OxmField;
 use ofp::port::port_no;
-use packet::{Field, Layer, SetField};
+use packet::{Field, FieldSet, Layer, SetField};
 
 /// One compiled action (module comment).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -139,6 +139,62 @@ impl Op {
             Op::DecNwTtl | Op::SetNwTtl(_) | Op::Route { .. } => Layer::L3,
             _ => Layer::L4,
         }
+    }
+}
+
+impl Op {
+    /// The key fields this op may change: none for output, group (a
+    /// bucket that a table follows acts on a copy), set-queue; the field
+    /// of a set-field and the fields sharing its place in the key (TCP,
+    /// UDP and SCTP ports; ICMPv4 and ICMPv6 type and code); what the
+    /// fused ops stand for; the VLAN fields for a pop-VLAN. The other ops
+    /// that move headers (push, pop MPLS or PBB) or touch MPLS TTLs are
+    /// said to change every field.
+    pub fn writes(&self) -> FieldSet {
+        use Field::*;
+        match self {
+            Op::Output { .. } | Op::Group(_) | Op::SetQueue(_) | Op::Nop => FieldSet::EMPTY,
+            Op::SetField(sf) => with_aliases(sf.field()),
+            Op::DecNwTtl | Op::SetNwTtl(_) => FieldSet::of(&[IpTtl]),
+            Op::SetMacs { .. } => FieldSet::of(&[EthDst, EthSrc]),
+            Op::SetEthDstOutput { .. } => FieldSet::of(&[EthDst]),
+            Op::Route { .. } => FieldSet::of(&[EthDst, EthSrc, IpTtl]),
+            Op::SetIpv4Port {
+                addr_field,
+                port_field,
+                ..
+            } => {
+                let mut w = with_aliases(*addr_field);
+                w.insert_all(with_aliases(*port_field));
+                w
+            }
+            // The tags shift up; what follows the tags is the same (a
+            // packet with more tags than the parser takes never gets to a
+            // table).
+            Op::PopVlan => FieldSet::of(&[VlanVid, VlanPcp, InnerVlanVid, InnerVlanPcp]),
+            Op::CopyTtlOut
+            | Op::CopyTtlIn
+            | Op::SetMplsTtl(_)
+            | Op::DecMplsTtl
+            | Op::PushVlan(_)
+            | Op::PushMpls(_)
+            | Op::PopMpls(_)
+            | Op::PushPbb(_)
+            | Op::PopPbb => FieldSet::ALL,
+        }
+    }
+}
+
+/// `f` and the fields kept in the same place of the key (which a
+/// set-field of `f` therefore changes too).
+fn with_aliases(f: Field) -> FieldSet {
+    use Field::*;
+    match f {
+        TcpSrc | UdpSrc | SctpSrc => FieldSet::of(&[TcpSrc, UdpSrc, SctpSrc]),
+        TcpDst | UdpDst | SctpDst => FieldSet::of(&[TcpDst, UdpDst, SctpDst]),
+        Icmpv4Type | Icmpv6Type => FieldSet::of(&[Icmpv4Type, Icmpv6Type]),
+        Icmpv4Code | Icmpv6Code => FieldSet::of(&[Icmpv4Code, Icmpv6Code]),
+        f => FieldSet::of(&[f]),
     }
 }
 
@@ -270,12 +326,14 @@ pub struct Program {
     /// (value, mask)
     pub metadata: Option<(u64, u64)>,
     pub goto: Option<u8>,
-    /// Running this program leaves the packet's key as it was: no meter
-    /// (a band may remark DSCP), no metadata write, and apply-actions
-    /// that only output, set the queue or run groups (whose buckets act
-    /// on copies while a table follows). Lookups made ahead of time with
-    /// the key stay valid past such an entry (`crate::batch`).
-    pub keeps_key: bool,
+    /// The key fields running this program may change before the next
+    /// table looks the packet up: those its apply-actions write
+    /// ([`Op::writes`]; a group's buckets act on copies while a table
+    /// follows), DSCP with a meter (a band may remark it), metadata with
+    /// a write-metadata. A lookup made ahead of time with the key
+    /// (`crate::batch`) stays good for a later table that matches on
+    /// none of the fields written on the way there.
+    pub writes: FieldSet,
 }
 
 impl Program {
@@ -296,14 +354,15 @@ impl Program {
                 Instruction::Experimenter { .. } => {}
             }
         }
-        // Output, group, set-queue: the ops that read no header.
-        p.keeps_key = p.meter.is_none()
-            && p.metadata.is_none()
-            && p.apply
-                .as_deref()
-                .unwrap_or_default()
-                .iter()
-                .all(|op| op.layer() == Layer::None);
+        for op in p.apply.as_deref().unwrap_or_default() {
+            p.writes.insert_all(op.writes());
+        }
+        if p.meter.is_some() {
+            p.writes.insert(Field::IpDscp);
+        }
+        if p.metadata.is_some() {
+            p.writes.insert(Field::Metadata);
+        }
         p
     }
 

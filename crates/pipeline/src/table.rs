@@ -438,11 +438,10 @@ impl FlowTable {
         hit
     }
 
-    /// Whether a lookup of `a` finds what a lookup of `b` finds (see
-    /// `Auto::same_answer`).
+    /// Every field some entry matches on (see `Auto::match_fields`).
     #[inline]
-    pub(crate) fn same_answer(&self, a: &FlowKey, b: &FlowKey) -> bool {
-        self.classifier.same_answer(a, b)
+    pub(crate) fn match_fields(&self) -> packet::FieldSet {
+        self.classifier.match_fields()
     }
 
     /// Counts a lookup whose answer (`hit`, from `find_many` on the same

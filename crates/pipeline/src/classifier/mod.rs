@@ -179,7 +179,7 @@ use crate::matcher::CompiledMatch;
 use exact::{Exact, Hit};
 use linear::Linear;
 use lpm::{Lpm, LpmForm};
-use packet::{Field, FlowKey};
+use packet::{Field, FieldSet, FlowKey};
 use tss::Tss;
 
 /// Below this many entries the table scans (old name kept for callers).
@@ -511,21 +511,13 @@ impl Auto {
         self.tss.lookup(key).map(|r| r.handle)
     }
 
-    /// Whether `lookup` answers the same for `a` and `b`: with the exact
-    /// index, their packed keys (the masked bits of the one shape, or
-    /// `None` when a field is missing) are equal; else they agree on the
-    /// presence and the value of every field some entry matches on (the
-    /// only parts of a key any structure here reads; the trie's form and
-    /// the linear list hold entries of the tuple space).
-    pub fn same_answer(&self, a: &FlowKey, b: &FlowKey) -> bool {
-        if let Some(ex) = &self.exact {
-            return ex.pack_key(a) == ex.pack_key(b);
-        }
-        self.tss.fields().iter().all(|f| {
-            let present = a.present.contains(*f);
-            present == b.present.contains(*f)
-                && (!present || crate::matcher::key_bits(a, *f) == crate::matcher::key_bits(b, *f))
-        })
+    /// Every field some entry matches on: all that `lookup` reads of a
+    /// key (values and presence bits), whichever structure answers (the
+    /// exact index, the trie and the linear list hold entries of the tuple
+    /// space). Keys that agree on these fields get the same answer.
+    #[inline]
+    pub fn match_fields(&self) -> FieldSet {
+        self.tss.field_set()
     }
 
     /// `lookup` for several keys (at most `crate::batch::CHUNK`): `out[j]`

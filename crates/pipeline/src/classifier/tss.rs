@@ -193,6 +193,8 @@ pub struct Tss {
     order_odd: Vec<Slot>,
     /// Every field of every shape, sorted (see `UNION_MAX`).
     union: Vec<Field>,
+    /// `union` as a set.
+    union_set: FieldSet,
 }
 
 impl Tss {
@@ -200,6 +202,11 @@ impl Tss {
     /// key (with their presence bits).
     pub fn fields(&self) -> &[Field] {
         &self.union
+    }
+
+    /// [`Tss::fields`] as a set.
+    pub fn field_set(&self) -> FieldSet {
+        self.union_set
     }
 
     /// Number of subtables (distinct non-empty shapes).
@@ -371,6 +378,7 @@ impl Tss {
                 })
                 .collect();
         }
+        self.union_set = FieldSet::of(&union);
         self.union = union;
     }
 
@@ -525,14 +533,11 @@ impl Tss {
         let n = at.len().min(best.len()).min(N);
         // The keys by their place in `at` (`None` past the end of `keys`:
         // looked up as nothing).
-        let mut key: [Option<&FlowKey>; N] = [None; N];
-        for i in 0..n {
-            key[i] = keys.get(usize::from(at[i]));
-        }
+        let key = |i: usize| keys.get(usize::from(at[i]));
         let any = self.lookup_any();
-        for i in 0..n {
-            if key[i].is_some() {
-                best[i] = best[i].better(any);
+        for (i, b) in best[..n].iter_mut().enumerate() {
+            if key(i).is_some() {
+                *b = b.better(any);
             }
         }
         let order = if skip_lpm {
@@ -545,7 +550,7 @@ impl Tss {
             let mut hash = [None; N];
             let mut todo = false;
             for i in 0..n {
-                let Some(k) = key[i] else { continue };
+                let Some(k) = key(i) else { continue };
                 if o.max >= best[i].rank.priority() && k.present.contains_all(sub.required) {
                     hash[i] = Some(sub.key_hash(&self.hasher, k));
                     todo = true;
@@ -553,7 +558,7 @@ impl Tss {
             }
             if !todo {
                 // The order is by max priority: no key does better later.
-                if (0..n).all(|i| key[i].is_none() || o.max < best[i].rank.priority()) {
+                if (0..n).all(|i| key(i).is_none() || o.max < best[i].rank.priority()) {
                     break;
                 }
                 continue;
@@ -570,7 +575,7 @@ impl Tss {
             }
             std::hint::black_box(sink);
             for i in 0..n {
-                let (Some(h), Some(k)) = (hash[i], key[i]) else {
+                let (Some(h), Some(k)) = (hash[i], key(i)) else {
                     continue;
                 };
                 if let Some(b) = sub.buckets.find(h, |b| sub.holds(b, k)) {
