@@ -14,7 +14,6 @@ use ofp::instruction::{Instruction, TABLE_ALL};
 use ofp::message::FlowRemoved;
 use ofp::message::{flow_mod_command as cmd, flow_mod_flags, flow_removed_reason, FlowMod};
 use ofp::port::port_no;
-use std::sync::Arc;
 
 /// An entry taken out of a table, with why. The caller sends a
 /// flow-removed message when [`RemovedFlow::wants_flow_removed`] says so.
@@ -161,7 +160,7 @@ impl Pipeline {
             cmd::ADD => {
                 self.check_instructions(fm.table_id, &fm.instructions)?;
                 crate::consistency::check(&fm.match_, &fm.instructions)?;
-                let program = self.program_for(&fm.instructions);
+                let (instructions, program) = self.program_for(&fm.instructions);
                 let layer = compiled.layer().max(program.layer());
                 let table = self
                     .table_mut(fm.table_id)
@@ -183,7 +182,7 @@ impl Pipeline {
                         seq: 0,
                         match_: fm.match_.clone(),
                         compiled,
-                        instructions: Arc::from(fm.instructions.as_slice()),
+                        instructions,
                     },
                 };
                 // An identical entry (same match and priority) is replaced,
@@ -204,8 +203,7 @@ impl Pipeline {
                 self.check_instructions(fm.table_id, &fm.instructions)?;
                 crate::consistency::check(&fm.match_, &fm.instructions)?;
                 let strict = fm.command == cmd::MODIFY_STRICT;
-                let insts: Arc<[Instruction]> = Arc::from(fm.instructions.as_slice());
-                let program = self.program_for(&fm.instructions);
+                let (insts, program) = self.program_for(&fm.instructions);
                 let layer = compiled.layer().max(program.layer());
                 let reset = fm.flags & flow_mod_flags::RESET_COUNTS != 0;
                 let table = self

@@ -118,12 +118,14 @@ pub struct Pipeline {
     /// than needed costs time, never correctness, and replicas that apply
     /// the same flow-mods and group-mods agree on it.
     parse_layer: Layer,
-    /// The last few distinct programs compiled by flow-mods (at most
-    /// `RECENT_PROGRAMS`, newest last): a new entry whose instructions
-    /// compile to one of them shares it, so the many entries of a big
-    /// table that do the same thing (output:2, goto 1) read one program
-    /// that stays in cache instead of one each.
-    recent_programs: Vec<Arc<Program>>,
+    /// The last few distinct instruction lists of flow-mods with their
+    /// compiled programs (at most `RECENT_PROGRAMS`, newest last): a new
+    /// entry with the same instructions shares both (no compile, no copy
+    /// of the list: a flow-mod of a big table costs less), and one whose
+    /// instructions compile to one of the programs shares the program. The
+    /// many entries of a big table that do the same thing (output:2, goto
+    /// 1) read one program that stays in cache instead of one each.
+    recent_programs: Vec<(Arc<[Instruction]>, Arc<Program>)>,
 }
 
 /// How many programs `Pipeline::recent_programs` keeps.
@@ -152,19 +154,27 @@ impl Pipeline {
         }
     }
 
-    /// `instructions` compiled, shared with an entry that has the same
-    /// program if a recent one does (see `recent_programs`).
-    pub(crate) fn program_for(&mut self, instructions: &[Instruction]) -> Arc<Program> {
-        let p = Program::compile(instructions);
-        if let Some(same) = self.recent_programs.iter().rev().find(|q| ***q == p) {
-            return same.clone();
+    /// `instructions` as an entry keeps them, and compiled; shared with a
+    /// recent entry where it has the same (see `recent_programs`).
+    pub(crate) fn program_for(
+        &mut self,
+        instructions: &[Instruction],
+    ) -> (Arc<[Instruction]>, Arc<Program>) {
+        let recent = &self.recent_programs;
+        if let Some((i, p)) = recent.iter().rev().find(|(i, _)| **i == *instructions) {
+            return (i.clone(), p.clone());
         }
-        let p = Arc::new(p);
+        let p = Program::compile(instructions);
+        let p = match recent.iter().rev().find(|(_, q)| **q == p) {
+            Some((_, q)) => q.clone(),
+            None => Arc::new(p),
+        };
+        let i: Arc<[Instruction]> = Arc::from(instructions);
         if self.recent_programs.len() == RECENT_PROGRAMS {
             self.recent_programs.remove(0);
         }
-        self.recent_programs.push(p.clone());
-        p
+        self.recent_programs.push((i.clone(), p.clone()));
+        (i, p)
     }
 
     /// Raises the parse depth to `layer` (see `parse_layer`).

@@ -358,6 +358,7 @@ impl Pipeline {
                 metadata,
                 goto,
                 writes,
+                ..
             } = &*entry.program;
             written.insert_all(*writes);
             if let Some(m) = *meter {

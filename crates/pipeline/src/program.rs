@@ -334,6 +334,9 @@ pub struct Program {
     /// (`crate::batch`) stays good for a later table that matches on
     /// none of the fields written on the way there.
     pub writes: FieldSet,
+    /// [`Program::layer`], computed once by `compile` (every flow-mod
+    /// asks for it).
+    layer: Layer,
 }
 
 impl Program {
@@ -363,12 +366,19 @@ impl Program {
         if p.metadata.is_some() {
             p.writes.insert(Field::Metadata);
         }
+        p.layer = p.deepest_layer();
         p
     }
 
     /// The deepest layer this program needs (see [`Op::layer`]; a meter
     /// may remark DSCP: the whole packet).
+    #[inline]
     pub fn layer(&self) -> Layer {
+        self.layer
+    }
+
+    /// `layer`, worked out.
+    fn deepest_layer(&self) -> Layer {
         if self.meter.is_some() {
             return Layer::L4;
         }
