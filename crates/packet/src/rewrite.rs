@@ -224,6 +224,14 @@ fn be32_at(d: &[u8], off: usize) -> Option<u32> {
         .map(|a| u32::from_be_bytes(*a))
 }
 
+/// Puts `new` at `off` and returns the bytes that were there; `None`
+/// (nothing written) when the packet ends before `off + N`.
+#[inline]
+fn swap_at<const N: usize>(d: &mut [u8], off: usize, new: [u8; N]) -> Option<[u8; N]> {
+    let dst = d.get_mut(off..)?.first_chunk_mut::<N>()?;
+    Some(std::mem::replace(dst, new))
+}
+
 /// Writes `new` at `off` and updates the checksums in `cks` (those that are
 /// inside the packet). `N` is a constant so copies and sums are unrolled.
 #[inline]
@@ -233,12 +241,7 @@ fn patch<const N: usize>(
     new: &[u8; N],
     cks: &[Option<Ck>],
 ) -> Result<(), RewriteError> {
-    let dst = d
-        .get_mut(off..)
-        .and_then(|t| t.first_chunk_mut::<N>())
-        .ok_or(RewriteError::Truncated)?;
-    let old = *dst;
-    *dst = *new;
+    let old = swap_at(d, off, *new).ok_or(RewriteError::Truncated)?;
     let mut even_delta = None;
     for ck in cks.iter().flatten() {
         let Some(hc) = be16_at(d, ck.at) else {
@@ -371,14 +374,9 @@ fn fast_mac(buf: &mut PacketBuf, key: &mut FlowKey, at: usize, m: &[u8; 6]) -> b
     if key.depth < Layer::L2 || !key.has(f) {
         return false;
     }
-    let Some(dst) = buf
-        .data_mut()
-        .get_mut(at..)
-        .and_then(|t| t.first_chunk_mut::<6>())
-    else {
+    if swap_at(buf.data_mut(), at, *m).is_none() {
         return false;
-    };
-    *dst = *m;
+    }
     if at == 0 {
         key.eth_dst = *m;
     } else {
@@ -498,12 +496,9 @@ fn fast_ipv4_port(
     let (Some(old_a), Some(old_p)) = (be32_at(d, a_at), be16_at(d, p_at)) else {
         return false;
     };
-    if let Some(x) = d.get_mut(a_at..).and_then(|t| t.first_chunk_mut::<4>()) {
-        *x = a.to_be_bytes();
-    }
-    if let Some(x) = d.get_mut(p_at..).and_then(|t| t.first_chunk_mut::<2>()) {
-        *x = p.to_be_bytes();
-    }
+    // Both are in the packet (read above): the writes take place.
+    swap_at(d, a_at, a.to_be_bytes());
+    swap_at(d, p_at, p.to_be_bytes());
     let da = checksum::delta32(old_a, a);
     if let Some(ck) = ip {
         apply_even(d, ck, da);
@@ -579,12 +574,10 @@ fn fast_ipv4(buf: &mut PacketBuf, key: &mut FlowKey, off: usize, a: u32) -> bool
     let at = usize::from(key.offsets.l3) + off;
     let (ip, l4) = (ip_ck(key), l4_ck(key, true));
     let d = buf.data_mut();
-    let Some(dst) = d.get_mut(at..).and_then(|t| t.first_chunk_mut::<4>()) else {
+    let Some(old) = swap_at(d, at, a.to_be_bytes()) else {
         return false;
     };
-    let old = u32::from_be_bytes(*dst);
-    *dst = a.to_be_bytes();
-    let delta = checksum::delta32(old, a);
+    let delta = checksum::delta32(u32::from_be_bytes(old), a);
     for ck in [ip, l4].into_iter().flatten() {
         apply_even(d, ck, delta);
     }
@@ -606,13 +599,11 @@ fn fast_port(buf: &mut PacketBuf, key: &mut FlowKey, f: Field, off: usize, p: u1
     let at = usize::from(key.offsets.l4) + off;
     let ck = l4_ck(key, false);
     let d = buf.data_mut();
-    let Some(dst) = d.get_mut(at..).and_then(|t| t.first_chunk_mut::<2>()) else {
+    let Some(old) = swap_at(d, at, p.to_be_bytes()) else {
         return false;
     };
-    let old = u16::from_be_bytes(*dst);
-    *dst = p.to_be_bytes();
     if let Some(ck) = ck {
-        apply_even(d, ck, checksum::delta16(old, p));
+        apply_even(d, ck, checksum::delta16(u16::from_be_bytes(old), p));
     }
     if off == 0 {
         key.tp_src = p;
