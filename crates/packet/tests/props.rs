@@ -29,6 +29,20 @@ fn seeds() -> &'static Vec<Vec<u8>> {
     })
 }
 
+/// The seed `seed` picks, parsed whole, with every checksum made correct:
+/// `None` for a seed that does not parse or is an IP fragment (whose L4
+/// checksum cannot be recomputed from the fragment).
+fn whole_seed(seed: prop::sample::Index) -> Option<(PacketBuf, FlowKey)> {
+    let s = seeds();
+    let mut buf = PacketBuf::from_slice(&s[seed.index(s.len())]);
+    let mut key = FlowKey::new(1);
+    if parse(buf.data(), &mut key).is_err() || key.ip_frag != 0 {
+        return None;
+    }
+    recompute_checksums(buf.data_mut(), &key);
+    Some((buf, key))
+}
+
 #[derive(Debug, Clone)]
 enum Op {
     Set(u8, [u8; 16]),
@@ -227,14 +241,10 @@ proptest! {
         seed in any::<prop::sample::Index>(),
         ops in prop::collection::vec((0u8..40, any::<[u8; 16]>()), 1..5),
     ) {
-        let s = seeds();
-        let mut buf = PacketBuf::from_slice(&s[seed.index(s.len())]);
-        let mut key = FlowKey::new(1);
-        if parse(buf.data(), &mut key).is_err() || key.ip_frag != 0 {
-            return Ok(());
-        }
         // Start from correct checksums.
-        recompute_checksums(buf.data_mut(), &key);
+        let Some((mut buf, mut key)) = whole_seed(seed) else {
+            return Ok(());
+        };
         for (f, v) in &ops {
             let Some(sf) = Field::from_u8(*f).and_then(|f| set_of(f, v)) else {
                 continue;
@@ -342,13 +352,9 @@ proptest! {
         udp_none in any::<bool>(),
         ops in prop::collection::vec(fast_op(), 1..8),
     ) {
-        let s = seeds();
-        let mut buf = PacketBuf::from_slice(&s[seed.index(s.len())]);
-        let mut key = FlowKey::new(1);
-        if parse(buf.data(), &mut key).is_err() || key.ip_frag != 0 {
+        let Some((mut buf, mut key)) = whole_seed(seed) else {
             return Ok(());
-        }
-        recompute_checksums(buf.data_mut(), &key);
+        };
         if udp_none && key.ip_proto == 17 && key.offsets.l4 != 0 {
             let at = usize::from(key.offsets.l4) + 6;
             if let Some(c) = buf.data_mut().get_mut(at..at + 2) {
