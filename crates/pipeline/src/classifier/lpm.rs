@@ -618,17 +618,7 @@ impl Lpm {
         match self.lists.get_mut(l as usize) {
             Some(Some(same)) => same.add(r),
             _ => {
-                let same = Some(Same::new(r));
-                let l = match self.free_lists.pop() {
-                    Some(l) => {
-                        self.lists[l as usize] = same;
-                        l
-                    }
-                    None => {
-                        self.lists.push(same);
-                        (self.lists.len() - 1) as u32
-                    }
-                };
+                let l = reuse_or_push(&mut self.lists, &mut self.free_lists, Some(Same::new(r)));
                 let cold = &mut self.cold[n as usize];
                 cold.slot[p.slot] = l;
                 cold.used += 1;
@@ -758,16 +748,7 @@ impl Lpm {
     /// Gives `p`'s context a direct table, filled from its trie.
     fn build_direct(&mut self, hash: u64, p: &Place) {
         let table = vec![Nib::EMPTY; 1 << DIRECT_BITS].into_boxed_slice();
-        let d = match self.free_directs.pop() {
-            Some(d) => {
-                self.directs[d as usize] = table;
-                d
-            }
-            None => {
-                self.directs.push(table);
-                (self.directs.len() - 1) as u32
-            }
-        };
+        let d = reuse_or_push(&mut self.directs, &mut self.free_directs, table);
         let Some(c) = self.context_mut(hash, &p.context) else {
             return;
         };
@@ -966,5 +947,20 @@ impl Lpm {
     #[cfg(test)]
     pub fn n_directs(&self) -> usize {
         self.directs.len() - self.free_directs.len()
+    }
+}
+
+/// Puts `item` into `v` at an index taken from `free` (indexes of `v`
+/// released earlier) or, when there is none, at the end: its index.
+fn reuse_or_push<T>(v: &mut Vec<T>, free: &mut Vec<u32>, item: T) -> u32 {
+    match free.pop() {
+        Some(i) => {
+            v[i as usize] = item;
+            i
+        }
+        None => {
+            v.push(item);
+            (v.len() - 1) as u32
+        }
     }
 }
