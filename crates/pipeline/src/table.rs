@@ -287,14 +287,6 @@ impl EntryRef<'_> {
             now,
         )
     }
-
-    /// The entry as a whole value (clones the match).
-    pub fn to_entry(&self) -> FlowEntry {
-        FlowEntry {
-            hot: self.hot.clone(),
-            cold: self.cold.clone(),
-        }
-    }
 }
 
 /// Per-table counters (`ofp_table_stats`).
