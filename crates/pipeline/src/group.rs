@@ -455,12 +455,7 @@ impl Group {
     /// bucket or a SELECT one whose weights are all 0).
     #[inline]
     pub fn fixed_one(&self, hash: impl FnOnce() -> u64) -> Option<usize> {
-        let c = match self.group_type {
-            group_type::INDIRECT => 0..self.buckets.len().min(1),
-            group_type::SELECT if self.fixed_weight.is_some() => self.pick(hash, |_| true),
-            group_type::ALL if self.buckets.len() == 1 => 0..1,
-            _ => return None,
-        };
+        let c = self.fixed_choice(hash)?;
         (c.len() == 1).then_some(c.start)
     }
 
