@@ -426,12 +426,10 @@ impl Group {
     #[inline]
     pub fn count(&mut self, chosen: &Chosen, len: usize) {
         self.counters.add(len);
-        for c in self
-            .bucket_counters
-            .get_mut(chosen.clone())
-            .unwrap_or_default()
-        {
-            c.add(len);
+        for i in chosen.clone() {
+            if let Some(c) = self.bucket_counters.get_mut(i) {
+                c.add(len);
+            }
         }
     }
 
@@ -448,15 +446,6 @@ impl Group {
             group_type::SELECT | group_type::FF => None,
             _ => Some(0..0),
         }
-    }
-
-    /// `fixed_choice` when it is exactly one bucket: its index (`None`
-    /// for every other case, including an INDIRECT group without a
-    /// bucket or a SELECT one whose weights are all 0).
-    #[inline]
-    pub fn fixed_one(&self, hash: impl FnOnce() -> u64) -> Option<usize> {
-        let c = self.fixed_choice(hash)?;
-        (c.len() == 1).then_some(c.start)
     }
 
     /// SELECT: the bucket of weighted choice among the live buckets by the

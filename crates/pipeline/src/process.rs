@@ -670,47 +670,17 @@ impl Pipeline {
             return;
         }
         let len = pkt.len();
-        if tail {
-            // The commonest group of all: one bucket, chosen by the group
-            // alone (INDIRECT; SELECT without watches), run as the tail,
-            // on the packet itself. Straight-line: no range loops over
-            // buckets and counters.
-            let Some(group) = self.groups.get_mut(g) else {
-                return;
-            };
-            if let Some(i) = group.fixed_one(|| flow_hash(key)) {
-                group.counters.add(len);
-                if let Some(c) = group.bucket_counters.get_mut(i) {
-                    c.add(len);
-                }
-                let Some(ops) = group.ops.take() else {
-                    return;
-                };
-                if let Some(bucket) = ops.get(i) {
-                    let mut c = Ctx {
-                        depth: ctx.depth + 1,
-                        ..*ctx
-                    };
-                    self.execute_ops(pkt, key, bucket, &mut c, true, out);
-                }
-                if let Some(group) = self.groups.get_mut(g) {
-                    group.ops = Some(ops);
-                }
-                return;
-            }
-        }
         // The chosen buckets, counted, and the group's compiled actions,
         // taken out of the group table while they run (see `Group::ops`).
         // One map lookup when the choice depends on the group alone.
-        let taken = match self.groups.get_mut(g) {
-            Some(group) => group.fixed_choice(|| flow_hash(key)).map(|c| {
+        let Some(group) = self.groups.get_mut(g) else {
+            return;
+        };
+        let (chosen, ops) = match group.fixed_choice(|| flow_hash(key)) {
+            Some(c) => {
                 group.count(&c, len);
                 (c, group.ops.take())
-            }),
-            None => return,
-        };
-        let (chosen, ops) = match taken {
-            Some(t) => t,
+            }
             None => {
                 let chosen = match self.groups.get(g) {
                     Some(group) => {
@@ -729,6 +699,22 @@ impl Pipeline {
         let Some(ops) = ops else {
             return;
         };
+        if tail && chosen.len() == 1 {
+            // The commonest group of all (INDIRECT, a load balancer's
+            // SELECT): its one bucket as the tail, on the packet itself,
+            // without the loop below.
+            if let Some(bucket) = ops.get(chosen.start) {
+                let mut c = Ctx {
+                    depth: ctx.depth + 1,
+                    ..*ctx
+                };
+                self.execute_ops(pkt, key, bucket, &mut c, true, out);
+            }
+            if let Some(group) = self.groups.get_mut(g) {
+                group.ops = Some(ops);
+            }
+            return;
+        }
         let last = chosen.end.wrapping_sub(1);
         for i in chosen {
             let Some(bucket) = ops.get(i) else { continue };
