@@ -198,13 +198,8 @@ pub struct Tss {
 }
 
 impl Tss {
-    /// Every field some shape matches on, sorted: all a lookup reads of a
-    /// key (with their presence bits).
-    pub fn fields(&self) -> &[Field] {
-        &self.union
-    }
-
-    /// [`Tss::fields`] as a set.
+    /// Every field some shape matches on: all a lookup reads of a key
+    /// (with their presence bits).
     pub fn field_set(&self) -> FieldSet {
         self.union_set
     }
