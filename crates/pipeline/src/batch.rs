@@ -34,12 +34,18 @@
 //! Pipelines of few entries skip the warm stages (everything is in cache
 //! already and the extra passes would only cost); they run exactly as
 //! `process`.
+//!
+//! Either way, when the pipeline has the shape of an L2 switch's (see
+//! `crate::template`), every packet the Ethernet template fits is
+//! forwarded by it, in its place in the batch, and only the others are
+//! parsed, warmed and run as above.
 
 use crate::process::Output;
 use crate::program::Program;
 use crate::table::Nanos;
+use crate::template;
 use crate::{Pipeline, PortTable};
-use packet::{FlowKey, PacketBuf, ParseError};
+use packet::{FlowKey, Layer, PacketBuf, ParseError};
 
 /// Packets per stage; longer batches are cut into chunks of this many
 /// (the keys of a chunk live on the stack).
@@ -71,6 +77,8 @@ enum Admit {
     Drop,
     /// Malformed (dropped; the caller counts it).
     Bad(ParseError),
+    /// Forwarded by the Ethernet template (`crate::template`).
+    Fast(template::Forward),
 }
 
 impl Pipeline {
@@ -107,13 +115,25 @@ impl Pipeline {
             // `run_tables`; moving them per packet made every packet
             // reload the `Vec` just stored back, a store-forwarding stall
             // of ~4 ns).
+            // A packet the Ethernet template fits is forwarded by it,
+            // any other goes the general way (`template`).
             let refuses = self.refuses(in_port);
+            let template = !refuses && self.parse_layer() == Layer::L2;
             let mut tables = std::mem::take(&mut self.tables);
             for (i, buf) in bufs.iter_mut().enumerate() {
-                let r = if refuses {
-                    Ok(())
+                let fast = if template {
+                    template::ethernet_table(&tables)
+                        .and_then(|(t, ex)| template::classify(t, ex, buf.data(), in_port))
                 } else {
-                    self.process_in(&mut tables, buf, in_port, now, out)
+                    None
+                };
+                let r = match (refuses, fast, tables.first_mut()) {
+                    (true, _, _) => Ok(()),
+                    (false, Some(f), Some(t0)) => {
+                        self.forward(t0, buf, f, in_port, now, out);
+                        Ok(())
+                    }
+                    _ => self.process_in(&mut tables, buf, in_port, now, out),
                 };
                 done(&self.ports, out, i, r);
             }
@@ -121,16 +141,31 @@ impl Pipeline {
             return;
         }
         let refuses = self.refuses(in_port);
+        let template = !refuses && self.parse_layer() == Layer::L2;
         for (c, chunk) in bufs.chunks_mut(CHUNK).enumerate() {
             let base = c * CHUNK;
             let mut keys = [FlowKey::new(in_port); CHUNK];
             let mut admit = [Admit::Drop; CHUNK];
+            let mut fast = [None; CHUNK];
+            if template {
+                if let Some((t, ex)) = template::ethernet_table(&self.tables) {
+                    template::classify_chunk(t, ex, chunk, in_port, &mut fast);
+                }
+            }
             if !refuses {
-                for ((buf, key), a) in chunk.iter().zip(keys.iter_mut()).zip(admit.iter_mut()) {
-                    *a = match self.admit(buf, key) {
-                        Ok(true) => Admit::Run,
-                        Ok(false) => Admit::Drop,
-                        Err(e) => Admit::Bad(e),
+                for (((buf, key), a), f) in chunk
+                    .iter()
+                    .zip(keys.iter_mut())
+                    .zip(admit.iter_mut())
+                    .zip(fast)
+                {
+                    *a = match f {
+                        Some(f) => Admit::Fast(f),
+                        None => match self.admit(buf, key) {
+                            Ok(true) => Admit::Run,
+                            Ok(false) => Admit::Drop,
+                            Err(e) => Admit::Bad(e),
+                        },
                     };
                 }
             }
@@ -148,6 +183,12 @@ impl Pipeline {
                     Admit::Run => {
                         let hint = Some(&seen[i][..]);
                         self.run_from_table_0(&mut tables, buf, key, now, hint, out);
+                        Ok(())
+                    }
+                    Admit::Fast(f) => {
+                        if let Some(t0) = tables.first_mut() {
+                            self.forward(t0, buf, f, in_port, now, out);
+                        }
                         Ok(())
                     }
                     Admit::Drop => Ok(()),

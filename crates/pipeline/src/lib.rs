@@ -44,6 +44,7 @@ pub mod port;
 pub mod process;
 pub mod program;
 pub mod table;
+mod template;
 
 pub use action_set::ActionSet;
 pub use flow_mod::{outputs_to, RemovedFlow};

@@ -337,6 +337,11 @@ pub struct Program {
     /// [`Program::layer`], computed once by `compile` (every flow-mod
     /// asks for it).
     layer: Layer,
+    /// The standard port, when the whole program is one apply-actions
+    /// with one output to a standard port (an L2 table's entries, a port
+    /// patch): what the Ethernet template (`crate::template`) forwards
+    /// without the general path. Computed by `compile`.
+    pub only_output: Option<u32>,
 }
 
 impl Program {
@@ -367,6 +372,19 @@ impl Program {
             p.writes.insert(Field::Metadata);
         }
         p.layer = p.deepest_layer();
+        p.only_output = match p.apply.as_deref() {
+            Some(&[Op::Output { port, .. }])
+                if port < port_no::IN_PORT
+                    && p.meter.is_none()
+                    && !p.clear
+                    && p.write.is_none()
+                    && p.metadata.is_none()
+                    && p.goto.is_none() =>
+            {
+                Some(port)
+            }
+            _ => None,
+        };
         p
     }
 

@@ -350,7 +350,7 @@ impl FlowTable {
         Rank::new(e.priority, e.seq)
     }
 
-    fn pos_of_handle(&self, h: u32) -> Option<usize> {
+    pub(crate) fn pos_of_handle(&self, h: u32) -> Option<usize> {
         self.pos_of.get(h as usize).map(|p| *p as usize)
     }
 
@@ -428,6 +428,13 @@ impl FlowTable {
             self.counters.matched_count += 1;
         }
         hit
+    }
+
+    /// The table's lookup structure (the templates of `crate::template`
+    /// look packets up in it directly).
+    #[inline]
+    pub(crate) fn classifier(&self) -> &Auto {
+        &self.classifier
     }
 
     /// Every field some entry matches on (see `Auto::match_fields`).

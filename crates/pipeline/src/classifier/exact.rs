@@ -119,6 +119,11 @@ impl Reader {
     }
 }
 
+/// The last `Reader::at` of a field an untagged Ethernet frame's header
+/// gives at table 0 (`Exact::ethernet`): in_port, metadata, the MACs,
+/// eth_type, vlan_vid.
+const ETHERNET_LAST: u8 = 5;
+
 /// Size of `common`'s array (a power of two: the index is masked, no
 /// bounds check).
 const COMMON: usize = 16;
@@ -240,6 +245,11 @@ pub struct Exact {
     parts: Box<[Part]>,
     /// No part reads `Reader::Other` (`pack_key` may use `common`).
     all_common: bool,
+    /// Every part reads a field an untagged Ethernet frame's header gives
+    /// at table 0 (in_port, metadata, the MACs, eth_type, vlan_vid): the
+    /// packed key can be made from the frame's first 14 bytes
+    /// (`pack_ethernet`, the Ethernet template of `crate::template`).
+    ethernet: bool,
     required: FieldSet,
     seed: u64,
     /// Odd.
@@ -286,6 +296,7 @@ impl Exact {
         Some(Exact {
             shape: shape.into(),
             all_common: parts.iter().all(|p| p.src.at().is_some()),
+            ethernet: parts.iter().all(|p| p.at <= ETHERNET_LAST),
             parts: parts.into(),
             required,
             seed: seeds.hash_one(0x5eed_u64),
@@ -348,6 +359,32 @@ impl Exact {
             [p] => p.read(key),
             parts => self.pack_parts(parts, key),
         })
+    }
+
+    /// Whether `pack_ethernet` can make this shape's keys.
+    #[inline]
+    pub fn ethernet(&self) -> bool {
+        self.ethernet
+    }
+
+    /// `pack_key` of the key an untagged Ethernet frame with these header
+    /// fields (MACs as `packet::mac_bits` gives them) has at table 0:
+    /// metadata 0, vlan_vid 0 (no tag), every such field present. Only
+    /// for a shape with `ethernet()`.
+    #[inline(always)]
+    pub fn pack_ethernet(&self, in_port: u32, dst: u64, src: u64, eth_type: u16) -> u64 {
+        let value = |p: &Part| match p.src {
+            Reader::InPort => u64::from(in_port),
+            Reader::EthDst => dst,
+            Reader::EthSrc => src,
+            Reader::EthType => u64::from(eth_type),
+            _ => 0,
+        };
+        let read = |p: &Part| ((value(p) >> p.low) & p.mask) << p.offset;
+        match &*self.parts {
+            [p] => read(p),
+            parts => parts.iter().fold(0, |k, p| k | read(p)),
+        }
     }
 
     /// `pack_key` of a shape of several fields.
@@ -485,6 +522,25 @@ impl Exact {
         std::hint::black_box(sink);
         for j in 0..m {
             hits[j] = packed[j].and_then(|k| self.slots[self.slot_of(k, home[j])].hit());
+        }
+    }
+
+    /// `get` for several packed keys at once (`None`: no key, no probe),
+    /// in the three loops of `probe_many`.
+    pub fn get_many(&self, keys: &[Option<u64>], hits: &mut [Option<Hit>]) {
+        const N: usize = crate::batch::CHUNK;
+        let m = keys.len().min(hits.len()).min(N);
+        let mut home = [0usize; N];
+        for (h, k) in home.iter_mut().zip(&keys[..m]) {
+            *h = k.map_or(0, |k| self.home(k));
+        }
+        let mut sink = 0u64;
+        for h in &home[..m] {
+            sink ^= self.slots[*h].key;
+        }
+        std::hint::black_box(sink);
+        for j in 0..m {
+            hits[j] = keys[j].and_then(|k| self.slots[self.slot_of(k, home[j])].hit());
         }
     }
 

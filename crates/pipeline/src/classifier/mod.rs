@@ -176,7 +176,7 @@ pub mod tss;
 mod tests;
 
 use crate::matcher::CompiledMatch;
-use exact::{Exact, Hit};
+pub use exact::{Exact, Hit};
 use linear::Linear;
 use lpm::{Lpm, LpmForm};
 use packet::{Field, FieldSet, FlowKey};
@@ -500,6 +500,30 @@ impl Auto {
             Some(h) if any.is_none() || h.priority > any.rank.priority() => Some(h.handle),
             Some(h) if h.priority < any.rank.priority() => Some(any.handle),
             Some(_) => self.tie(key),
+        }
+    }
+
+    /// The exact index, when it holds every entry but the match-everything
+    /// ones (it exists exactly then, whatever the kind) and its keys can
+    /// be made from an Ethernet header (`Exact::ethernet`): what the
+    /// Ethernet template (`crate::template`) looks packets up in.
+    #[inline]
+    pub fn ethernet_index(&self) -> Option<&Exact> {
+        self.exact.as_ref().filter(|ex| ex.ethernet())
+    }
+
+    /// `lookup`'s answer given what the exact index found for the key
+    /// (`hit`), as `exact_answer` gives it; `None` when that needs the
+    /// tuple space (a tie with a match-everything entry), which needs the
+    /// whole key.
+    #[inline]
+    pub fn answer_known(&self, hit: Option<Hit>) -> Option<Option<u32>> {
+        let any = self.tss.lookup_any();
+        match hit {
+            None => Some(any.some().map(|r| r.handle)),
+            Some(h) if any.is_none() || h.priority > any.rank.priority() => Some(Some(h.handle)),
+            Some(h) if h.priority < any.rank.priority() => Some(Some(any.handle)),
+            Some(_) => None,
         }
     }
 
