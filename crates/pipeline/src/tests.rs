@@ -1679,10 +1679,10 @@ mod batch_props {
 
     /// A table's lookups, matches and every entry's (cookie, packets,
     /// bytes).
-    type Counts = (u64, u64, Vec<(u64, u64, u64)>);
+    pub(super) type Counts = (u64, u64, Vec<(u64, u64, u64)>);
 
     /// Every table's counts.
-    fn counters(p: &Pipeline) -> Vec<Counts> {
+    pub(super) fn counters(p: &Pipeline) -> Vec<Counts> {
         p.tables()
             .iter()
             .map(|t| {
@@ -1901,22 +1901,7 @@ mod template_props {
         v
     }
 
-    type Counts = (u64, u64, Vec<(u64, u64, u64)>);
-
-    fn counters(p: &Pipeline) -> Vec<Counts> {
-        p.tables()
-            .iter()
-            .map(|t| {
-                (
-                    t.counters.lookup_count,
-                    t.counters.matched_count,
-                    t.entries()
-                        .map(|e| (e.cookie(), e.packet_count(), e.byte_count()))
-                        .collect(),
-                )
-            })
-            .collect()
-    }
+    use super::batch_props::{counters, Counts};
 
     /// What a run gives: per packet the result and the events, then the
     /// frames and the counters.

@@ -501,18 +501,35 @@ impl Exact {
         }
     }
 
-    /// `probe` for several packets: `hits[j]` for `keys[at[j]]`. Three
-    /// loops: the packed keys and home slots of all packets; then one read
-    /// of every home slot, a short loop of loads that depend on nothing but
-    /// the homes, so the out-of-order core has the cache misses of all
-    /// packets in flight at once; then the probes, on lines now in cache.
+    /// `probe` for several packets: `hits[j]` for `keys[at[j]]`
+    /// (`probe_each`).
     pub fn probe_many(&self, keys: &[FlowKey], at: &[u8], hits: &mut [Option<Hit>]) {
+        let m = at.len().min(hits.len());
+        let key = |j: usize| keys.get(usize::from(at[j])).and_then(|k| self.pack_key(k));
+        self.probe_each(m, key, hits);
+    }
+
+    /// `get` for several packed keys at once (`None`: no key, no probe;
+    /// `probe_each`).
+    pub fn get_many(&self, keys: &[Option<u64>], hits: &mut [Option<Hit>]) {
+        let m = keys.len().min(hits.len());
+        self.probe_each(m, |j| keys[j], hits);
+    }
+
+    /// `hits[j]` for the packed keys `key(j)`, `j < m` (at most
+    /// `crate::batch::CHUNK`), in three loops: every key and its home
+    /// slot; then one read of every home slot, a short loop of loads that
+    /// depend on nothing but the homes, so the out-of-order core has the
+    /// cache misses of all keys in flight at once; then the probes, on
+    /// lines now in cache.
+    #[inline(always)]
+    fn probe_each(&self, m: usize, key: impl Fn(usize) -> Option<u64>, hits: &mut [Option<Hit>]) {
         const N: usize = crate::batch::CHUNK;
-        let m = at.len().min(hits.len()).min(N);
+        let m = m.min(hits.len()).min(N);
         let mut packed = [None; N];
         let mut home = [0usize; N];
         for j in 0..m {
-            packed[j] = keys.get(usize::from(at[j])).and_then(|k| self.pack_key(k));
+            packed[j] = key(j);
             home[j] = packed[j].map_or(0, |k| self.home(k));
         }
         let mut sink = 0u64;
@@ -522,25 +539,6 @@ impl Exact {
         std::hint::black_box(sink);
         for j in 0..m {
             hits[j] = packed[j].and_then(|k| self.slots[self.slot_of(k, home[j])].hit());
-        }
-    }
-
-    /// `get` for several packed keys at once (`None`: no key, no probe),
-    /// in the three loops of `probe_many`.
-    pub fn get_many(&self, keys: &[Option<u64>], hits: &mut [Option<Hit>]) {
-        const N: usize = crate::batch::CHUNK;
-        let m = keys.len().min(hits.len()).min(N);
-        let mut home = [0usize; N];
-        for (h, k) in home.iter_mut().zip(&keys[..m]) {
-            *h = k.map_or(0, |k| self.home(k));
-        }
-        let mut sink = 0u64;
-        for h in &home[..m] {
-            sink ^= self.slots[*h].key;
-        }
-        std::hint::black_box(sink);
-        for j in 0..m {
-            hits[j] = keys[j].and_then(|k| self.slots[self.slot_of(k, home[j])].hit());
         }
     }
 
