@@ -17,6 +17,10 @@
 //! - [`consistency`]: actions checked against the match
 //!   (BAD_ACTION/MATCH_INCONSISTENT).
 //! - [`process`]: packet processing, instructions, actions, reserved ports.
+//! - [`batch`]: a batch of packets with the same effect, cache misses
+//!   overlapped.
+//! - `template`: code specialised for an L2 switch's pipeline, which
+//!   `batch` uses for the packets it fits.
 //! - [`group`]: the group table.
 //! - [`port`]: the port set with config and liveness.
 //!
