@@ -240,50 +240,78 @@ impl Pipeline {
             // contiguous, a group, and each table is handed its group:
             // with packets spread over many tables (gateway's ten per-CE
             // tables), one table's loops visit its packets only.
-            // `found[k]`: the position `live[k]` matched, or NONE;
             // `ends[..g]`: where each group ends in the list.
-            let mut found = [NONE; CHUNK];
             let mut ends = [0u8; CHUNK];
             let mut g = 0;
+            if same {
+                ends[0] = m as u8;
+                g = 1;
+            } else {
+                // The packets by table, as chains through the list:
+                // `last[t]` is the last place in the list at table t,
+                // `before[k]` the place before k at the same table (NIL:
+                // none); `tabs[..n_tabs]` the tables in order of first
+                // appearance.
+                const NIL: u8 = u8::MAX;
+                let mut last = [NIL; 256];
+                let mut before = [NIL; CHUNK];
+                let mut tabs = [0u8; CHUNK];
+                let mut n_tabs = 0;
+                for (k, (&t, b)) in at[..m].iter().zip(&mut before).enumerate() {
+                    let l = &mut last[usize::from(t)];
+                    if *l == NIL {
+                        tabs[n_tabs] = t;
+                        n_tabs += 1;
+                    }
+                    *b = *l;
+                    *l = k as u8;
+                }
+                // Rewrite the list group after group (a group in reverse
+                // list order, which does not matter).
+                let old = live;
+                let mut w = 0;
+                for &t in &tabs[..n_tabs] {
+                    let mut k = last[usize::from(t)];
+                    while let (Some(&j), Some(&b)) =
+                        (old.get(usize::from(k)), before.get(usize::from(k)))
+                    {
+                        live[w] = j;
+                        at[w] = t;
+                        w += 1;
+                        k = b;
+                    }
+                    ends[g] = w as u8;
+                    g += 1;
+                }
+            }
+            // `found[k]`: the position `live[k]` matched, or NONE.
+            let mut found = [NONE; CHUNK];
             let mut s = 0;
-            while s < m {
-                let t_id = at[s];
-                let mut e = m;
-                if !same {
-                    // Move the later packets at `t_id` to just after `s`.
-                    e = s + 1;
-                    for k in s + 1..m {
-                        if at[k] == t_id {
-                            at.swap(k, e);
-                            live.swap(k, e);
-                            e += 1;
-                        }
-                    }
-                }
-                if let Some(t) = self.tables.get(usize::from(t_id)) {
+            for &e in &ends[..g] {
+                let e = usize::from(e);
+                if let Some(t) = self.tables.get(usize::from(at[s])) {
                     t.find_many(keys, &live[s..e], &mut found[s..e]);
-                    for (&j, &f) in live[s..e].iter().zip(&found[s..e]) {
-                        if let Some(slot) = seen.get_mut(usize::from(j)) {
-                            slot[step] = (u32::from(t_id), f);
-                        }
-                    }
                 }
-                ends[g] = e as u8;
-                g += 1;
                 s = e;
             }
-            // Stage 2: read every matched entry (its cache line: the
-            // counters and the program pointer the run stage reads, see
-            // `HotEntry`). `progs[..h]`: the matched packets' programs,
-            // `hit[..h]` their places in the list.
+            // Stage 2: record every lookup in `seen`, and read every
+            // matched entry (its cache line: the counters and the program
+            // pointer the run stage reads, see `HotEntry`). `progs[..h]`:
+            // the matched packets' programs, `hit[..h]` their places in
+            // the list.
             let mut progs: [Option<&Program>; CHUNK] = [None; CHUNK];
             let mut hit = [0u8; CHUNK];
             let mut h = 0;
             let mut s = 0;
             for &e in &ends[..g] {
                 let e = usize::from(e);
-                if let Some(t) = self.tables.get(usize::from(at[s])) {
-                    for (k, &f) in found.iter().enumerate().take(e).skip(s) {
+                let t_id = at[s];
+                if let Some(t) = self.tables.get(usize::from(t_id)) {
+                    for (k, (&j, &f)) in live[..e].iter().zip(&found[..e]).enumerate().skip(s) {
+                        if let Some(slot) = seen.get_mut(usize::from(j)) {
+                            slot[step] = (u32::from(t_id), f);
+                        }
+                        // (`hot` of NONE is `None`.)
                         if let Some(entry) = t.hot(f as usize) {
                             progs[h] = Some(&entry.program);
                             hit[h] = k as u8;
