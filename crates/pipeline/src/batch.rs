@@ -296,27 +296,25 @@ impl Pipeline {
             }
             // Stage 2: record every lookup in `seen`, and read every
             // matched entry (its cache line: the counters and the program
-            // pointer the run stage reads, see `HotEntry`). `progs[..h]`:
-            // the matched packets' programs, `hit[..h]` their places in
-            // the list.
+            // pointer the run stage reads, see `HotEntry`). `progs[k]`:
+            // the program `live[k]` matched (None: a miss).
             let mut progs: [Option<&Program>; CHUNK] = [None; CHUNK];
-            let mut hit = [0u8; CHUNK];
-            let mut h = 0;
             let mut s = 0;
             for &e in &ends[..g] {
                 let e = usize::from(e);
                 let t_id = at[s];
-                if let Some(t) = self.tables.get(usize::from(t_id)) {
-                    for (k, (&j, &f)) in live[..e].iter().zip(&found[..e]).enumerate().skip(s) {
+                if let (Some(t), Some(ls), Some(fs), Some(ps)) = (
+                    self.tables.get(usize::from(t_id)),
+                    live.get(s..e),
+                    found.get(s..e),
+                    progs.get_mut(s..e),
+                ) {
+                    for ((&j, &f), p) in ls.iter().zip(fs).zip(ps) {
                         if let Some(slot) = seen.get_mut(usize::from(j)) {
                             slot[step] = (u32::from(t_id), f);
                         }
                         // (`hot` of NONE is `None`.)
-                        if let Some(entry) = t.hot(f as usize) {
-                            progs[h] = Some(&entry.program);
-                            hit[h] = k as u8;
-                            h += 1;
-                        }
+                        *p = t.hot(f as usize).map(|entry| &*entry.program);
                     }
                 }
                 s = e;
@@ -326,8 +324,7 @@ impl Pipeline {
             // packed to the front of the list (in place: a packet's new
             // place is never after its old one).
             let mut next_m = 0;
-            same = true;
-            for (&p, &k) in progs[..h].iter().zip(&hit[..h]) {
+            for (k, p) in progs[..m].iter().enumerate() {
                 let Some(p) = p else {
                     continue;
                 };
@@ -335,10 +332,8 @@ impl Pipeline {
                 for ops in [&p.apply, &p.write].into_iter().flatten() {
                     sink ^= ops.first().map_or(0, op_tag);
                 }
-                let k = usize::from(k);
                 match p.goto {
                     Some(next) if next > at[k] => {
-                        same &= next_m == 0 || next == at[0];
                         live[next_m] = live[k];
                         at[next_m] = next;
                         next_m += 1;
@@ -347,6 +342,7 @@ impl Pipeline {
                 }
             }
             m = next_m;
+            same = at[..m].iter().all(|&t| t == at[0]);
         }
         std::hint::black_box(sink);
     }
