@@ -68,6 +68,18 @@ const WARM_DEPTH: usize = 4;
 /// "No table" / "no entry" in the warm stages' per-packet arrays.
 const NONE: u32 = u32::MAX;
 
+/// `IDENTITY[i] == i`: the warm stages' `place` when the list needs no
+/// grouping.
+const IDENTITY: [u8; CHUNK] = {
+    let mut a = [0u8; CHUNK];
+    let mut i = 0;
+    while i < CHUNK {
+        a[i] = i as u8;
+        i += 1;
+    }
+    a
+};
+
 /// What the parse stage decided about a packet.
 #[derive(Debug, Clone, Copy)]
 enum Admit {
@@ -236,26 +248,34 @@ impl Pipeline {
             }
             // Stage 1: look every key up, table by table (the packets of a
             // chunk may be at different tables after different gotos).
-            // The list is reordered so that the packets at one table are
-            // contiguous, a group, and each table is handed its group:
-            // with packets spread over many tables (gateway's ten per-CE
-            // tables), one table's loops visit its packets only.
-            // `ends[..g]`: where each group ends in the list.
+            // Each table is handed the packets at it, a group, so that its
+            // loops visit those only (with packets spread over many
+            // tables, gateway's ten per-CE tables, loops over the whole
+            // list per table cost more than the lookups). The groups are
+            // laid out one after the other in `order` (packet indices);
+            // `place[w]` is where `order[w]` is in the list, `ends[..g]`
+            // where each group ends and `tabs[..g]` its table. The list
+            // itself keeps batch order (packets of neighbouring indices
+            // often have neighbouring entries, which the hardware
+            // prefetches better in order).
             let mut ends = [0u8; CHUNK];
-            let mut g = 0;
-            if same {
+            let mut tabs = [0u8; CHUNK];
+            let mut grouped = [0u8; CHUNK];
+            let mut perm = [0u8; CHUNK];
+            let g;
+            let (order, place) = if same {
                 ends[0] = m as u8;
+                tabs[0] = at[0];
                 g = 1;
+                (&live, &IDENTITY)
             } else {
                 // The packets by table, as chains through the list:
                 // `last[t]` is the last place in the list at table t,
                 // `before[k]` the place before k at the same table (NIL:
-                // none); `tabs[..n_tabs]` the tables in order of first
-                // appearance.
+                // none).
                 const NIL: u8 = u8::MAX;
                 let mut last = [NIL; 256];
                 let mut before = [NIL; CHUNK];
-                let mut tabs = [0u8; CHUNK];
                 let mut n_tabs = 0;
                 for (k, (&t, b)) in at[..m].iter().zip(&mut before).enumerate() {
                     let l = &mut last[usize::from(t)];
@@ -266,31 +286,31 @@ impl Pipeline {
                     *b = *l;
                     *l = k as u8;
                 }
-                // Rewrite the list group after group (a group in reverse
-                // list order, which does not matter).
-                let old = live;
+                // Lay the groups out (a group in reverse list order,
+                // which does not matter).
                 let mut w = 0;
-                for &t in &tabs[..n_tabs] {
+                for (&t, end) in tabs[..n_tabs].iter().zip(&mut ends) {
                     let mut k = last[usize::from(t)];
                     while let (Some(&j), Some(&b)) =
-                        (old.get(usize::from(k)), before.get(usize::from(k)))
+                        (live.get(usize::from(k)), before.get(usize::from(k)))
                     {
-                        live[w] = j;
-                        at[w] = t;
+                        grouped[w] = j;
+                        perm[w] = k;
                         w += 1;
                         k = b;
                     }
-                    ends[g] = w as u8;
-                    g += 1;
+                    *end = w as u8;
                 }
-            }
-            // `found[k]`: the position `live[k]` matched, or NONE.
+                g = n_tabs;
+                (&grouped, &perm)
+            };
+            // `found[w]`: the position `order[w]` matched, or NONE.
             let mut found = [NONE; CHUNK];
             let mut s = 0;
-            for &e in &ends[..g] {
+            for (&e, &t_id) in ends[..g].iter().zip(&tabs) {
                 let e = usize::from(e);
-                if let Some(t) = self.tables.get(usize::from(at[s])) {
-                    t.find_many(keys, &live[s..e], &mut found[s..e]);
+                if let Some(t) = self.tables.get(usize::from(t_id)) {
+                    t.find_many(keys, &order[s..e], &mut found[s..e]);
                 }
                 s = e;
             }
@@ -300,21 +320,22 @@ impl Pipeline {
             // the program `live[k]` matched (None: a miss).
             let mut progs: [Option<&Program>; CHUNK] = [None; CHUNK];
             let mut s = 0;
-            for &e in &ends[..g] {
+            for (&e, &t_id) in ends[..g].iter().zip(&tabs) {
                 let e = usize::from(e);
-                let t_id = at[s];
-                if let (Some(t), Some(ls), Some(fs), Some(ps)) = (
+                if let (Some(t), Some(os), Some(fs), Some(ps)) = (
                     self.tables.get(usize::from(t_id)),
-                    live.get(s..e),
+                    order.get(s..e),
                     found.get(s..e),
-                    progs.get_mut(s..e),
+                    place.get(s..e),
                 ) {
-                    for ((&j, &f), p) in ls.iter().zip(fs).zip(ps) {
+                    for ((&j, &f), &k) in os.iter().zip(fs).zip(ps) {
                         if let Some(slot) = seen.get_mut(usize::from(j)) {
                             slot[step] = (u32::from(t_id), f);
                         }
                         // (`hot` of NONE is `None`.)
-                        *p = t.hot(f as usize).map(|entry| &*entry.program);
+                        if let Some(p) = progs.get_mut(usize::from(k)) {
+                            *p = t.hot(f as usize).map(|entry| &*entry.program);
+                        }
                     }
                 }
                 s = e;
