@@ -68,6 +68,18 @@ const WARM_DEPTH: usize = 4;
 /// "No table" / "no entry" in the warm stages' per-packet arrays.
 const NONE: u32 = u32::MAX;
 
+/// `IDENTITY[i] == i`: the warm stages' `place` when the list needs no
+/// grouping.
+const IDENTITY: [u8; CHUNK] = {
+    let mut a = [0u8; CHUNK];
+    let mut i = 0;
+    while i < CHUNK {
+        a[i] = i as u8;
+        i += 1;
+    }
+    a
+};
+
 /// What the parse stage decided about a packet.
 #[derive(Debug, Clone, Copy)]
 enum Admit {
@@ -152,17 +164,26 @@ impl Pipeline {
                     template::classify_chunk(t, ex, chunk, in_port, &mut fast);
                 }
             }
+            // `run[..r]`: the indices of the packets admitted to table 0
+            // (the ones to warm).
+            let mut run = [0u8; CHUNK];
+            let mut r = 0;
             if !refuses {
-                for (((buf, key), a), f) in chunk
+                for (i, (((buf, key), a), f)) in chunk
                     .iter()
                     .zip(keys.iter_mut())
                     .zip(admit.iter_mut())
                     .zip(fast)
+                    .enumerate()
                 {
                     *a = match f {
                         Some(f) => Admit::Fast(f),
                         None => match self.admit(buf, key) {
-                            Ok(true) => Admit::Run,
+                            Ok(true) => {
+                                run[r] = i as u8;
+                                r += 1;
+                                Admit::Run
+                            }
                             Ok(false) => Admit::Drop,
                             Err(e) => Admit::Bad(e),
                         },
@@ -171,11 +192,7 @@ impl Pipeline {
             }
             let n = chunk.len();
             let mut seen = [[(NONE, NONE); WARM_DEPTH]; CHUNK];
-            let mut live = [false; CHUNK];
-            for (l, a) in live.iter_mut().zip(&admit[..n]) {
-                *l = matches!(a, Admit::Run);
-            }
-            self.warm(&keys[..n], &live[..n], &mut seen);
+            self.warm(&keys[..n], &run[..r], &mut seen);
             let mut tables = std::mem::take(&mut self.tables);
             for (i, ((buf, key), a)) in chunk.iter_mut().zip(keys.iter_mut()).zip(admit).enumerate()
             {
@@ -205,96 +222,148 @@ impl Pipeline {
         cfg!(test) || self.tables.iter().map(|t| t.len()).sum::<usize>() >= WARM_MIN_ENTRIES
     }
 
-    /// The warm stages (module comment) for the packets with `live` set.
-    /// `seen[i]` receives packet i's lookups: (table id, position or
-    /// NONE) per table visited, for the run stage to reuse.
-    fn warm(&self, keys: &[FlowKey], live: &[bool], seen: &mut [[(u32, u32); WARM_DEPTH]; CHUNK]) {
-        let n = keys.len().min(CHUNK);
-        // Table each packet is at (NONE: finished).
-        let mut table = [NONE; CHUNK];
-        for (t, l) in table.iter_mut().zip(live) {
-            if *l {
-                *t = 0;
-            }
-        }
+    /// The warm stages (module comment) for the packets `run` (indices in
+    /// the chunk of `keys`, at most `CHUNK`). `seen[i]` receives packet
+    /// i's lookups: (table id, position or NONE) per table visited, for
+    /// the run stage to reuse.
+    fn warm(&self, keys: &[FlowKey], run: &[u8], seen: &mut [[(u32, u32); WARM_DEPTH]; CHUNK]) {
+        // The packets still followed: `live[..m]` are their indices in
+        // the chunk, `at[k]` the table `live[k]` is at. A packet leaves
+        // the list when it misses or its entry has no goto onwards, so
+        // the loops below visit only packets with work left, and the
+        // steps stop when none has. `same`: every packet of the list is
+        // at one table (then the list needs no grouping: l3's and
+        // lb_acl's packets are all at table 0, then all at table 1).
+        let mut live = [0u8; CHUNK];
+        let mut at = [0u8; CHUNK];
+        let mut m = run.len().min(CHUNK);
+        live[..m].copy_from_slice(&run[..m]);
+        let mut same = true;
         // Everything read is folded in here and handed to `black_box`, so
         // the reads cannot be optimised away.
         let mut sink = 0u64;
         for step in 0..WARM_DEPTH {
-            // Stage 1: look every key up, table by table (the packets of a
-            // chunk may be at different tables after different gotos).
-            // Each table is handed the list of the packets at it (their
-            // indices), so that its loops visit those packets only: with
-            // packets spread over many tables (gateway's ten per-CE
-            // tables), loops over the whole chunk per table cost more than
-            // the lookups.
-            let mut pos = [NONE; CHUNK];
-            let mut done = [false; CHUNK];
-            let mut any = false;
-            for i in 0..n {
-                if done[i] || table[i] == NONE {
-                    continue;
-                }
-                let t_id = table[i];
-                let Some(t) = self.tables.get(t_id as usize) else {
-                    continue;
-                };
-                let mut here = [0u8; CHUNK];
-                let mut m = 0;
-                for j in i..n {
-                    if table[j] == t_id && !done[j] {
-                        here[m] = j as u8;
-                        m += 1;
-                        done[j] = true;
-                    }
-                }
-                let mut found = [NONE; CHUNK];
-                t.find_many(&keys[..n], &here[..m], &mut found[..m]);
-                for (&j, &f) in here[..m].iter().zip(&found[..m]) {
-                    let j = usize::from(j);
-                    pos[j] = f;
-                    if let Some(at) = seen[j].get_mut(step) {
-                        *at = (t_id, f);
-                    }
-                    any |= f != NONE;
-                }
-            }
-            if !any {
+            if m == 0 {
                 break;
             }
-            // Stage 2: read every matched entry (its counters' line and
-            // the program pointer).
-            let mut progs: [Option<&Program>; CHUNK] = [None; CHUNK];
-            for i in 0..n {
-                let Some(e) = self
-                    .tables
-                    .get(table[i] as usize)
-                    .and_then(|t| t.hot(pos[i] as usize))
-                else {
-                    continue;
-                };
-                // The fields the run stage reads (one cache line, see
-                // `HotEntry`).
-                sink ^= e.packet_count ^ e.last_hit ^ e.cookie;
-                sink ^= u64::from(e.flags);
-                progs[i] = Some(&e.program);
+            // Stage 1: look every key up, table by table (the packets of a
+            // chunk may be at different tables after different gotos).
+            // Each table is handed the packets at it, a group, so that its
+            // loops visit those only (with packets spread over many
+            // tables, gateway's ten per-CE tables, loops over the whole
+            // list per table cost more than the lookups). The groups are
+            // laid out one after the other in `order` (packet indices);
+            // `place[w]` is where `order[w]` is in the list, `ends[..g]`
+            // where each group ends and `tabs[..g]` its table. The list
+            // itself keeps batch order (packets of neighbouring indices
+            // often have neighbouring entries, which the hardware
+            // prefetches better in order).
+            let mut ends = [0u8; CHUNK];
+            let mut tabs = [0u8; CHUNK];
+            let mut grouped = [0u8; CHUNK];
+            let mut perm = [0u8; CHUNK];
+            let g;
+            let (order, place) = if same {
+                ends[0] = m as u8;
+                tabs[0] = at[0];
+                g = 1;
+                (&live, &IDENTITY)
+            } else {
+                // The packets by table, as chains through the list:
+                // `last[t]` is the last place in the list at table t,
+                // `before[k]` the place before k at the same table (NIL:
+                // none).
+                const NIL: u8 = u8::MAX;
+                let mut last = [NIL; 256];
+                let mut before = [NIL; CHUNK];
+                let mut n_tabs = 0;
+                for (k, (&t, b)) in at[..m].iter().zip(&mut before).enumerate() {
+                    let l = &mut last[usize::from(t)];
+                    if *l == NIL {
+                        tabs[n_tabs] = t;
+                        n_tabs += 1;
+                    }
+                    *b = *l;
+                    *l = k as u8;
+                }
+                // Lay the groups out (a group in reverse list order,
+                // which does not matter).
+                let mut w = 0;
+                for (&t, end) in tabs[..n_tabs].iter().zip(&mut ends) {
+                    let mut k = last[usize::from(t)];
+                    while let (Some(&j), Some(&b)) =
+                        (live.get(usize::from(k)), before.get(usize::from(k)))
+                    {
+                        grouped[w] = j;
+                        perm[w] = k;
+                        w += 1;
+                        k = b;
+                    }
+                    *end = w as u8;
+                }
+                g = n_tabs;
+                (&grouped, &perm)
+            };
+            // `found[w]`: the position `order[w]` matched, or NONE.
+            let mut found = [NONE; CHUNK];
+            let mut s = 0;
+            for (&e, &t_id) in ends[..g].iter().zip(&tabs) {
+                let e = usize::from(e);
+                if let Some(t) = self.tables.get(usize::from(t_id)) {
+                    t.find_many(keys, &order[s..e], &mut found[s..e]);
+                }
+                s = e;
             }
-            // Stage 3: read every program and its first ops; move on to
-            // the goto table.
-            for i in 0..n {
-                let Some(p) = progs[i] else {
-                    table[i] = NONE;
+            // Stage 2: record every lookup in `seen`, and read every
+            // matched entry (its cache line: the counters and the program
+            // pointer the run stage reads, see `HotEntry`). `progs[k]`:
+            // the program `live[k]` matched (None: a miss).
+            let mut progs: [Option<&Program>; CHUNK] = [None; CHUNK];
+            let mut s = 0;
+            for (&e, &t_id) in ends[..g].iter().zip(&tabs) {
+                let e = usize::from(e);
+                if let (Some(t), Some(os), Some(fs), Some(ps)) = (
+                    self.tables.get(usize::from(t_id)),
+                    order.get(s..e),
+                    found.get(s..e),
+                    place.get(s..e),
+                ) {
+                    for ((&j, &f), &k) in os.iter().zip(fs).zip(ps) {
+                        if let Some(slot) = seen.get_mut(usize::from(j)) {
+                            slot[step] = (u32::from(t_id), f);
+                        }
+                        // (`hot` of NONE is `None`.)
+                        if let Some(p) = progs.get_mut(usize::from(k)) {
+                            *p = t.hot(f as usize).map(|entry| &*entry.program);
+                        }
+                    }
+                }
+                s = e;
+            }
+            // Stage 3: read every program (both ends of it) and its first
+            // op; move on to the goto table. The packets that go on are
+            // packed to the front of the list (in place: a packet's new
+            // place is never after its old one).
+            let mut next_m = 0;
+            for (k, p) in progs[..m].iter().enumerate() {
+                let Some(p) = p else {
                     continue;
                 };
-                sink ^= p.meter.map_or(0, u64::from) ^ p.metadata.map_or(0, |(v, _)| v);
+                sink ^= p.metadata.map_or(0, |(v, _)| v);
                 for ops in [&p.apply, &p.write].into_iter().flatten() {
                     sink ^= ops.first().map_or(0, op_tag);
                 }
-                table[i] = match p.goto {
-                    Some(next) if u32::from(next) > table[i] => u32::from(next),
-                    _ => NONE,
-                };
+                match p.goto {
+                    Some(next) if next > at[k] => {
+                        live[next_m] = live[k];
+                        at[next_m] = next;
+                        next_m += 1;
+                    }
+                    _ => {}
+                }
             }
+            m = next_m;
+            same = at[..m].iter().all(|&t| t == at[0]);
         }
         std::hint::black_box(sink);
     }
@@ -307,5 +376,129 @@ fn op_tag(op: &crate::program::Op) -> u64 {
         Op::Output { port, .. } => u64::from(*port),
         Op::Group(g) => u64::from(*g),
         _ => 1,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ofp::action::Action;
+    use ofp::instruction::Instruction;
+    use ofp::message::{flow_mod_command, FlowMod};
+    use ofp::oxm::{Match, OxmField};
+    use ofp::port::port_no;
+    use proptest::prelude::*;
+    use std::net::Ipv4Addr;
+
+    /// (table, priority, match kind, value, goto: how many tables on, 0
+    /// for none)
+    type RuleSpec = (u8, u16, u8, u8, u8);
+
+    /// A rule of `spec` for a pipeline of 6 tables: gotos to any later
+    /// table, so the packets of a chunk end up at different tables (the
+    /// grouping of stage 1), which `process_batch_equals_process` (gotos
+    /// to the next table only) does not exercise.
+    fn rule(&(table, priority, kind, v, on): &RuleSpec) -> FlowMod {
+        let udp = vec![
+            OxmField::EthType(0x0800),
+            OxmField::IpProto(17),
+            OxmField::UdpDst(u16::from(v % 4)),
+        ];
+        let match_ = match kind {
+            0 => vec![],
+            1 => vec![OxmField::InPort(u32::from(v % 3) + 1)],
+            2 => vec![
+                OxmField::EthType(0x0800),
+                OxmField::Ipv4Dst(Ipv4Addr::new(10, 0, 0, v % 16), None),
+            ],
+            _ => udp,
+        };
+        let mut instructions = vec![Instruction::ApplyActions(vec![Action::Output {
+            port: 2,
+            max_len: 0,
+        }])];
+        if on > 0 && table + on < 6 {
+            instructions.push(Instruction::GotoTable(table + on));
+        }
+        FlowMod {
+            cookie: 0,
+            cookie_mask: 0,
+            table_id: table,
+            command: flow_mod_command::ADD,
+            idle_timeout: 0,
+            hard_timeout: 0,
+            priority,
+            buffer_id: u32::MAX,
+            out_port: port_no::ANY,
+            out_group: ofp::group::group_id::ANY,
+            flags: 0,
+            match_: Match::new(match_),
+            instructions,
+        }
+    }
+
+    /// The key of a UDP frame to 10.0.0.`a` port `dport` from `in_port`.
+    fn key(in_port: u32, a: u8, dport: u16) -> FlowKey {
+        let mut f = vec![0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 1, 0x08, 0x00];
+        f.extend_from_slice(&[0x45, 0, 0, 28, 0, 0, 0, 0, 64, 17, 0, 0, 10, 0, 0, 1]);
+        f.extend_from_slice(&[10, 0, 0, a]);
+        f.extend_from_slice(&1000u16.to_be_bytes());
+        f.extend_from_slice(&dport.to_be_bytes());
+        f.extend_from_slice(&[0, 8, 0, 0]);
+        let mut k = FlowKey::new(in_port);
+        let _ = packet::parse(&f, &mut k);
+        k
+    }
+
+    proptest! {
+        /// `warm` records, for every packet it is given, the lookups
+        /// along the gotos of its unmodified key, table by table, as a
+        /// plain walk with `FlowTable::find` does; nothing for the others.
+        #[test]
+        fn warm_follows_the_gotos(
+            rules in proptest::collection::vec(
+                (0u8..6, 0u16..4, 0u8..4, any::<u8>(), 0u8..4),
+                0..60,
+            ),
+            packets in proptest::collection::vec(
+                (1u32..4, 0u8..16, 0u16..4, proptest::bool::weighted(0.8)),
+                1..=CHUNK,
+            ),
+        ) {
+            let mut p = Pipeline::new(6);
+            for i in 1..=3 {
+                p.ports.insert(i, crate::port::PortInfo::up());
+            }
+            for r in &rules {
+                let _ = p.flow_mod(&rule(r), 0);
+            }
+            let keys: Vec<FlowKey> = packets.iter().map(|&(i, a, d, _)| key(i, a, d)).collect();
+            let run: Vec<u8> = (0..packets.len())
+                .filter(|&i| packets[i].3)
+                .map(|i| i as u8)
+                .collect();
+            let mut seen = [[(NONE, NONE); WARM_DEPTH]; CHUNK];
+            p.warm(&keys, &run, &mut seen);
+            let mut want = [[(NONE, NONE); WARM_DEPTH]; CHUNK];
+            for &i in &run {
+                let i = usize::from(i);
+                let mut t = 0u8;
+                for at in want[i].iter_mut() {
+                    let Some(table) = p.tables.get(usize::from(t)) else {
+                        break;
+                    };
+                    let Some(pos) = table.find(&keys[i]) else {
+                        *at = (u32::from(t), NONE);
+                        break;
+                    };
+                    *at = (u32::from(t), pos as u32);
+                    match table.hot(pos).and_then(|e| e.program.goto) {
+                        Some(next) if next > t => t = next,
+                        _ => break,
+                    }
+                }
+            }
+            prop_assert_eq!(seen, want);
+        }
     }
 }
