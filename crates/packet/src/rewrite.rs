@@ -465,6 +465,18 @@ pub fn set_ipv4_port(
 
 /// The fast path of [`set_ipv4_port`]: false (nothing changed) when the
 /// two set-fields must decide.
+///
+/// It takes the IPv4 header (20 bytes from `l3`) and the TCP or UDP
+/// header up to its checksum as two arrays, so the reads and writes
+/// below need no check of their own, and declines a packet where either
+/// is cut short (or whose IP total length ends before the L4 checksum):
+/// the two set-fields then do what they do with such a packet. The L4
+/// checksum takes the address's pseudo-header delta and the port's delta
+/// as one: their one's complement sum ([`checksum::add`]), applied once,
+/// gives the value applying them one after the other gives (a fold's
+/// result depends only on the sum, and the UDP "0 means none" mapping in
+/// between cannot change it: see `fast_ipv4_port_checksum_edges` in the
+/// property tests).
 #[inline]
 fn fast_ipv4_port(
     buf: &mut PacketBuf,
@@ -484,28 +496,46 @@ fn fast_ipv4_port(
         Field::TcpDst | Field::UdpDst => 2,
         _ => return false,
     };
-    if key.depth < Layer::L4 || !key.has(af) || !key.has(pf) {
+    if key.depth < Layer::L4 || !key.has(af) || !key.has(pf) || key.eth_type != ethertype::IPV4 {
         return false;
     }
-    let a_at = usize::from(key.offsets.l3) + a_off;
-    let p_at = usize::from(key.offsets.l4) + p_off;
-    // For TCP and UDP (which a port field implies) the pseudo-header
-    // checksum of an address change is the port's checksum too.
-    let (ip, l4) = (ip_ck(key), l4_ck(key, true));
-    let d = buf.data_mut();
-    let (Some(old_a), Some(old_p)) = (be32_at(d, a_at), be16_at(d, p_at)) else {
+    // (checksum offset in the L4 header, 0 stored means "none")
+    let (ck_off, udp) = match key.ip_proto {
+        ipproto::TCP => (16, false),
+        ipproto::UDP => (6, true),
+        _ => return false,
+    };
+    let (l3, l4) = (usize::from(key.offsets.l3), usize::from(key.offsets.l4));
+    if l3 == 0 || l4 + ck_off + 2 > usize::from(key.offsets.l3_end) {
+        return false;
+    }
+    let Some((front, back)) = buf.data_mut().split_at_mut_checked(l4) else {
         return false;
     };
-    // Both are in the packet (read above): the writes take place.
-    swap_at(d, a_at, a.to_be_bytes());
-    swap_at(d, p_at, p.to_be_bytes());
+    let Some(ip) = front.get_mut(l3..).and_then(|h| h.first_chunk_mut::<20>()) else {
+        return false;
+    };
+    let Some(th) = back.get_mut(..ck_off + 2) else {
+        return false;
+    };
+    let Some(ad) = ip.get_mut(a_off..a_off + 4) else {
+        return false;
+    };
+    let old_a = u32::from_be_bytes([ad[0], ad[1], ad[2], ad[3]]);
+    ad.copy_from_slice(&a.to_be_bytes());
     let da = checksum::delta32(old_a, a);
-    if let Some(ck) = ip {
-        apply_even(d, ck, da);
-    }
-    if let Some(ck) = l4 {
-        apply_even(d, ck, da);
-        apply_even(d, ck, checksum::delta16(old_p, p));
+    let hc = u16::from_be_bytes([ip[10], ip[11]]);
+    [ip[10], ip[11]] = checksum::apply_delta(hc, da).to_be_bytes();
+    let old_p = u16::from_be_bytes([th[p_off], th[p_off + 1]]);
+    [th[p_off], th[p_off + 1]] = p.to_be_bytes();
+    let hc = u16::from_be_bytes([th[ck_off], th[ck_off + 1]]);
+    if !(udp && hc == 0) {
+        let both = checksum::add(da, checksum::delta16(old_p, p));
+        let mut v = checksum::apply_delta(hc, both);
+        if udp && v == 0 {
+            v = 0xffff;
+        }
+        [th[ck_off], th[ck_off + 1]] = v.to_be_bytes();
     }
     if a_off == 12 {
         key.ipv4_src = a;
