@@ -233,6 +233,27 @@ impl GroupTable {
         self.groups.contains_key(&id)
     }
 
+    /// Where group `id` sits in the table, for [`GroupTable::at`] and
+    /// [`GroupTable::at_mut`]: the packet path finds a group once per
+    /// group action and reaches it again through this (no group-mod runs
+    /// meanwhile, so the position stays good).
+    #[inline]
+    pub fn slot(&self, id: u32) -> Option<usize> {
+        self.groups.position(id)
+    }
+
+    /// The group at `slot` (see [`GroupTable::slot`]).
+    #[inline]
+    pub fn at(&self, slot: usize) -> Option<&Group> {
+        self.groups.sorted.get(slot)
+    }
+
+    /// The group at `slot` (see [`GroupTable::slot`]).
+    #[inline]
+    pub fn at_mut(&mut self, slot: usize) -> Option<&mut Group> {
+        self.groups.sorted.get_mut(slot)
+    }
+
     pub fn iter(&self) -> impl Iterator<Item = &Group> {
         self.groups.values()
     }
@@ -421,6 +442,21 @@ impl GroupTable {
 }
 
 impl Group {
+    /// Takes the compiled bucket actions out of the group while a packet
+    /// runs them (see [`Group::ops`]); [`Group::put_back`] returns them.
+    #[inline]
+    pub fn lend_ops(&mut self) -> Option<Box<[Box<[Op]>]>> {
+        self.ops.take()
+    }
+
+    /// Returns what [`Group::lend_ops`] took. The slot is empty then (a
+    /// group never runs inside itself): writing into it has nothing to
+    /// drop, which `get_or_insert` lets the compiler see.
+    #[inline]
+    pub fn put_back(&mut self, ops: Box<[Box<[Op]>]>) {
+        self.ops.get_or_insert(ops);
+    }
+
     /// Counts a packet of `len` bytes through the group and the `chosen`
     /// buckets.
     #[inline]

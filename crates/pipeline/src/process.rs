@@ -501,7 +501,12 @@ impl Pipeline {
                 }
                 Op::SetEthDstOutput { ref dst, port } => {
                     let _ = packet::set_eth_dst(pkt, key, dst);
-                    self.output(pkt, key, port, 0, ctx, out);
+                    // A standard port, as `fuse` makes it (see `route`).
+                    if port < port_no::IN_PORT {
+                        self.output_standard(pkt, port, ctx, out);
+                    } else {
+                        self.output(pkt, key, port, 0, ctx, out);
+                    }
                     Ok(())
                 }
                 Op::SetIpv4Port {
@@ -546,7 +551,13 @@ impl Pipeline {
             return Flow::Stop;
         }
         let _ = packet::set_macs(pkt, key, dst, src);
-        self.output(pkt, key, port, 0, ctx, out);
+        // `fuse` makes a route only with a standard port: no call of
+        // `output` for the reserved ones.
+        if port < port_no::IN_PORT {
+            self.output_standard(pkt, port, ctx, out);
+        } else {
+            self.output(pkt, key, port, 0, ctx, out);
+        }
         Flow::Continue
     }
 
@@ -670,33 +681,20 @@ impl Pipeline {
             return;
         }
         let len = pkt.len();
-        // The chosen buckets, counted, and the group's compiled actions,
-        // taken out of the group table while they run (see `Group::ops`).
-        // One map lookup when the choice depends on the group alone.
-        let Some(group) = self.groups.get_mut(g) else {
+        // The group is found once; its slot reaches it again below.
+        let Some(slot) = self.groups.slot(g) else {
             return;
         };
-        let (chosen, ops) = match group.fixed_choice(|| flow_hash(key)) {
-            Some(c) => {
-                group.count(&c, len);
-                (c, group.ops.take())
-            }
-            None => {
-                let chosen = match self.groups.get(g) {
-                    Some(group) => {
-                        self.groups
-                            .select_buckets(group, || flow_hash(key), &self.ports)
-                    }
-                    None => return,
-                };
-                let Some(group) = self.groups.get_mut(g) else {
-                    return;
-                };
-                group.count(&chosen, len);
-                (chosen, group.ops.take())
-            }
+        let Some(chosen) = self.choose_buckets(slot, key) else {
+            return;
         };
-        let Some(ops) = ops else {
+        // The chosen buckets, counted, and the group's compiled actions,
+        // taken out of the group table while they run (see `Group::ops`).
+        let Some(group) = self.groups.at_mut(slot) else {
+            return;
+        };
+        group.count(&chosen, len);
+        let Some(ops) = group.lend_ops() else {
             return;
         };
         if tail && chosen.len() == 1 {
@@ -704,28 +702,87 @@ impl Pipeline {
             // SELECT): its one bucket as the tail, on the packet itself,
             // without the loop below.
             if let Some(bucket) = ops.get(chosen.start) {
-                let mut c = Ctx {
-                    depth: ctx.depth + 1,
-                    ..*ctx
-                };
-                self.execute_ops(pkt, key, bucket, &mut c, true, out);
+                self.execute_tail_bucket(pkt, key, bucket, ctx, out);
             }
-            if let Some(group) = self.groups.get_mut(g) {
-                group.ops = Some(ops);
-            }
-            return;
+        } else {
+            self.execute_buckets(pkt, key, &ops, chosen, ctx, tail, out);
         }
+        if let Some(group) = self.groups.at_mut(slot) {
+            group.put_back(ops);
+        }
+    }
+
+    /// The buckets a packet takes through the group at `slot`: straight
+    /// from the group when that depends on the group alone
+    /// (`Group::fixed_choice`), else from port and group liveness.
+    #[inline(always)]
+    fn choose_buckets(&self, slot: usize, key: &FlowKey) -> Option<crate::group::Chosen> {
+        let group = self.groups.at(slot)?;
+        Some(match group.fixed_choice(|| flow_hash(key)) {
+            Some(c) => c,
+            None => self
+                .groups
+                .select_buckets(group, || flow_hash(key), &self.ports),
+        })
+    }
+
+    /// Runs one bucket as the tail, on the packet itself (see
+    /// `execute_group`). A bucket that is one [`Op::Route`] to a standard
+    /// port (a router's next hop) goes straight to [`Pipeline::route`],
+    /// as `execute_ops` would: nothing there reads the nesting depth, so
+    /// the bucket needs no context of its own.
+    #[inline(always)]
+    fn execute_tail_bucket(
+        &mut self,
+        pkt: &mut PacketBuf,
+        key: &mut FlowKey,
+        bucket: &[Op],
+        ctx: &Ctx,
+        out: &mut impl Output,
+    ) {
+        if let [Op::Route {
+            ref dst,
+            ref src,
+            port,
+        }] = *bucket
+        {
+            if port < port_no::IN_PORT {
+                self.route(pkt, key, dst, src, port, ctx, out);
+                return;
+            }
+        }
+        let mut c = Ctx {
+            depth: ctx.depth + 1,
+            ..*ctx
+        };
+        self.execute_ops(pkt, key, bucket, &mut c, true, out);
+    }
+
+    /// Runs the `chosen` buckets of a group in order, each on its own
+    /// copy of the packet, but the last one with `tail` (see
+    /// `execute_group`).
+    #[allow(clippy::too_many_arguments)]
+    fn execute_buckets(
+        &mut self,
+        pkt: &mut PacketBuf,
+        key: &mut FlowKey,
+        ops: &[Box<[Op]>],
+        chosen: crate::group::Chosen,
+        ctx: &Ctx,
+        tail: bool,
+        out: &mut impl Output,
+    ) {
         let last = chosen.end.wrapping_sub(1);
         for i in chosen {
             let Some(bucket) = ops.get(i) else { continue };
+            if tail && i == last {
+                self.execute_tail_bucket(pkt, key, bucket, ctx, out);
+                continue;
+            }
             let mut c = Ctx {
                 depth: ctx.depth + 1,
                 ..*ctx
             };
-            if tail && i == last {
-                self.execute_ops(pkt, key, bucket, &mut c, true, out);
-                continue;
-            }
             // Each other bucket works on its own copy, in a buffer reused
             // from the pipeline's scratch pool (no allocation once warm).
             let mut copy = self.scratch.pop().unwrap_or_default();
@@ -735,9 +792,6 @@ impl Pipeline {
             let mut k = *key;
             self.execute_ops(&mut copy, &mut k, bucket, &mut c, true, out);
             self.scratch.push(copy);
-        }
-        if let Some(group) = self.groups.get_mut(g) {
-            group.ops = Some(ops);
         }
     }
 }
