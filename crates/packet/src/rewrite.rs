@@ -439,6 +439,30 @@ pub fn set_eth_dst(
     }
 }
 
+/// Sets an IPv4 address (`af`: `Ipv4Src` or `Ipv4Dst`) to `a`: what
+/// `set_field_ref` with that set-field does, for a caller holding the
+/// field and the address apart.
+#[inline]
+pub fn set_ipv4_addr(
+    buf: &mut PacketBuf,
+    key: &mut FlowKey,
+    af: Field,
+    a: u32,
+) -> Result<(), RewriteError> {
+    let off = match af {
+        Field::Ipv4Src => 12,
+        Field::Ipv4Dst => 16,
+        _ => return Err(RewriteError::MissingField(af)),
+    };
+    if fast_ipv4(buf, key, off, a) {
+        return Ok(());
+    }
+    match SetField::from_value(af, &a.to_be_bytes()) {
+        Some(sf) => set_field_general(buf, key, sf),
+        None => Err(RewriteError::MissingField(af)),
+    }
+}
+
 /// Sets an IPv4 address (`af`: `Ipv4Src` or `Ipv4Dst`) to `a`, then a
 /// TCP or UDP port (`pf`: `TcpSrc`, `TcpDst`, `UdpSrc` or `UdpDst`) to
 /// `p`, as the two set-fields would one after the other (a NAT's
@@ -590,7 +614,9 @@ fn apply_even(d: &mut [u8], ck: Ck, delta: u16) {
 
 /// Fast path of `set_field` for `ipv4_src` (`off` 12) or `ipv4_dst`
 /// (16): the address, the header checksum and the TCP/UDP checksum
-/// (pseudo-header).
+/// (pseudo-header). The IPv4 header is taken as one 20-byte array (the
+/// address and the header checksum then need no check of their own); a
+/// packet cut inside it is left to the general path.
 #[inline]
 fn fast_ipv4(buf: &mut PacketBuf, key: &mut FlowKey, off: usize, a: u32) -> bool {
     let f = if off == 12 {
@@ -598,17 +624,24 @@ fn fast_ipv4(buf: &mut PacketBuf, key: &mut FlowKey, off: usize, a: u32) -> bool
     } else {
         Field::Ipv4Dst
     };
-    if key.depth < Layer::L3 || !key.has(f) {
+    let l3 = usize::from(key.offsets.l3);
+    if key.depth < Layer::L3 || !key.has(f) || key.eth_type != ethertype::IPV4 || l3 == 0 {
         return false;
     }
-    let at = usize::from(key.offsets.l3) + off;
-    let (ip, l4) = (ip_ck(key), l4_ck(key, true));
+    let l4 = l4_ck(key, true);
     let d = buf.data_mut();
-    let Some(old) = swap_at(d, at, a.to_be_bytes()) else {
+    let Some(ip) = d.get_mut(l3..).and_then(|h| h.first_chunk_mut::<20>()) else {
         return false;
     };
-    let delta = checksum::delta32(u32::from_be_bytes(old), a);
-    for ck in [ip, l4].into_iter().flatten() {
+    let Some(at) = ip.get_mut(off..off + 4) else {
+        return false;
+    };
+    let old = u32::from_be_bytes([at[0], at[1], at[2], at[3]]);
+    at.copy_from_slice(&a.to_be_bytes());
+    let delta = checksum::delta32(old, a);
+    let hc = u16::from_be_bytes([ip[10], ip[11]]);
+    [ip[10], ip[11]] = checksum::apply_delta(hc, delta).to_be_bytes();
+    if let Some(ck) = l4 {
         apply_even(d, ck, delta);
     }
     if off == 12 {

@@ -510,3 +510,29 @@ proptest! {
         prop_assert_eq!(fused_key, gen_key);
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    /// `rewrite::set_ipv4_addr` does what the set-field of the address
+    /// does (packet, key, result), on mutated and truncated frames with
+    /// keys parsed to any depth.
+    #[test]
+    fn set_ipv4_addr_equals_set_field(
+        frame in mutated(),
+        depth in 0u8..4,
+        a in any::<u32>(),
+        a_dst in any::<bool>(),
+    ) {
+        let mut one = PacketBuf::from_slice(&frame);
+        let mut one_key = FlowKey::new(2);
+        let _ = parse_to(one.data(), &mut one_key, layer_of(depth));
+        let (mut sf, mut sf_key) = (one.clone(), one_key);
+        let af = if a_dst { Field::Ipv4Dst } else { Field::Ipv4Src };
+        let r = packet::rewrite::set_ipv4_addr(&mut one, &mut one_key, af, a);
+        let s = SetField::from_value(af, &a.to_be_bytes()).unwrap();
+        prop_assert_eq!(r, set_field(&mut sf, &mut sf_key, s));
+        prop_assert_eq!(one.data(), sf.data());
+        prop_assert_eq!(one_key, sf_key);
+    }
+}

@@ -515,6 +515,15 @@ impl Pipeline {
                     addr_field,
                     port_field,
                 } => packet::set_ipv4_port(pkt, key, addr_field, addr, port_field, port),
+                Op::SetIpv4EthDstOutput {
+                    addr,
+                    addr_field,
+                    ref dst,
+                    port,
+                } => {
+                    self.set_ipv4_eth_dst_output(pkt, key, addr_field, addr, dst, port, ctx, out);
+                    Ok(())
+                }
             };
             match r {
                 Ok(()) => {}
@@ -559,6 +568,32 @@ impl Pipeline {
             self.output(pkt, key, port, 0, ctx, out);
         }
         Flow::Continue
+    }
+
+    /// [`Op::SetIpv4EthDstOutput`]: set the address, set `eth_dst`,
+    /// output to `port`. As the three ops would: a set-field that fails
+    /// (neither can fail for the TTL) is skipped.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn set_ipv4_eth_dst_output(
+        &mut self,
+        pkt: &mut PacketBuf,
+        key: &mut FlowKey,
+        addr_field: Field,
+        addr: u32,
+        dst: &[u8; 6],
+        port: u32,
+        ctx: &Ctx,
+        out: &mut impl Output,
+    ) {
+        let _ = packet::rewrite::set_ipv4_addr(pkt, key, addr_field, addr);
+        let _ = packet::set_eth_dst(pkt, key, dst);
+        // A standard port, as `fuse` makes it (see `route`).
+        if port < port_no::IN_PORT {
+            self.output_standard(pkt, port, ctx, out);
+        } else {
+            self.output(pkt, key, port, 0, ctx, out);
+        }
     }
 
     fn invalid_ttl(&mut self, pkt: &PacketBuf, key: &FlowKey, ctx: &Ctx, out: &mut impl Output) {
@@ -727,10 +762,11 @@ impl Pipeline {
     }
 
     /// Runs one bucket as the tail, on the packet itself (see
-    /// `execute_group`). A bucket that is one [`Op::Route`] to a standard
-    /// port (a router's next hop) goes straight to [`Pipeline::route`],
-    /// as `execute_ops` would: nothing there reads the nesting depth, so
-    /// the bucket needs no context of its own.
+    /// `execute_group`). A bucket that is one [`Op::Route`] (a router's
+    /// next hop) or one [`Op::SetIpv4EthDstOutput`] (a load balancer's
+    /// backend) to a standard port goes straight to its function, as
+    /// `execute_ops` would: nothing there reads the nesting depth, so the
+    /// bucket needs no context of its own.
     #[inline(always)]
     fn execute_tail_bucket(
         &mut self,
@@ -740,16 +776,25 @@ impl Pipeline {
         ctx: &Ctx,
         out: &mut impl Output,
     ) {
-        if let [Op::Route {
-            ref dst,
-            ref src,
-            port,
-        }] = *bucket
-        {
-            if port < port_no::IN_PORT {
+        match *bucket {
+            [Op::Route {
+                ref dst,
+                ref src,
+                port,
+            }] if port < port_no::IN_PORT => {
                 self.route(pkt, key, dst, src, port, ctx, out);
                 return;
             }
+            [Op::SetIpv4EthDstOutput {
+                addr,
+                addr_field,
+                ref dst,
+                port,
+            }] if port < port_no::IN_PORT => {
+                self.set_ipv4_eth_dst_output(pkt, key, addr_field, addr, dst, port, ctx, out);
+                return;
+            }
+            _ => {}
         }
         let mut c = Ctx {
             depth: ctx.depth + 1,
@@ -910,6 +955,10 @@ mod fuse_tests {
             1 => Just(vec![Op::PopVlan]),
             2 => (any::<[u8; 6]>(), output())
                 .prop_map(|(m, o)| vec![Op::SetField(SetField::EthDst(m)), o]),
+            3 => (any::<u32>(), any::<bool>(), any::<[u8; 6]>(), output()).prop_map(|(a, dst, m, o)| {
+                let a = if dst { SetField::Ipv4Dst(a) } else { SetField::Ipv4Src(a) };
+                vec![Op::SetField(a), Op::SetField(SetField::EthDst(m)), o]
+            }),
             3 => (any::<u32>(), any::<bool>(), any::<u16>(), 0u8..4).prop_map(|(a, dst, p, k)| {
                 let a = if dst { SetField::Ipv4Dst(a) } else { SetField::Ipv4Src(a) };
                 let p = [SetField::TcpSrc, SetField::TcpDst, SetField::UdpSrc, SetField::UdpDst]
@@ -996,6 +1045,12 @@ mod fuse_tests {
             Op::SetField(SetField::EthSrc(s)),
             Op::SetField(SetField::EthDst(d)),
             out(port_no::CONTROLLER),
+            Op::SetField(SetField::Ipv4Dst(7)),
+            Op::SetField(SetField::EthDst(d)),
+            out(2),
+            Op::SetField(SetField::Ipv4Src(8)),
+            Op::SetField(SetField::EthDst(d)),
+            out(port_no::IN_PORT),
         ];
         assert_eq!(
             &*fuse(&ops),
@@ -1009,6 +1064,15 @@ mod fuse_tests {
                 Op::DecNwTtl,
                 Op::SetMacs { dst: d, src: s },
                 out(port_no::CONTROLLER),
+                Op::SetIpv4EthDstOutput {
+                    addr: 7,
+                    addr_field: packet::Field::Ipv4Dst,
+                    dst: d,
+                    port: 2
+                },
+                Op::SetField(SetField::Ipv4Src(8)),
+                Op::SetField(SetField::EthDst(d)),
+                out(port_no::IN_PORT),
             ][..]
         );
     }
