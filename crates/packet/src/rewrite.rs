@@ -391,7 +391,7 @@ fn fast_mac(buf: &mut PacketBuf, key: &mut FlowKey, at: usize, m: &[u8; 6]) -> b
 /// write when the key was parsed to L2 and has both. Any other case runs
 /// the two set-fields; the result is the first error of the two (each is
 /// tried whatever the other did, as two separate actions would be).
-#[inline]
+#[inline(always)]
 pub fn set_macs(
     buf: &mut PacketBuf,
     key: &mut FlowKey,
@@ -426,7 +426,7 @@ fn set_macs_slow(
 
 /// Sets `eth_dst`: what `set_field_ref` with [`SetField::EthDst`] does,
 /// for a caller holding the address alone.
-#[inline]
+#[inline(always)]
 pub fn set_eth_dst(
     buf: &mut PacketBuf,
     key: &mut FlowKey,
@@ -919,7 +919,7 @@ pub fn pop_vlan(buf: &mut PacketBuf, key: &mut FlowKey) -> Result<(), RewriteErr
     if key.offsets.vlan_tags == 0 {
         return Err(RewriteError::NoVlan);
     }
-    buf.remove(12, 4)?;
+    remove_outer_tag(buf)?;
     if key.offsets.vlan_tags == 1 {
         // The only tag went: what follows it moved up 4 bytes unchanged,
         // so the key of a new parse is this one without the tag and with
@@ -946,6 +946,22 @@ pub fn pop_vlan(buf: &mut PacketBuf, key: &mut FlowKey) -> Result<(), RewriteErr
     } else {
         reparse(buf, key);
     }
+    Ok(())
+}
+
+/// Removes the 4 bytes after the MAC addresses (the outer tag): what
+/// `buf.remove(12, 4)` does, the 12 address bytes moving 4 to the right
+/// over the tag while the rest stays in place, as one fixed-size copy
+/// instead of a `memmove` call of a length known only at run time.
+#[inline]
+fn remove_outer_tag(buf: &mut PacketBuf) -> Result<(), RewriteError> {
+    let Some(h) = buf.data_mut().first_chunk_mut::<16>() else {
+        return Err(BufError::OutOfRange.into());
+    };
+    let mut macs = [0u8; 12];
+    macs.copy_from_slice(&h[..12]);
+    h[4..].copy_from_slice(&macs);
+    buf.pull_front(4)?;
     Ok(())
 }
 
@@ -1071,7 +1087,7 @@ fn ip_ttl_at(buf: &PacketBuf, key: &mut FlowKey) -> Result<(usize, Option<Ck>), 
 /// caller: the TTL and the header checksum are one 16-bit word apart,
 /// and lowering the TTL by one changes the header's sum by `-0x0100`
 /// (RFC 1624 eqn. 3 with a constant delta `0xfeff`).
-#[inline]
+#[inline(always)]
 pub fn dec_nw_ttl(buf: &mut PacketBuf, key: &mut FlowKey) -> Result<(), RewriteError> {
     let l3 = usize::from(key.offsets.l3);
     if key.depth >= Layer::L3
