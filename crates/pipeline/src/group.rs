@@ -442,6 +442,12 @@ impl GroupTable {
 }
 
 impl Group {
+    /// Bucket `i`'s compiled actions, while they are in the group.
+    #[inline]
+    pub fn bucket(&self, i: usize) -> Option<&[Op]> {
+        self.ops.as_deref()?.get(i).map(|b| &**b)
+    }
+
     /// Takes the compiled bucket actions out of the group while a packet
     /// runs them (see [`Group::ops`]); [`Group::put_back`] returns them.
     #[inline]

@@ -729,13 +729,23 @@ impl Pipeline {
             return;
         };
         group.count(&chosen, len);
+        let one = tail && chosen.len() == 1;
+        if one {
+            // The commonest group of all (INDIRECT, a load balancer's
+            // SELECT): its one bucket as the tail, on the packet itself.
+            // A bucket of one op (a next hop's route, a backend's
+            // rewrite) runs from a copy of the op: nothing to lend out
+            // of the group and put back (a group never runs inside
+            // itself, so nothing could tell).
+            if let Some(&[op]) = group.bucket(chosen.start) {
+                self.execute_tail_op(pkt, key, op, ctx, out);
+                return;
+            }
+        }
         let Some(ops) = group.lend_ops() else {
             return;
         };
-        if tail && chosen.len() == 1 {
-            // The commonest group of all (INDIRECT, a load balancer's
-            // SELECT): its one bucket as the tail, on the packet itself,
-            // without the loop below.
+        if one {
             if let Some(bucket) = ops.get(chosen.start) {
                 self.execute_tail_bucket(pkt, key, bucket, ctx, out);
             }
@@ -762,11 +772,7 @@ impl Pipeline {
     }
 
     /// Runs one bucket as the tail, on the packet itself (see
-    /// `execute_group`). A bucket that is one [`Op::Route`] (a router's
-    /// next hop) or one [`Op::SetIpv4EthDstOutput`] (a load balancer's
-    /// backend) to a standard port goes straight to its function, as
-    /// `execute_ops` would: nothing there reads the nesting depth, so the
-    /// bucket needs no context of its own.
+    /// `execute_group`).
     #[inline(always)]
     fn execute_tail_bucket(
         &mut self,
@@ -776,31 +782,56 @@ impl Pipeline {
         ctx: &Ctx,
         out: &mut impl Output,
     ) {
-        match *bucket {
-            [Op::Route {
-                ref dst,
-                ref src,
-                port,
-            }] if port < port_no::IN_PORT => {
-                self.route(pkt, key, dst, src, port, ctx, out);
-                return;
-            }
-            [Op::SetIpv4EthDstOutput {
-                addr,
-                addr_field,
-                ref dst,
-                port,
-            }] if port < port_no::IN_PORT => {
-                self.set_ipv4_eth_dst_output(pkt, key, addr_field, addr, dst, port, ctx, out);
-                return;
-            }
-            _ => {}
+        if let [op] = *bucket {
+            self.execute_tail_op(pkt, key, op, ctx, out);
+            return;
         }
         let mut c = Ctx {
             depth: ctx.depth + 1,
             ..*ctx
         };
         self.execute_ops(pkt, key, bucket, &mut c, true, out);
+    }
+
+    /// Runs a bucket of one op as the tail (see `execute_group`). An
+    /// [`Op::Route`] (a router's next hop) or an
+    /// [`Op::SetIpv4EthDstOutput`] (a load balancer's backend) to a
+    /// standard port goes straight to its function, as `execute_ops`
+    /// would: nothing there reads the nesting depth, so the bucket needs
+    /// no context of its own.
+    #[inline(always)]
+    fn execute_tail_op(
+        &mut self,
+        pkt: &mut PacketBuf,
+        key: &mut FlowKey,
+        op: Op,
+        ctx: &Ctx,
+        out: &mut impl Output,
+    ) {
+        match op {
+            Op::Route {
+                ref dst,
+                ref src,
+                port,
+            } if port < port_no::IN_PORT => {
+                self.route(pkt, key, dst, src, port, ctx, out);
+            }
+            Op::SetIpv4EthDstOutput {
+                addr,
+                addr_field,
+                ref dst,
+                port,
+            } if port < port_no::IN_PORT => {
+                self.set_ipv4_eth_dst_output(pkt, key, addr_field, addr, dst, port, ctx, out);
+            }
+            _ => {
+                let mut c = Ctx {
+                    depth: ctx.depth + 1,
+                    ..*ctx
+                };
+                self.execute_ops(pkt, key, std::slice::from_ref(&op), &mut c, true, out);
+            }
+        }
     }
 
     /// Runs the `chosen` buckets of a group in order, each on its own
