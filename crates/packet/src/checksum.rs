@@ -38,12 +38,28 @@ pub fn sum_bytes(mut acc: u64, data: &[u8], odd: bool) -> u64 {
 }
 
 /// Folds a running sum into 16 bits (end-around carry).
+///
+/// Every fold step keeps the sum modulo 0xffff and keeps it non-zero if
+/// it was, so the result is fixed by the sum alone: 0 for 0, else the one
+/// value of `1..=0xffff` congruent to it. Four steps always get there
+/// (below 2^33, 0x2ffff, 0x10002, then 0x10000), without the loop's
+/// data-dependent branch.
 #[inline]
-pub fn fold(mut acc: u64) -> u16 {
-    while acc > 0xffff {
-        acc = (acc & 0xffff) + (acc >> 16);
-    }
+pub fn fold(acc: u64) -> u16 {
+    let acc = (acc & 0xffff_ffff) + (acc >> 32);
+    let acc = (acc & 0xffff) + (acc >> 16);
+    let acc = (acc & 0xffff) + (acc >> 16);
+    let acc = (acc & 0xffff) + (acc >> 16);
     acc as u16
+}
+
+/// One's complement sum of two 16-bit values: [`fold`] of `a + b`, in
+/// one step (a sum of two 16-bit values is below 0x1ffff, so one fold
+/// brings it to 16 bits).
+#[inline]
+pub fn add(a: u16, b: u16) -> u16 {
+    let s = u32::from(a) + u32::from(b);
+    ((s & 0xffff) + (s >> 16)) as u16
 }
 
 /// Full Internet checksum of `data` plus an initial (pseudo-header) sum:
@@ -75,22 +91,24 @@ pub fn delta(old: &[u8], new: &[u8]) -> u16 {
 
 /// [`delta`] of a 32-bit big-endian word at an even position, on
 /// integers: the sum of a word is the sum of its two 16-bit halves.
+/// (A fold of a sum of several 16-bit values is the chain of their
+/// [`add`]s: both are the one value `fold` defines for the sum.)
 #[inline]
 pub fn delta32(old: u32, new: u32) -> u16 {
-    let m = fold(u64::from(old >> 16) + u64::from(old & 0xffff));
-    fold(u64::from(!m) + u64::from(new >> 16) + u64::from(new & 0xffff))
+    let m = add((old >> 16) as u16, old as u16);
+    add(add(!m, (new >> 16) as u16), new as u16)
 }
 
 /// [`delta`] of a 16-bit big-endian word at an even position.
 #[inline]
 pub fn delta16(old: u16, new: u16) -> u16 {
-    fold(u64::from(!old) + u64::from(new))
+    add(!old, new)
 }
 
 /// Applies a [`delta`] to a stored checksum: `HC' = ~(~HC + delta)`.
 #[inline]
 pub fn apply_delta(hc: u16, delta: u16) -> u16 {
-    !fold(u64::from(!hc) + u64::from(delta))
+    !add(!hc, delta)
 }
 
 /// Sum of the IPv4 pseudo-header (RFC 793/768): addresses, protocol, length.
@@ -221,6 +239,69 @@ mod tests {
             assert_eq!(apply_delta(before, dl), inc);
         }
         assert_ne!(hc, checksum(0, &data));
+    }
+
+    /// The fold as the end-around carry loop it stands for.
+    fn fold_loop(mut acc: u64) -> u16 {
+        while acc > 0xffff {
+            acc = (acc & 0xffff) + (acc >> 16);
+        }
+        acc as u16
+    }
+
+    /// `fold`, `add` and the deltas built on them equal the carry loop, on
+    /// the edges (0, 0xffff, carries out of every step) and on xorshift
+    /// values.
+    #[test]
+    fn folds_equal_the_carry_loop() {
+        let mut rng = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng
+        };
+        let edges = [
+            0u64,
+            1,
+            0xfffe,
+            0xffff,
+            0x1_0000,
+            0x1_fffe,
+            0x2_ffff,
+            0xffff_ffff,
+            0x1_ffff_fffe,
+            u64::MAX >> 1,
+            u64::MAX - 0xffff,
+            // Needs the fourth step: 0x1_0000_ffff, 0x1_ffff, 0x1_0000.
+            0xffff_ffff_0001_0000,
+        ];
+        let mut values: Vec<u64> = edges.to_vec();
+        values.extend((0..100_000).map(|i| next() >> (i % 64)));
+        for &v in &values {
+            assert_eq!(fold(v), fold_loop(v), "{v:#x}");
+        }
+        let small = [0u16, 1, 0x7fff, 0x8000, 0xfffe, 0xffff];
+        let mut pairs: Vec<(u16, u16)> = small
+            .iter()
+            .flat_map(|&a| small.iter().map(move |&b| (a, b)))
+            .collect();
+        pairs.extend((0..100_000).map(|_| (next() as u16, (next() >> 16) as u16)));
+        let words: Vec<u32> = pairs
+            .iter()
+            .map(|&(a, b)| u32::from(a) << 16 | u32::from(b))
+            .collect();
+        for (i, &(a, b)) in pairs.iter().enumerate() {
+            let (wa, wb) = (u64::from(a), u64::from(b));
+            assert_eq!(add(a, b), fold_loop(wa + wb));
+            assert_eq!(delta16(a, b), fold_loop(u64::from(!a) + wb));
+            assert_eq!(apply_delta(a, b), !fold_loop(u64::from(!a) + wb));
+            let (o, n) = (words[i], words[(i * 7 + 3) % words.len()]);
+            let m = fold_loop(u64::from(o >> 16) + u64::from(o & 0xffff));
+            let want = fold_loop(u64::from(!m) + u64::from(n >> 16) + u64::from(n & 0xffff));
+            assert_eq!(delta32(o, n), want, "{o:#x} -> {n:#x}");
+            assert_eq!(delta32(o, o), delta(&o.to_be_bytes(), &o.to_be_bytes()));
+        }
     }
 
     #[test]

@@ -391,7 +391,7 @@ fn fast_mac(buf: &mut PacketBuf, key: &mut FlowKey, at: usize, m: &[u8; 6]) -> b
 /// write when the key was parsed to L2 and has both. Any other case runs
 /// the two set-fields; the result is the first error of the two (each is
 /// tried whatever the other did, as two separate actions would be).
-#[inline]
+#[inline(always)]
 pub fn set_macs(
     buf: &mut PacketBuf,
     key: &mut FlowKey,
@@ -426,7 +426,7 @@ fn set_macs_slow(
 
 /// Sets `eth_dst`: what `set_field_ref` with [`SetField::EthDst`] does,
 /// for a caller holding the address alone.
-#[inline]
+#[inline(always)]
 pub fn set_eth_dst(
     buf: &mut PacketBuf,
     key: &mut FlowKey,
@@ -436,6 +436,30 @@ pub fn set_eth_dst(
         Ok(())
     } else {
         set_field_general(buf, key, SetField::EthDst(*dst))
+    }
+}
+
+/// Sets an IPv4 address (`af`: `Ipv4Src` or `Ipv4Dst`) to `a`: what
+/// `set_field_ref` with that set-field does, for a caller holding the
+/// field and the address apart.
+#[inline]
+pub fn set_ipv4_addr(
+    buf: &mut PacketBuf,
+    key: &mut FlowKey,
+    af: Field,
+    a: u32,
+) -> Result<(), RewriteError> {
+    let off = match af {
+        Field::Ipv4Src => 12,
+        Field::Ipv4Dst => 16,
+        _ => return Err(RewriteError::MissingField(af)),
+    };
+    if fast_ipv4(buf, key, off, a) {
+        return Ok(());
+    }
+    match SetField::from_value(af, &a.to_be_bytes()) {
+        Some(sf) => set_field_general(buf, key, sf),
+        None => Err(RewriteError::MissingField(af)),
     }
 }
 
@@ -465,6 +489,18 @@ pub fn set_ipv4_port(
 
 /// The fast path of [`set_ipv4_port`]: false (nothing changed) when the
 /// two set-fields must decide.
+///
+/// It takes the IPv4 header (20 bytes from `l3`) and the TCP or UDP
+/// header up to its checksum as two arrays, so the reads and writes
+/// below need no check of their own, and declines a packet where either
+/// is cut short (or whose IP total length ends before the L4 checksum):
+/// the two set-fields then do what they do with such a packet. The L4
+/// checksum takes the address's pseudo-header delta and the port's delta
+/// as one: their one's complement sum ([`checksum::add`]), applied once,
+/// gives the value applying them one after the other gives (a fold's
+/// result depends only on the sum, and the UDP "0 means none" mapping in
+/// between cannot change it: see `fast_ipv4_port_checksum_edges` in the
+/// property tests).
 #[inline]
 fn fast_ipv4_port(
     buf: &mut PacketBuf,
@@ -484,28 +520,46 @@ fn fast_ipv4_port(
         Field::TcpDst | Field::UdpDst => 2,
         _ => return false,
     };
-    if key.depth < Layer::L4 || !key.has(af) || !key.has(pf) {
+    if key.depth < Layer::L4 || !key.has(af) || !key.has(pf) || key.eth_type != ethertype::IPV4 {
         return false;
     }
-    let a_at = usize::from(key.offsets.l3) + a_off;
-    let p_at = usize::from(key.offsets.l4) + p_off;
-    // For TCP and UDP (which a port field implies) the pseudo-header
-    // checksum of an address change is the port's checksum too.
-    let (ip, l4) = (ip_ck(key), l4_ck(key, true));
-    let d = buf.data_mut();
-    let (Some(old_a), Some(old_p)) = (be32_at(d, a_at), be16_at(d, p_at)) else {
+    // (checksum offset in the L4 header, 0 stored means "none")
+    let (ck_off, udp) = match key.ip_proto {
+        ipproto::TCP => (16, false),
+        ipproto::UDP => (6, true),
+        _ => return false,
+    };
+    let (l3, l4) = (usize::from(key.offsets.l3), usize::from(key.offsets.l4));
+    if l3 == 0 || l4 + ck_off + 2 > usize::from(key.offsets.l3_end) {
+        return false;
+    }
+    let Some((front, back)) = buf.data_mut().split_at_mut_checked(l4) else {
         return false;
     };
-    // Both are in the packet (read above): the writes take place.
-    swap_at(d, a_at, a.to_be_bytes());
-    swap_at(d, p_at, p.to_be_bytes());
+    let Some(ip) = front.get_mut(l3..).and_then(|h| h.first_chunk_mut::<20>()) else {
+        return false;
+    };
+    let Some(th) = back.get_mut(..ck_off + 2) else {
+        return false;
+    };
+    let Some(ad) = ip.get_mut(a_off..a_off + 4) else {
+        return false;
+    };
+    let old_a = u32::from_be_bytes([ad[0], ad[1], ad[2], ad[3]]);
+    ad.copy_from_slice(&a.to_be_bytes());
     let da = checksum::delta32(old_a, a);
-    if let Some(ck) = ip {
-        apply_even(d, ck, da);
-    }
-    if let Some(ck) = l4 {
-        apply_even(d, ck, da);
-        apply_even(d, ck, checksum::delta16(old_p, p));
+    let hc = u16::from_be_bytes([ip[10], ip[11]]);
+    [ip[10], ip[11]] = checksum::apply_delta(hc, da).to_be_bytes();
+    let old_p = u16::from_be_bytes([th[p_off], th[p_off + 1]]);
+    [th[p_off], th[p_off + 1]] = p.to_be_bytes();
+    let hc = u16::from_be_bytes([th[ck_off], th[ck_off + 1]]);
+    if !(udp && hc == 0) {
+        let both = checksum::add(da, checksum::delta16(old_p, p));
+        let mut v = checksum::apply_delta(hc, both);
+        if udp && v == 0 {
+            v = 0xffff;
+        }
+        [th[ck_off], th[ck_off + 1]] = v.to_be_bytes();
     }
     if a_off == 12 {
         key.ipv4_src = a;
@@ -560,7 +614,9 @@ fn apply_even(d: &mut [u8], ck: Ck, delta: u16) {
 
 /// Fast path of `set_field` for `ipv4_src` (`off` 12) or `ipv4_dst`
 /// (16): the address, the header checksum and the TCP/UDP checksum
-/// (pseudo-header).
+/// (pseudo-header). The IPv4 header is taken as one 20-byte array (the
+/// address and the header checksum then need no check of their own); a
+/// packet cut inside it is left to the general path.
 #[inline]
 fn fast_ipv4(buf: &mut PacketBuf, key: &mut FlowKey, off: usize, a: u32) -> bool {
     let f = if off == 12 {
@@ -568,17 +624,24 @@ fn fast_ipv4(buf: &mut PacketBuf, key: &mut FlowKey, off: usize, a: u32) -> bool
     } else {
         Field::Ipv4Dst
     };
-    if key.depth < Layer::L3 || !key.has(f) {
+    let l3 = usize::from(key.offsets.l3);
+    if key.depth < Layer::L3 || !key.has(f) || key.eth_type != ethertype::IPV4 || l3 == 0 {
         return false;
     }
-    let at = usize::from(key.offsets.l3) + off;
-    let (ip, l4) = (ip_ck(key), l4_ck(key, true));
+    let l4 = l4_ck(key, true);
     let d = buf.data_mut();
-    let Some(old) = swap_at(d, at, a.to_be_bytes()) else {
+    let Some(ip) = d.get_mut(l3..).and_then(|h| h.first_chunk_mut::<20>()) else {
         return false;
     };
-    let delta = checksum::delta32(u32::from_be_bytes(old), a);
-    for ck in [ip, l4].into_iter().flatten() {
+    let Some(at) = ip.get_mut(off..off + 4) else {
+        return false;
+    };
+    let old = u32::from_be_bytes([at[0], at[1], at[2], at[3]]);
+    at.copy_from_slice(&a.to_be_bytes());
+    let delta = checksum::delta32(old, a);
+    let hc = u16::from_be_bytes([ip[10], ip[11]]);
+    [ip[10], ip[11]] = checksum::apply_delta(hc, delta).to_be_bytes();
+    if let Some(ck) = l4 {
         apply_even(d, ck, delta);
     }
     if off == 12 {
@@ -856,7 +919,7 @@ pub fn pop_vlan(buf: &mut PacketBuf, key: &mut FlowKey) -> Result<(), RewriteErr
     if key.offsets.vlan_tags == 0 {
         return Err(RewriteError::NoVlan);
     }
-    buf.remove(12, 4)?;
+    remove_outer_tag(buf)?;
     if key.offsets.vlan_tags == 1 {
         // The only tag went: what follows it moved up 4 bytes unchanged,
         // so the key of a new parse is this one without the tag and with
@@ -883,6 +946,22 @@ pub fn pop_vlan(buf: &mut PacketBuf, key: &mut FlowKey) -> Result<(), RewriteErr
     } else {
         reparse(buf, key);
     }
+    Ok(())
+}
+
+/// Removes the 4 bytes after the MAC addresses (the outer tag): what
+/// `buf.remove(12, 4)` does, the 12 address bytes moving 4 to the right
+/// over the tag while the rest stays in place, as one fixed-size copy
+/// instead of a `memmove` call of a length known only at run time.
+#[inline]
+fn remove_outer_tag(buf: &mut PacketBuf) -> Result<(), RewriteError> {
+    let Some(h) = buf.data_mut().first_chunk_mut::<16>() else {
+        return Err(BufError::OutOfRange.into());
+    };
+    let mut macs = [0u8; 12];
+    macs.copy_from_slice(&h[..12]);
+    h[4..].copy_from_slice(&macs);
+    buf.pull_front(4)?;
     Ok(())
 }
 
@@ -1008,7 +1087,7 @@ fn ip_ttl_at(buf: &PacketBuf, key: &mut FlowKey) -> Result<(usize, Option<Ck>), 
 /// caller: the TTL and the header checksum are one 16-bit word apart,
 /// and lowering the TTL by one changes the header's sum by `-0x0100`
 /// (RFC 1624 eqn. 3 with a constant delta `0xfeff`).
-#[inline]
+#[inline(always)]
 pub fn dec_nw_ttl(buf: &mut PacketBuf, key: &mut FlowKey) -> Result<(), RewriteError> {
     let l3 = usize::from(key.offsets.l3);
     if key.depth >= Layer::L3

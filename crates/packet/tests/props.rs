@@ -431,3 +431,108 @@ proptest! {
         prop_assert_eq!(fused_key, two_key);
     }
 }
+
+/// A 16-bit value near the edges of one's complement arithmetic (0 and
+/// 0xffff, the two zeros; 1 and 0xfffe) or any value.
+fn ck_edge() -> impl Strategy<Value = u16> {
+    prop_oneof![
+        Just(0u16),
+        Just(0xffff),
+        Just(1),
+        Just(0xfffe),
+        any::<u16>()
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(4000))]
+
+    /// `set_ipv4_port` equals the two set-fields, and the general
+    /// rewrites, where their checksum arithmetic could part: stored IP and
+    /// L4 checksums of 0, 0xffff and around, and new values that make a
+    /// delta 0 or 0xffff (the address or port unchanged, the address's
+    /// halves swapped, the all-zero and all-one words), on TCP and UDP
+    /// frames with and without VLAN tags and IP options.
+    #[test]
+    fn fast_ipv4_port_checksum_edges(
+        seed in any::<prop::sample::Index>(),
+        ip_ck in ck_edge(),
+        l4_ck in ck_edge(),
+        a_dst in any::<bool>(),
+        dst_port in any::<bool>(),
+        a_kind in 0u8..7,
+        any_a in any::<u32>(),
+        p_kind in 0u8..4,
+        any_p in any::<u16>(),
+    ) {
+        let Some((mut buf, key)) = whole_seed(seed) else {
+            return Ok(());
+        };
+        if key.eth_type != 0x0800 || !(key.ip_proto == 6 || key.ip_proto == 17) {
+            return Ok(());
+        }
+        let (l3, l4) = (usize::from(key.offsets.l3), usize::from(key.offsets.l4));
+        let l4_at = l4 + if key.ip_proto == 6 { 16 } else { 6 };
+        for (at, v) in [(l3 + 10, ip_ck), (l4_at, l4_ck)] {
+            if let Some(c) = buf.data_mut().get_mut(at..at + 2) {
+                c.copy_from_slice(&v.to_be_bytes());
+            }
+        }
+        let af = if a_dst { Field::Ipv4Dst } else { Field::Ipv4Src };
+        let old_a = if a_dst { key.ipv4_dst } else { key.ipv4_src };
+        let a = [any_a, old_a, old_a.rotate_left(16), 0, 0xffff_0000, 0xffff, u32::MAX]
+            [usize::from(a_kind)];
+        let tcp = key.ip_proto == 6;
+        let pf = match (tcp, dst_port) {
+            (true, false) => Field::TcpSrc,
+            (true, true) => Field::TcpDst,
+            (false, false) => Field::UdpSrc,
+            (false, true) => Field::UdpDst,
+        };
+        let old_p = if dst_port { key.tp_dst } else { key.tp_src };
+        let p = [any_p, old_p, 0, 0xffff][usize::from(p_kind)];
+        let sa = SetField::from_value(af, &a.to_be_bytes()).unwrap();
+        let sp = SetField::from_value(pf, &p.to_be_bytes()).unwrap();
+        let (mut fused, mut fused_key) = (buf.clone(), key);
+        let r = set_ipv4_port(&mut fused, &mut fused_key, af, a, pf, p);
+        let (mut two, mut two_key) = (buf.clone(), key);
+        let x = set_field(&mut two, &mut two_key, sa);
+        let y = set_field(&mut two, &mut two_key, sp);
+        let (mut gen, mut gen_key) = (buf, key);
+        let gx = set_field_general(&mut gen, &mut gen_key, sa);
+        let gy = set_field_general(&mut gen, &mut gen_key, sp);
+        prop_assert_eq!(r, Ok(()));
+        prop_assert_eq!(r, x.and(y));
+        prop_assert_eq!(r, gx.and(gy));
+        prop_assert_eq!(hex::encode(fused.data()), hex::encode(two.data()));
+        prop_assert_eq!(hex::encode(fused.data()), hex::encode(gen.data()));
+        prop_assert_eq!(fused_key, two_key);
+        prop_assert_eq!(fused_key, gen_key);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    /// `rewrite::set_ipv4_addr` does what the set-field of the address
+    /// does (packet, key, result), on mutated and truncated frames with
+    /// keys parsed to any depth.
+    #[test]
+    fn set_ipv4_addr_equals_set_field(
+        frame in mutated(),
+        depth in 0u8..4,
+        a in any::<u32>(),
+        a_dst in any::<bool>(),
+    ) {
+        let mut one = PacketBuf::from_slice(&frame);
+        let mut one_key = FlowKey::new(2);
+        let _ = parse_to(one.data(), &mut one_key, layer_of(depth));
+        let (mut sf, mut sf_key) = (one.clone(), one_key);
+        let af = if a_dst { Field::Ipv4Dst } else { Field::Ipv4Src };
+        let r = packet::rewrite::set_ipv4_addr(&mut one, &mut one_key, af, a);
+        let s = SetField::from_value(af, &a.to_be_bytes()).unwrap();
+        prop_assert_eq!(r, set_field(&mut sf, &mut sf_key, s));
+        prop_assert_eq!(one.data(), sf.data());
+        prop_assert_eq!(one_key, sf_key);
+    }
+}

@@ -102,6 +102,19 @@ impl ActionSet {
                     Op::SetField(SetField::EthDst(dst)),
                     Op::Output { port, max_len: 0 },
                 ]),
+                Op::SetIpv4EthDstOutput {
+                    addr,
+                    addr_field,
+                    dst,
+                    port,
+                } => {
+                    let a = SetField::from_value(addr_field, &addr.to_be_bytes());
+                    let ops = a.into_iter().map(Op::SetField).chain([
+                        Op::SetField(SetField::EthDst(dst)),
+                        Op::Output { port, max_len: 0 },
+                    ]);
+                    self.write(&ops.collect::<SmallVec<[Op; 3]>>())
+                }
                 Op::SetIpv4Port {
                     addr,
                     port,

@@ -233,6 +233,27 @@ impl GroupTable {
         self.groups.contains_key(&id)
     }
 
+    /// Where group `id` sits in the table, for [`GroupTable::at`] and
+    /// [`GroupTable::at_mut`]: the packet path finds a group once per
+    /// group action and reaches it again through this (no group-mod runs
+    /// meanwhile, so the position stays good).
+    #[inline]
+    pub fn slot(&self, id: u32) -> Option<usize> {
+        self.groups.position(id)
+    }
+
+    /// The group at `slot` (see [`GroupTable::slot`]).
+    #[inline]
+    pub fn at(&self, slot: usize) -> Option<&Group> {
+        self.groups.sorted.get(slot)
+    }
+
+    /// The group at `slot` (see [`GroupTable::slot`]).
+    #[inline]
+    pub fn at_mut(&mut self, slot: usize) -> Option<&mut Group> {
+        self.groups.sorted.get_mut(slot)
+    }
+
     pub fn iter(&self) -> impl Iterator<Item = &Group> {
         self.groups.values()
     }
@@ -421,14 +442,43 @@ impl GroupTable {
 }
 
 impl Group {
+    /// Bucket `i`'s compiled actions, while they are in the group.
+    #[inline]
+    pub fn bucket(&self, i: usize) -> Option<&[Op]> {
+        self.ops.as_deref()?.get(i).map(|b| &**b)
+    }
+
+    /// Takes the compiled bucket actions out of the group while a packet
+    /// runs them (see [`Group::ops`]); [`Group::put_back`] returns them.
+    #[inline]
+    pub fn lend_ops(&mut self) -> Option<Box<[Box<[Op]>]>> {
+        self.ops.take()
+    }
+
+    /// Returns what [`Group::lend_ops`] took. The slot is empty then (a
+    /// group never runs inside itself): writing into it has nothing to
+    /// drop, which `get_or_insert` lets the compiler see.
+    #[inline]
+    pub fn put_back(&mut self, ops: Box<[Box<[Op]>]>) {
+        self.ops.get_or_insert(ops);
+    }
+
     /// Counts a packet of `len` bytes through the group and the `chosen`
     /// buckets.
     #[inline]
     pub fn count(&mut self, chosen: &Chosen, len: usize) {
         self.counters.add(len);
-        for i in chosen.clone() {
-            if let Some(c) = self.bucket_counters.get_mut(i) {
-                c.add(len);
+        // The chosen buckets are the group's (one counter each): one
+        // range check for them all, then a plain loop. (Should a range
+        // ever reach past the counters, each index is checked instead.)
+        match self.bucket_counters.get_mut(chosen.clone()) {
+            Some(cs) => cs.iter_mut().for_each(|c| c.add(len)),
+            None => {
+                for i in chosen.clone() {
+                    if let Some(c) = self.bucket_counters.get_mut(i) {
+                        c.add(len);
+                    }
+                }
             }
         }
     }

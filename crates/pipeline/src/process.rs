@@ -382,8 +382,29 @@ impl Pipeline {
                 // last action may then change the packet for good (see
                 // `execute_group`).
                 let tail = goto.is_none() && write.is_none() && (*clear || set.is_none());
-                if self.execute_ops(pkt, key, ops, &mut ctx, tail, out) == Flow::Stop {
-                    return;
+                match **ops {
+                    // Lists of one action that tables of routers, load
+                    // balancers and gateways apply: straight to it, as
+                    // `execute_ops` would (a group, a pop-VLAN or a NAT's
+                    // rewrite never stops the packet; a rewrite that does
+                    // not apply is skipped), without its call.
+                    [Op::Group(g)] => self.execute_group(g, pkt, key, &ctx, tail, out),
+                    [Op::PopVlan] => {
+                        let _ = packet::pop_vlan(pkt, key);
+                    }
+                    [Op::SetIpv4Port {
+                        addr,
+                        port,
+                        addr_field,
+                        port_field,
+                    }] => {
+                        let _ = packet::set_ipv4_port(pkt, key, addr_field, addr, port_field, port);
+                    }
+                    _ => {
+                        if self.execute_ops(pkt, key, ops, &mut ctx, tail, out) == Flow::Stop {
+                            return;
+                        }
+                    }
                 }
             }
             if *clear {
@@ -501,7 +522,12 @@ impl Pipeline {
                 }
                 Op::SetEthDstOutput { ref dst, port } => {
                     let _ = packet::set_eth_dst(pkt, key, dst);
-                    self.output(pkt, key, port, 0, ctx, out);
+                    // A standard port, as `fuse` makes it (see `route`).
+                    if port < port_no::IN_PORT {
+                        self.output_standard(pkt, port, ctx, out);
+                    } else {
+                        self.output(pkt, key, port, 0, ctx, out);
+                    }
                     Ok(())
                 }
                 Op::SetIpv4Port {
@@ -510,6 +536,15 @@ impl Pipeline {
                     addr_field,
                     port_field,
                 } => packet::set_ipv4_port(pkt, key, addr_field, addr, port_field, port),
+                Op::SetIpv4EthDstOutput {
+                    addr,
+                    addr_field,
+                    ref dst,
+                    port,
+                } => {
+                    self.set_ipv4_eth_dst_output(pkt, key, addr_field, addr, dst, port, ctx, out);
+                    Ok(())
+                }
             };
             match r {
                 Ok(()) => {}
@@ -546,8 +581,40 @@ impl Pipeline {
             return Flow::Stop;
         }
         let _ = packet::set_macs(pkt, key, dst, src);
-        self.output(pkt, key, port, 0, ctx, out);
+        // `fuse` makes a route only with a standard port: no call of
+        // `output` for the reserved ones.
+        if port < port_no::IN_PORT {
+            self.output_standard(pkt, port, ctx, out);
+        } else {
+            self.output(pkt, key, port, 0, ctx, out);
+        }
         Flow::Continue
+    }
+
+    /// [`Op::SetIpv4EthDstOutput`]: set the address, set `eth_dst`,
+    /// output to `port`. As the three ops would: a set-field that fails
+    /// (neither can fail for the TTL) is skipped.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn set_ipv4_eth_dst_output(
+        &mut self,
+        pkt: &mut PacketBuf,
+        key: &mut FlowKey,
+        addr_field: Field,
+        addr: u32,
+        dst: &[u8; 6],
+        port: u32,
+        ctx: &Ctx,
+        out: &mut impl Output,
+    ) {
+        let _ = packet::rewrite::set_ipv4_addr(pkt, key, addr_field, addr);
+        let _ = packet::set_eth_dst(pkt, key, dst);
+        // A standard port, as `fuse` makes it (see `route`).
+        if port < port_no::IN_PORT {
+            self.output_standard(pkt, port, ctx, out);
+        } else {
+            self.output(pkt, key, port, 0, ctx, out);
+        }
     }
 
     fn invalid_ttl(&mut self, pkt: &PacketBuf, key: &FlowKey, ctx: &Ctx, out: &mut impl Output) {
@@ -670,62 +737,149 @@ impl Pipeline {
             return;
         }
         let len = pkt.len();
+        // The group is found once; its slot reaches it again below.
+        let Some(slot) = self.groups.slot(g) else {
+            return;
+        };
+        let Some(chosen) = self.choose_buckets(slot, key) else {
+            return;
+        };
         // The chosen buckets, counted, and the group's compiled actions,
         // taken out of the group table while they run (see `Group::ops`).
-        // One map lookup when the choice depends on the group alone.
-        let Some(group) = self.groups.get_mut(g) else {
+        let Some(group) = self.groups.at_mut(slot) else {
             return;
         };
-        let (chosen, ops) = match group.fixed_choice(|| flow_hash(key)) {
-            Some(c) => {
-                group.count(&c, len);
-                (c, group.ops.take())
-            }
-            None => {
-                let chosen = match self.groups.get(g) {
-                    Some(group) => {
-                        self.groups
-                            .select_buckets(group, || flow_hash(key), &self.ports)
-                    }
-                    None => return,
-                };
-                let Some(group) = self.groups.get_mut(g) else {
-                    return;
-                };
-                group.count(&chosen, len);
-                (chosen, group.ops.take())
-            }
-        };
-        let Some(ops) = ops else {
-            return;
-        };
-        if tail && chosen.len() == 1 {
+        group.count(&chosen, len);
+        let one = tail && chosen.len() == 1;
+        if one {
             // The commonest group of all (INDIRECT, a load balancer's
-            // SELECT): its one bucket as the tail, on the packet itself,
-            // without the loop below.
+            // SELECT): its one bucket as the tail, on the packet itself.
+            // A bucket of one op (a next hop's route, a backend's
+            // rewrite) runs from a copy of the op: nothing to lend out
+            // of the group and put back (a group never runs inside
+            // itself, so nothing could tell).
+            if let Some(&[op]) = group.bucket(chosen.start) {
+                self.execute_tail_op(pkt, key, op, ctx, out);
+                return;
+            }
+        }
+        let Some(ops) = group.lend_ops() else {
+            return;
+        };
+        if one {
             if let Some(bucket) = ops.get(chosen.start) {
+                self.execute_tail_bucket(pkt, key, bucket, ctx, out);
+            }
+        } else {
+            self.execute_buckets(pkt, key, &ops, chosen, ctx, tail, out);
+        }
+        if let Some(group) = self.groups.at_mut(slot) {
+            group.put_back(ops);
+        }
+    }
+
+    /// The buckets a packet takes through the group at `slot`: straight
+    /// from the group when that depends on the group alone
+    /// (`Group::fixed_choice`), else from port and group liveness.
+    #[inline(always)]
+    fn choose_buckets(&self, slot: usize, key: &FlowKey) -> Option<crate::group::Chosen> {
+        let group = self.groups.at(slot)?;
+        Some(match group.fixed_choice(|| flow_hash(key)) {
+            Some(c) => c,
+            None => self
+                .groups
+                .select_buckets(group, || flow_hash(key), &self.ports),
+        })
+    }
+
+    /// Runs one bucket as the tail, on the packet itself (see
+    /// `execute_group`).
+    #[inline(always)]
+    fn execute_tail_bucket(
+        &mut self,
+        pkt: &mut PacketBuf,
+        key: &mut FlowKey,
+        bucket: &[Op],
+        ctx: &Ctx,
+        out: &mut impl Output,
+    ) {
+        if let [op] = *bucket {
+            self.execute_tail_op(pkt, key, op, ctx, out);
+            return;
+        }
+        let mut c = Ctx {
+            depth: ctx.depth + 1,
+            ..*ctx
+        };
+        self.execute_ops(pkt, key, bucket, &mut c, true, out);
+    }
+
+    /// Runs a bucket of one op as the tail (see `execute_group`). An
+    /// [`Op::Route`] (a router's next hop) or an
+    /// [`Op::SetIpv4EthDstOutput`] (a load balancer's backend) to a
+    /// standard port goes straight to its function, as `execute_ops`
+    /// would: nothing there reads the nesting depth, so the bucket needs
+    /// no context of its own.
+    #[inline(always)]
+    fn execute_tail_op(
+        &mut self,
+        pkt: &mut PacketBuf,
+        key: &mut FlowKey,
+        op: Op,
+        ctx: &Ctx,
+        out: &mut impl Output,
+    ) {
+        match op {
+            Op::Route {
+                ref dst,
+                ref src,
+                port,
+            } if port < port_no::IN_PORT => {
+                self.route(pkt, key, dst, src, port, ctx, out);
+            }
+            Op::SetIpv4EthDstOutput {
+                addr,
+                addr_field,
+                ref dst,
+                port,
+            } if port < port_no::IN_PORT => {
+                self.set_ipv4_eth_dst_output(pkt, key, addr_field, addr, dst, port, ctx, out);
+            }
+            _ => {
                 let mut c = Ctx {
                     depth: ctx.depth + 1,
                     ..*ctx
                 };
-                self.execute_ops(pkt, key, bucket, &mut c, true, out);
+                self.execute_ops(pkt, key, std::slice::from_ref(&op), &mut c, true, out);
             }
-            if let Some(group) = self.groups.get_mut(g) {
-                group.ops = Some(ops);
-            }
-            return;
         }
+    }
+
+    /// Runs the `chosen` buckets of a group in order, each on its own
+    /// copy of the packet, but the last one with `tail` (see
+    /// `execute_group`).
+    #[allow(clippy::too_many_arguments)]
+    fn execute_buckets(
+        &mut self,
+        pkt: &mut PacketBuf,
+        key: &mut FlowKey,
+        ops: &[Box<[Op]>],
+        chosen: crate::group::Chosen,
+        ctx: &Ctx,
+        tail: bool,
+        out: &mut impl Output,
+    ) {
         let last = chosen.end.wrapping_sub(1);
         for i in chosen {
             let Some(bucket) = ops.get(i) else { continue };
+            if tail && i == last {
+                self.execute_tail_bucket(pkt, key, bucket, ctx, out);
+                continue;
+            }
             let mut c = Ctx {
                 depth: ctx.depth + 1,
                 ..*ctx
             };
-            if tail && i == last {
-                self.execute_ops(pkt, key, bucket, &mut c, true, out);
-                continue;
-            }
             // Each other bucket works on its own copy, in a buffer reused
             // from the pipeline's scratch pool (no allocation once warm).
             let mut copy = self.scratch.pop().unwrap_or_default();
@@ -735,9 +889,6 @@ impl Pipeline {
             let mut k = *key;
             self.execute_ops(&mut copy, &mut k, bucket, &mut c, true, out);
             self.scratch.push(copy);
-        }
-        if let Some(group) = self.groups.get_mut(g) {
-            group.ops = Some(ops);
         }
     }
 }
@@ -856,6 +1007,10 @@ mod fuse_tests {
             1 => Just(vec![Op::PopVlan]),
             2 => (any::<[u8; 6]>(), output())
                 .prop_map(|(m, o)| vec![Op::SetField(SetField::EthDst(m)), o]),
+            3 => (any::<u32>(), any::<bool>(), any::<[u8; 6]>(), output()).prop_map(|(a, dst, m, o)| {
+                let a = if dst { SetField::Ipv4Dst(a) } else { SetField::Ipv4Src(a) };
+                vec![Op::SetField(a), Op::SetField(SetField::EthDst(m)), o]
+            }),
             3 => (any::<u32>(), any::<bool>(), any::<u16>(), 0u8..4).prop_map(|(a, dst, p, k)| {
                 let a = if dst { SetField::Ipv4Dst(a) } else { SetField::Ipv4Src(a) };
                 let p = [SetField::TcpSrc, SetField::TcpDst, SetField::UdpSrc, SetField::UdpDst]
@@ -942,6 +1097,12 @@ mod fuse_tests {
             Op::SetField(SetField::EthSrc(s)),
             Op::SetField(SetField::EthDst(d)),
             out(port_no::CONTROLLER),
+            Op::SetField(SetField::Ipv4Dst(7)),
+            Op::SetField(SetField::EthDst(d)),
+            out(2),
+            Op::SetField(SetField::Ipv4Src(8)),
+            Op::SetField(SetField::EthDst(d)),
+            out(port_no::IN_PORT),
         ];
         assert_eq!(
             &*fuse(&ops),
@@ -955,7 +1116,216 @@ mod fuse_tests {
                 Op::DecNwTtl,
                 Op::SetMacs { dst: d, src: s },
                 out(port_no::CONTROLLER),
+                Op::SetIpv4EthDstOutput {
+                    addr: 7,
+                    addr_field: packet::Field::Ipv4Dst,
+                    dst: d,
+                    port: 2
+                },
+                Op::SetField(SetField::Ipv4Src(8)),
+                Op::SetField(SetField::EthDst(d)),
+                out(port_no::IN_PORT),
             ][..]
         );
+    }
+}
+
+/// The one-action lists `run_tables_in` runs without `execute_ops` (a
+/// group, a pop-VLAN, a NAT's rewrite) against the same action run by
+/// `execute_ops` (the list with an [`Op::Nop`] in front, which the direct
+/// dispatch does not take): same events, frames, results and counters,
+/// with a table, an action set or nothing after the list.
+#[cfg(test)]
+mod direct_tests {
+    use super::*;
+    use crate::port::PortInfo;
+    use ofp::group::{command as gcmd, group_type, Bucket, GroupMod};
+    use ofp::instruction::Instruction;
+    use ofp::message::{flow_mod_command, FlowMod};
+    use proptest::prelude::*;
+    use std::net::Ipv4Addr;
+    use std::sync::Arc;
+
+    /// Everything emitted, in order.
+    #[derive(Default, Debug, PartialEq, Eq)]
+    struct Rec(Vec<(u8, u32, Vec<u8>, Option<u32>)>);
+
+    impl Output for Rec {
+        fn port(&mut self, port: u32, data: &[u8], queue: Option<u32>) {
+            self.0.push((0, port, data.to_vec(), queue));
+        }
+        fn packet_in(&mut self, ev: PacketInEvent<'_>) {
+            self.0
+                .push((ev.reason, ev.max_len.into(), ev.data.to_vec(), None));
+        }
+    }
+
+    fn flow(table_id: u8, m: Vec<OxmField>, instructions: Vec<Instruction>) -> FlowMod {
+        FlowMod {
+            cookie: 0,
+            cookie_mask: 0,
+            table_id,
+            command: flow_mod_command::ADD,
+            idle_timeout: 0,
+            hard_timeout: 0,
+            priority: 1,
+            buffer_id: u32::MAX,
+            out_port: port_no::ANY,
+            out_group: ofp::group::group_id::ANY,
+            flags: 0,
+            match_: Match::new(m),
+            instructions,
+        }
+    }
+
+    fn out(port: u32) -> Action {
+        Action::Output { port, max_len: 0 }
+    }
+
+    /// Ethernet, maybe one VLAN tag, IPv4 with `ttl`, UDP or TCP.
+    fn frame(tag: bool, tcp: bool, ttl: u8) -> Vec<u8> {
+        let mut f = vec![2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1];
+        if tag {
+            f.extend_from_slice(&[0x81, 0x00, 0x00, 0x64]);
+        }
+        f.extend_from_slice(&[0x08, 0x00]);
+        let l4_len: u16 = if tcp { 20 } else { 8 };
+        let ip = f.len();
+        f.extend_from_slice(&[
+            0x45,
+            0,
+            0,
+            0,
+            0,
+            1,
+            0,
+            0,
+            ttl,
+            if tcp { 6 } else { 17 },
+            0,
+            0,
+        ]);
+        f[ip + 2..ip + 4].copy_from_slice(&(20 + l4_len).to_be_bytes());
+        f.extend_from_slice(&[10, 0, 0, 1, 10, 0, 0, 2, 0x03, 0xe8, 0x00, 0x35]);
+        if tcp {
+            f.extend_from_slice(&[0, 0, 0, 1, 0, 0, 0, 0, 0x50, 0x10, 0, 64, 0x12, 0x34, 0, 0]);
+        } else {
+            f.extend_from_slice(&[0, 8, 0x12, 0x34]);
+        }
+        let ck = packet::checksum::checksum(0, &f[ip..ip + 20]);
+        f[ip + 10..ip + 12].copy_from_slice(&ck.to_be_bytes());
+        f
+    }
+
+    /// A pipeline whose table 0 entry applies one action of `kind`
+    /// (0: group, 1: pop-VLAN, 2: NAT rewrite), followed by `then` (0:
+    /// nothing, 1: goto table 1, 2: write-actions output), and the op the
+    /// list compiles to.
+    fn pipeline(kind: u8, then: u8, all: bool) -> (Pipeline, Op) {
+        let mut p = Pipeline::default();
+        for i in 1..=3 {
+            p.ports.insert(i, PortInfo::up());
+        }
+        let route = vec![
+            Action::DecNwTtl,
+            Action::SetField(OxmField::EthSrc([2, 0, 0, 0, 0, 0xa], None)),
+            Action::SetField(OxmField::EthDst([2, 0, 0, 0, 0, 0xb], None)),
+            out(2),
+        ];
+        let bucket = |actions| Bucket {
+            weight: 0,
+            watch_port: port_no::ANY,
+            watch_group: ofp::group::group_id::ANY,
+            actions,
+        };
+        let (ty, buckets) = if all {
+            (group_type::ALL, vec![bucket(route), bucket(vec![out(3)])])
+        } else {
+            (group_type::INDIRECT, vec![bucket(route)])
+        };
+        let gm = GroupMod {
+            command: gcmd::ADD,
+            group_type: ty,
+            group_id: 1,
+            buckets,
+        };
+        p.group_mod(&gm, 0).expect("valid group");
+        let (m, actions) = match kind {
+            0 => (vec![], vec![Action::Group(1)]),
+            1 => (vec![], vec![Action::PopVlan]),
+            _ => (
+                vec![OxmField::EthType(0x0800), OxmField::IpProto(17)],
+                vec![
+                    Action::SetField(OxmField::Ipv4Src(Ipv4Addr::new(198, 18, 0, 7), None)),
+                    Action::SetField(OxmField::UdpSrc(4321)),
+                ],
+            ),
+        };
+        let mut insts = vec![Instruction::ApplyActions(actions)];
+        match then {
+            1 => insts.push(Instruction::GotoTable(1)),
+            2 => insts.push(Instruction::WriteActions(vec![out(3)])),
+            _ => {}
+        }
+        p.flow_mod(&flow(0, m, insts), 0).expect("valid flow");
+        p.flow_mod(
+            &flow(1, vec![], vec![Instruction::ApplyActions(vec![out(3)])]),
+            0,
+        )
+        .expect("valid flow");
+        let op = match p.tables[0].hot(0).and_then(|e| e.program.apply.as_deref()) {
+            Some(&[op]) => op,
+            other => panic!("one op expected, got {other:?}"),
+        };
+        (p, op)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(500))]
+
+        #[test]
+        fn direct_lists_equal_execute_ops(
+            kind in 0u8..3,
+            then in 0u8..3,
+            all in any::<bool>(),
+            frames in proptest::collection::vec((any::<bool>(), any::<bool>(), 0u8..3), 1..6),
+        ) {
+            let (mut direct, op) = pipeline(kind, then, all);
+            match (kind, op) {
+                (0, Op::Group(1)) | (1, Op::PopVlan) | (2, Op::SetIpv4Port { .. }) => {}
+                _ => prop_assert!(false, "kind {} compiled to {:?}", kind, op),
+            }
+            // The reference: the same entry with [Nop, op], run by
+            // `execute_ops` (the op stays the last: a group is the tail).
+            let mut general = direct.clone();
+            let Some(entry) = general.tables[0].hot_mut(0) else {
+                return Err(TestCaseError::fail("no entry"));
+            };
+            let mut prog = Program::clone(&entry.program);
+            prog.apply = Some(Box::new([Op::Nop, op]));
+            entry.program = Arc::new(prog);
+            for &(tag, tcp, ttl) in &frames {
+                let f = frame(tag, tcp, [1u8, 2, 64][usize::from(ttl)]);
+                let (mut a, mut b) = (PacketBuf::from_slice(&f), PacketBuf::from_slice(&f));
+                let (mut ra, mut rb) = (Rec::default(), Rec::default());
+                let x = direct.process(&mut a, 1, 5, &mut ra).is_ok();
+                let y = general.process(&mut b, 1, 5, &mut rb).is_ok();
+                prop_assert_eq!(x, y);
+                prop_assert_eq!(&ra, &rb);
+                prop_assert_eq!(a.data(), b.data());
+            }
+            let counts = |p: &Pipeline| -> Vec<(u64, u64)> {
+                let flows = p.tables().iter().flat_map(|t| {
+                    t.entries().map(|e| (e.packet_count(), e.byte_count()))
+                });
+                let groups = p.groups.iter().flat_map(|g| {
+                    std::iter::once(g.counters)
+                        .chain(g.bucket_counters.iter().copied())
+                        .map(|c| (c.packet_count, c.byte_count))
+                });
+                flows.chain(groups).collect()
+            };
+            prop_assert_eq!(counts(&direct), counts(&general));
+        }
     }
 }

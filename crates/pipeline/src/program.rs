@@ -87,6 +87,17 @@ pub enum Op {
         addr_field: Field,
         port_field: Field,
     },
+    /// Fused (see [`fuse`]): set-field of an IPv4 address (`addr_field`:
+    /// `Ipv4Src` or `Ipv4Dst`), set-field `eth_dst`, then output to a
+    /// standard port (whose `max_len` nothing reads): a load balancer's
+    /// backend, the address rewritten and the frame sent to the backend's
+    /// MAC.
+    SetIpv4EthDstOutput {
+        addr: u32,
+        addr_field: Field,
+        dst: [u8; 6],
+        port: u32,
+    },
 }
 
 /// The rewrite a set-field OXM value asks for, if the field can be set.
@@ -168,6 +179,11 @@ impl Op {
                 w.insert_all(with_aliases(*port_field));
                 w
             }
+            Op::SetIpv4EthDstOutput { addr_field, .. } => {
+                let mut w = with_aliases(*addr_field);
+                w.insert(EthDst);
+                w
+            }
             // The tags shift up; what follows the tags is the same (a
             // packet with more tags than the parser takes never gets to a
             // table).
@@ -242,6 +258,7 @@ pub fn bucket_ops(actions: &[Action]) -> Box<[Op]> {
 ///  set eth_src|eth_dst, set eth_dst|eth_src                                ->  SetMacs
 ///  set eth_dst, output(std port)                                           ->  SetEthDstOutput
 ///  set ipv4_src|ipv4_dst, set tcp|udp_src|dst                              ->  SetIpv4Port
+///  set ipv4_src|ipv4_dst, set eth_dst, output(std port)                    ->  SetIpv4EthDstOutput
 /// ```
 ///
 /// Only lists executed straight through are fused (apply-actions, group
@@ -265,6 +282,21 @@ fn fuse_at(ops: &[Op]) -> Option<(Op, usize)> {
         if let (Some((dst, src)), true) = (macs(a, b), *port <= port_no::MAX) {
             let port = *port;
             return Some((Op::Route { dst, src, port }, 4));
+        }
+    }
+    if let [Op::SetField(sa), Op::SetField(SetField::EthDst(dst)), Op::Output { port, .. }, ..] =
+        ops
+    {
+        if let (SetField::Ipv4Src(addr) | SetField::Ipv4Dst(addr), true) =
+            (sa, *port <= port_no::MAX)
+        {
+            let op = Op::SetIpv4EthDstOutput {
+                addr: *addr,
+                addr_field: sa.field(),
+                dst: *dst,
+                port: *port,
+            };
+            return Some((op, 3));
         }
     }
     if let [a, b, ..] = ops {

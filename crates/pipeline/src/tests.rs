@@ -2015,3 +2015,204 @@ mod template_props {
         assert!(matches!(&per[0].1[..], [Ev::Port(2, _, None)]));
     }
 }
+
+/// Group buckets as the packet path runs them (compiled, fused, with the
+/// fast paths of `execute_group` and the fused ops) against the same
+/// buckets run as plain action lists, one op per action in action-set
+/// order through the general op loop: same events, same frames, same
+/// flow, group and bucket counters.
+mod group_exec_props {
+    use super::*;
+    use crate::action_set::ActionSet;
+    use crate::program::{compile_actions, Op};
+    use proptest::prelude::*;
+
+    const MAC_A: [u8; 6] = [2, 0, 0, 0, 0, 0xa];
+    const MAC_B: [u8; 6] = [2, 0, 0, 0, 0, 0xb];
+
+    /// One bucket's actions, by kind (`g`: a group it may chain to; `k`:
+    /// an output port).
+    fn bucket_actions(kind: u8, k: u32, g: Option<u32>) -> Vec<Action> {
+        let set = |f: OxmField| Action::SetField(f);
+        match kind {
+            // A router's next hop (fused into a route).
+            0 => vec![
+                Action::DecNwTtl,
+                set(OxmField::EthSrc(MAC_A, None)),
+                set(OxmField::EthDst(MAC_B, None)),
+                out(k),
+            ],
+            // A load balancer's backend.
+            1 => vec![
+                set(OxmField::Ipv4Dst(Ipv4Addr::new(10, 9, 0, k as u8), None)),
+                set(OxmField::EthDst(MAC_B, None)),
+                out(k),
+            ],
+            // A NAT.
+            2 => vec![
+                set(OxmField::Ipv4Src(Ipv4Addr::new(198, 18, 0, k as u8), None)),
+                set(OxmField::UdpSrc(1000 + k as u16)),
+                out(k),
+            ],
+            3 => vec![out(port_no::CONTROLLER)],
+            4 => match g {
+                Some(g) => vec![Action::DecNwTtl, Action::Group(g)],
+                None => vec![out(port_no::IN_PORT)],
+            },
+            5 => vec![Action::SetQueue(0), out(k)],
+            6 => vec![Action::DecNwTtl, out(port_no::IN_PORT)],
+            // A route to a reserved port (not fused).
+            _ => vec![
+                Action::DecNwTtl,
+                set(OxmField::EthDst(MAC_A, None)),
+                set(OxmField::EthSrc(MAC_B, None)),
+                out(port_no::CONTROLLER),
+            ],
+        }
+    }
+
+    /// (group type, buckets as (kind, port, weight))
+    type GroupSpec = (u8, Vec<(u8, u32, u16)>);
+
+    fn any_group() -> impl Strategy<Value = GroupSpec> {
+        (
+            0u8..4,
+            proptest::collection::vec((0u8..8, 1u32..4, 1u16..3), 1..4),
+        )
+    }
+
+    fn group_mod_of(id: u32, spec: &GroupSpec) -> GroupMod {
+        let (ty, buckets) = spec;
+        let ty = [
+            group_type::INDIRECT,
+            group_type::ALL,
+            group_type::SELECT,
+            group_type::FF,
+        ][usize::from(*ty)];
+        let n = if ty == group_type::INDIRECT { 1 } else { 3 };
+        // Groups chain only to groups made before them (no loops).
+        let chain = (id > 1).then(|| id - 1);
+        let buckets = buckets
+            .iter()
+            .take(n)
+            .map(|&(kind, k, w)| Bucket {
+                weight: if ty == group_type::SELECT { w } else { 0 },
+                watch_port: if ty == group_type::FF {
+                    k
+                } else {
+                    port_no::ANY
+                },
+                ..bucket(bucket_actions(kind, k, chain))
+            })
+            .collect();
+        gmod(gcmd::ADD, ty, id, buckets)
+    }
+
+    /// Table 0's one entry, by kind, for group `g`: the group as the tail
+    /// of apply-actions, followed by an output, in the action set, or
+    /// with a table after it.
+    fn entry(kind: u8, g: u32) -> Vec<Instruction> {
+        match kind {
+            0 => vec![apply(vec![Action::Group(g)])],
+            1 => vec![apply(vec![Action::Group(g), out(2)])],
+            2 => vec![Instruction::WriteActions(vec![Action::Group(g)])],
+            _ => vec![apply(vec![Action::Group(g)]), Instruction::GotoTable(1)],
+        }
+    }
+
+    /// Every group's buckets as one op per action, in action-set order,
+    /// nothing fused.
+    fn unfuse_groups(p: &mut Pipeline) {
+        let ids: Vec<u32> = p.groups.iter().map(|g| g.id).collect();
+        for id in ids {
+            let Some(slot) = p.groups.slot(id) else {
+                continue;
+            };
+            let Some(g) = p.groups.at_mut(slot) else {
+                continue;
+            };
+            let plain = g
+                .buckets
+                .iter()
+                .map(|b| {
+                    let mut set = ActionSet::new();
+                    set.write(&compile_actions(&b.actions));
+                    let mut ops: Vec<Op> = Vec::new();
+                    set.for_each(|op| {
+                        ops.push(*op);
+                        true
+                    });
+                    ops.into_boxed_slice()
+                })
+                .collect();
+            g.ops = Some(plain);
+        }
+    }
+
+    /// A group's id, (packets, bytes), and each bucket's.
+    type GroupCounts = (u32, u64, u64, Vec<(u64, u64)>);
+
+    /// Every group's counts.
+    fn group_counts(p: &Pipeline) -> Vec<GroupCounts> {
+        p.groups
+            .iter()
+            .map(|g| {
+                (
+                    g.id,
+                    g.counters.packet_count,
+                    g.counters.byte_count,
+                    g.bucket_counters
+                        .iter()
+                        .map(|c| (c.packet_count, c.byte_count))
+                        .collect(),
+                )
+            })
+            .collect()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1000))]
+
+        #[test]
+        fn fused_buckets_equal_plain_buckets(
+            groups in proptest::collection::vec(any_group(), 1..4),
+            entry_kind in 0u8..4,
+            frames in proptest::collection::vec((1u32..4, 0u8..4, 0u16..64), 1..12),
+            down in proptest::option::of(1u32..4),
+        ) {
+            let mut p = pipeline(3);
+            for (i, g) in groups.iter().enumerate() {
+                p.group_mod(&group_mod_of(i as u32 + 1, g), 0).expect("valid group");
+            }
+            let top = groups.len() as u32;
+            p.flow_mod(&fm(cmd::ADD, 0, 1, vec![], entry(entry_kind, top)), 0)
+                .expect("valid flow");
+            p.flow_mod(&fm(cmd::ADD, 1, 1, vec![], vec![apply(vec![out(3)])]), 0)
+                .expect("valid flow");
+            if let Some(d) = down.and_then(|d| p.ports.get_mut(d)) {
+                d.state = state::LINK_DOWN;
+            }
+            let mut plain = p.clone();
+            unfuse_groups(&mut plain);
+            for &(in_port, ttl, dport) in &frames {
+                let ttl = [0u8, 1, 2, 64][usize::from(ttl)];
+                let f = udp_frame([10, 0, 0, 9], dport, ttl);
+                let (mut a, mut b) = (PacketBuf::from_slice(&f), PacketBuf::from_slice(&f));
+                let (mut ra, mut rb) = (Rec::default(), Rec::default());
+                let x = p.process(&mut a, in_port, 5, &mut ra).is_ok();
+                let y = plain.process(&mut b, in_port, 5, &mut rb).is_ok();
+                prop_assert_eq!(x, y);
+                prop_assert_eq!(&ra.0, &rb.0);
+                prop_assert_eq!(a.data(), b.data());
+            }
+            prop_assert_eq!(group_counts(&p), group_counts(&plain));
+            let flows = |p: &Pipeline| -> Vec<(u64, u64)> {
+                p.tables()
+                    .iter()
+                    .flat_map(|t| t.entries().map(|e| (e.packet_count(), e.byte_count())))
+                    .collect()
+            };
+            prop_assert_eq!(flows(&p), flows(&plain));
+        }
+    }
+}
