@@ -402,8 +402,7 @@ mod tests {
     use ofp::action::Action;
     use ofp::instruction::Instruction;
     use ofp::message::{flow_mod_command, FlowMod};
-    use ofp::oxm::{Match, OxmField};
-    use ofp::port::port_no;
+    use ofp::oxm::OxmField;
     use proptest::prelude::*;
     use std::net::Ipv4Addr;
 
@@ -437,21 +436,7 @@ mod tests {
         if on > 0 && table + on < 6 {
             instructions.push(Instruction::GotoTable(table + on));
         }
-        FlowMod {
-            cookie: 0,
-            cookie_mask: 0,
-            table_id: table,
-            command: flow_mod_command::ADD,
-            idle_timeout: 0,
-            hard_timeout: 0,
-            priority,
-            buffer_id: u32::MAX,
-            out_port: port_no::ANY,
-            out_group: ofp::group::group_id::ANY,
-            flags: 0,
-            match_: Match::new(match_),
-            instructions,
-        }
+        crate::tests::fm(flow_mod_command::ADD, table, priority, match_, instructions)
     }
 
     /// The key of a UDP frame to 10.0.0.`a` port `dport` from `in_port`.

@@ -1161,21 +1161,7 @@ mod direct_tests {
     }
 
     fn flow(table_id: u8, m: Vec<OxmField>, instructions: Vec<Instruction>) -> FlowMod {
-        FlowMod {
-            cookie: 0,
-            cookie_mask: 0,
-            table_id,
-            command: flow_mod_command::ADD,
-            idle_timeout: 0,
-            hard_timeout: 0,
-            priority: 1,
-            buffer_id: u32::MAX,
-            out_port: port_no::ANY,
-            out_group: ofp::group::group_id::ANY,
-            flags: 0,
-            match_: Match::new(m),
-            instructions,
-        }
+        crate::tests::fm(flow_mod_command::ADD, table_id, 1, m, instructions)
     }
 
     fn out(port: u32) -> Action {

@@ -91,7 +91,7 @@ fn pipeline(n_ports: u32) -> Pipeline {
     p
 }
 
-fn fm(
+pub(crate) fn fm(
     command: u8,
     table_id: u8,
     priority: u16,
@@ -115,7 +115,7 @@ fn fm(
     }
 }
 
-fn out(port: u32) -> Action {
+pub(crate) fn out(port: u32) -> Action {
     Action::Output { port, max_len: 0 }
 }
 
