@@ -369,13 +369,8 @@ impl Pipeline {
             if let Some([Op::Output { port, max_len }]) = apply.as_deref() {
                 // The commonest action list of all, one output (an L2
                 // table's entries, a port-based patch): straight to the
-                // output, as `execute_ops` would, without the op loop
-                // (and to a standard port without the call of `output`).
-                if *port < port_no::IN_PORT {
-                    self.output_standard(pkt, *port, &ctx, out);
-                } else {
-                    self.output(pkt, key, *port, *max_len, &ctx, out);
-                }
+                // output, as `execute_ops` would, without the op loop.
+                self.output(pkt, key, *port, *max_len, &ctx, out);
             } else if let Some(ops) = apply {
                 // Nothing looks at the packet after this list when no
                 // table follows and the action set will be empty: its
@@ -522,12 +517,7 @@ impl Pipeline {
                 }
                 Op::SetEthDstOutput { ref dst, port } => {
                     let _ = packet::set_eth_dst(pkt, key, dst);
-                    // A standard port, as `fuse` makes it (see `route`).
-                    if port < port_no::IN_PORT {
-                        self.output_standard(pkt, port, ctx, out);
-                    } else {
-                        self.output(pkt, key, port, 0, ctx, out);
-                    }
+                    self.output(pkt, key, port, 0, ctx, out);
                     Ok(())
                 }
                 Op::SetIpv4Port {
@@ -581,13 +571,7 @@ impl Pipeline {
             return Flow::Stop;
         }
         let _ = packet::set_macs(pkt, key, dst, src);
-        // `fuse` makes a route only with a standard port: no call of
-        // `output` for the reserved ones.
-        if port < port_no::IN_PORT {
-            self.output_standard(pkt, port, ctx, out);
-        } else {
-            self.output(pkt, key, port, 0, ctx, out);
-        }
+        self.output(pkt, key, port, 0, ctx, out);
         Flow::Continue
     }
 
@@ -609,12 +593,7 @@ impl Pipeline {
     ) {
         let _ = packet::rewrite::set_ipv4_addr(pkt, key, addr_field, addr);
         let _ = packet::set_eth_dst(pkt, key, dst);
-        // A standard port, as `fuse` makes it (see `route`).
-        if port < port_no::IN_PORT {
-            self.output_standard(pkt, port, ctx, out);
-        } else {
-            self.output(pkt, key, port, 0, ctx, out);
-        }
+        self.output(pkt, key, port, 0, ctx, out);
     }
 
     fn invalid_ttl(&mut self, pkt: &PacketBuf, key: &FlowKey, ctx: &Ctx, out: &mut impl Output) {
@@ -636,7 +615,10 @@ impl Pipeline {
             .is_none_or(|p| p.config & config::NO_PACKET_IN == 0)
     }
 
-    /// Output to `port` (standard or reserved).
+    /// Output to `port` (standard or reserved). A standard port, the
+    /// common case, is served inline; the reserved ports out of line
+    /// (`output_reserved`).
+    #[inline(always)]
     fn output(
         &mut self,
         pkt: &mut PacketBuf,
@@ -646,12 +628,24 @@ impl Pipeline {
         ctx: &Ctx,
         out: &mut impl Output,
     ) {
-        // A standard port, the common case, first (everything below
-        // `IN_PORT` would reach the last arm of the match).
         if port < port_no::IN_PORT {
             self.output_standard(pkt, port, ctx, out);
-            return;
+        } else {
+            self.output_reserved(pkt, key, port, max_len, ctx, out);
         }
+    }
+
+    /// `output` to a reserved port (`IN_PORT` and above).
+    #[inline(never)]
+    fn output_reserved(
+        &mut self,
+        pkt: &mut PacketBuf,
+        key: &FlowKey,
+        port: u32,
+        max_len: u16,
+        ctx: &Ctx,
+        out: &mut impl Output,
+    ) {
         match port {
             port_no::IN_PORT => {
                 if self.ports.get(ctx.in_port).is_some_and(|p| p.can_forward()) {
@@ -711,9 +705,23 @@ impl Pipeline {
     /// Output to a standard port (or a number that names no port).
     #[inline(always)]
     fn output_standard(&self, pkt: &PacketBuf, p: u32, ctx: &Ctx, out: &mut impl Output) {
-        // Sending back out of the ingress port needs OFPP_IN_PORT.
-        if p != ctx.in_port && self.ports.get(p).is_some_and(|i| i.can_forward()) {
-            out.port(p, pkt.data(), ctx.queue);
+        self.send_standard(pkt, p, ctx.in_port, ctx.queue, out);
+    }
+
+    /// Sends the packet of a packet received on `in_port` out of standard
+    /// port `p` on `queue`, unless `p` is the ingress port (that needs
+    /// OFPP_IN_PORT) or cannot forward (down, NO_FWD, or no such port).
+    #[inline(always)]
+    pub(crate) fn send_standard(
+        &self,
+        pkt: &PacketBuf,
+        p: u32,
+        in_port: u32,
+        queue: Option<u32>,
+        out: &mut impl Output,
+    ) {
+        if p != in_port && self.ports.get(p).is_some_and(|i| i.can_forward()) {
+            out.port(p, pkt.data(), queue);
         }
     }
 

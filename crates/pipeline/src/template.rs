@@ -138,8 +138,8 @@ pub(crate) fn classify_chunk(
 impl Pipeline {
     /// Forwards a packet the template classified (`f`, from table 0 =
     /// `table`) with the effect of the general path: the lookup and the
-    /// match counted, the entry's counters, then the output unless the
-    /// port is the ingress port or cannot forward (`output_standard`).
+    /// match counted, the entry's counters, then the output as to any
+    /// standard port (`send_standard`).
     #[inline(always)]
     pub(crate) fn forward(
         &self,
@@ -154,8 +154,6 @@ impl Pipeline {
         if let Some(e) = table.hot_mut(f.pos as usize) {
             e.hit(pkt.len(), now);
         }
-        if f.port != in_port && self.ports.get(f.port).is_some_and(|p| p.can_forward()) {
-            out.port(f.port, pkt.data(), None);
-        }
+        self.send_standard(pkt, f.port, in_port, None, out);
     }
 }
