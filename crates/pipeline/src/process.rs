@@ -377,29 +377,8 @@ impl Pipeline {
                 // last action may then change the packet for good (see
                 // `execute_group`).
                 let tail = goto.is_none() && write.is_none() && (*clear || set.is_none());
-                match **ops {
-                    // Lists of one action that tables of routers, load
-                    // balancers and gateways apply: straight to it, as
-                    // `execute_ops` would (a group, a pop-VLAN or a NAT's
-                    // rewrite never stops the packet; a rewrite that does
-                    // not apply is skipped), without its call.
-                    [Op::Group(g)] => self.execute_group(g, pkt, key, &ctx, tail, out),
-                    [Op::PopVlan] => {
-                        let _ = packet::pop_vlan(pkt, key);
-                    }
-                    [Op::SetIpv4Port {
-                        addr,
-                        port,
-                        addr_field,
-                        port_field,
-                    }] => {
-                        let _ = packet::set_ipv4_port(pkt, key, addr_field, addr, port_field, port);
-                    }
-                    _ => {
-                        if self.execute_ops(pkt, key, ops, &mut ctx, tail, out) == Flow::Stop {
-                            return;
-                        }
-                    }
+                if self.execute_ops(pkt, key, ops, &mut ctx, tail, out) == Flow::Stop {
+                    return;
                 }
             }
             if *clear {
@@ -451,6 +430,14 @@ impl Pipeline {
     /// Executes compiled actions in order on the packet. `tail`: nothing
     /// reads the packet (or its key) after the last of `ops`, so a group
     /// there may run its bucket on the packet itself.
+    ///
+    /// The lists of one action that the tables of routers, load balancers
+    /// and gateways apply (a group, a pop-VLAN, a NAT's rewrite) go
+    /// straight to it here, inline in the caller; any other list goes to
+    /// `execute_op_list`, out of line. (A group, a pop-VLAN or a NAT's
+    /// rewrite never stops the packet; a rewrite that does not apply is
+    /// skipped, as the op loop does.)
+    #[inline(always)]
     fn execute_ops(
         &mut self,
         pkt: &mut PacketBuf,
@@ -460,20 +447,48 @@ impl Pipeline {
         tail: bool,
         out: &mut impl Output,
     ) -> Flow {
-        // A list of one group action (a route's or a load balancer's
-        // apply-actions) and a next hop's one fused op: straight to them,
-        // without the indirect branch of the op dispatch below.
-        match ops {
+        match *ops {
             [Op::Group(g)] => {
-                self.execute_group(*g, pkt, key, ctx, tail, out);
-                return Flow::Continue;
+                self.execute_group(g, pkt, key, ctx, tail, out);
+                Flow::Continue
             }
-            [Op::Route {
-                ref dst,
-                ref src,
+            [Op::PopVlan] => {
+                let _ = packet::pop_vlan(pkt, key);
+                Flow::Continue
+            }
+            [Op::SetIpv4Port {
+                addr,
                 port,
-            }] => return self.route(pkt, key, dst, src, *port, ctx, out),
-            _ => {}
+                addr_field,
+                port_field,
+            }] => {
+                let _ = packet::set_ipv4_port(pkt, key, addr_field, addr, port_field, port);
+                Flow::Continue
+            }
+            _ => self.execute_op_list(pkt, key, ops, ctx, tail, out),
+        }
+    }
+
+    /// `execute_ops` of any other list: a next hop's one fused op
+    /// straight to `route` (without the indirect branch of the op
+    /// dispatch), else the op loop.
+    #[inline(never)]
+    fn execute_op_list(
+        &mut self,
+        pkt: &mut PacketBuf,
+        key: &mut FlowKey,
+        ops: &[Op],
+        ctx: &mut Ctx,
+        tail: bool,
+        out: &mut impl Output,
+    ) -> Flow {
+        if let [Op::Route {
+            ref dst,
+            ref src,
+            port,
+        }] = *ops
+        {
+            return self.route(pkt, key, dst, src, port, ctx, out);
         }
         let last = ops.len().wrapping_sub(1);
         for (i, op) in ops.iter().enumerate() {
@@ -819,7 +834,7 @@ impl Pipeline {
             depth: ctx.depth + 1,
             ..*ctx
         };
-        self.execute_ops(pkt, key, bucket, &mut c, true, out);
+        self.execute_op_list(pkt, key, bucket, &mut c, true, out);
     }
 
     /// Runs a bucket of one op as the tail (see `execute_group`). An
@@ -858,7 +873,7 @@ impl Pipeline {
                     depth: ctx.depth + 1,
                     ..*ctx
                 };
-                self.execute_ops(pkt, key, std::slice::from_ref(&op), &mut c, true, out);
+                self.execute_op_list(pkt, key, std::slice::from_ref(&op), &mut c, true, out);
             }
         }
     }
@@ -895,7 +910,7 @@ impl Pipeline {
                 copy = pkt.clone();
             }
             let mut k = *key;
-            self.execute_ops(&mut copy, &mut k, bucket, &mut c, true, out);
+            self.execute_op_list(&mut copy, &mut k, bucket, &mut c, true, out);
             self.scratch.push(copy);
         }
     }
@@ -1138,11 +1153,11 @@ mod fuse_tests {
     }
 }
 
-/// The one-action lists `run_tables_in` runs without `execute_ops` (a
-/// group, a pop-VLAN, a NAT's rewrite) against the same action run by
-/// `execute_ops` (the list with an [`Op::Nop`] in front, which the direct
-/// dispatch does not take): same events, frames, results and counters,
-/// with a table, an action set or nothing after the list.
+/// The one-action lists `execute_ops` runs straight (a group, a pop-VLAN,
+/// a NAT's rewrite) against the same action run by the op loop (the list
+/// with an [`Op::Nop`] in front, which the straight dispatch does not
+/// take): same events, frames, results and counters, with a table, an
+/// action set or nothing after the list.
 #[cfg(test)]
 mod direct_tests {
     use super::*;
@@ -1289,8 +1304,8 @@ mod direct_tests {
                 (0, Op::Group(1)) | (1, Op::PopVlan) | (2, Op::SetIpv4Port { .. }) => {}
                 _ => prop_assert!(false, "kind {} compiled to {:?}", kind, op),
             }
-            // The reference: the same entry with [Nop, op], run by
-            // `execute_ops` (the op stays the last: a group is the tail).
+            // The reference: the same entry with [Nop, op], run by the
+            // op loop (the op stays the last: a group is the tail).
             let mut general = direct.clone();
             let Some(entry) = general.tables[0].hot_mut(0) else {
                 return Err(TestCaseError::fail("no entry"));
