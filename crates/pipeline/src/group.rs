@@ -469,17 +469,9 @@ impl Group {
     pub fn count(&mut self, chosen: &Chosen, len: usize) {
         self.counters.add(len);
         // The chosen buckets are the group's (one counter each): one
-        // range check for them all, then a plain loop. (Should a range
-        // ever reach past the counters, each index is checked instead.)
-        match self.bucket_counters.get_mut(chosen.clone()) {
-            Some(cs) => cs.iter_mut().for_each(|c| c.add(len)),
-            None => {
-                for i in chosen.clone() {
-                    if let Some(c) = self.bucket_counters.get_mut(i) {
-                        c.add(len);
-                    }
-                }
-            }
+        // range check for them all, then a plain loop.
+        if let Some(cs) = self.bucket_counters.get_mut(chosen.clone()) {
+            cs.iter_mut().for_each(|c| c.add(len));
         }
     }
 
