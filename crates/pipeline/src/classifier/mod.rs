@@ -494,12 +494,9 @@ impl Auto {
     /// tuple space knows (it is asked then).
     #[inline]
     fn exact_answer(&self, hit: Option<Hit>, key: &FlowKey) -> Option<u32> {
-        let any = self.tss.lookup_any();
-        match hit {
-            None => any.some().map(|r| r.handle),
-            Some(h) if any.is_none() || h.priority > any.rank.priority() => Some(h.handle),
-            Some(h) if h.priority < any.rank.priority() => Some(any.handle),
-            Some(_) => self.tie(key),
+        match self.answer_known(hit) {
+            Some(answer) => answer,
+            None => self.tie(key),
         }
     }
 
@@ -513,9 +510,10 @@ impl Auto {
     }
 
     /// `lookup`'s answer given what the exact index found for the key
-    /// (`hit`), as `exact_answer` gives it; `None` when that needs the
-    /// tuple space (a tie with a match-everything entry), which needs the
-    /// whole key.
+    /// (`hit`): the better of that and the best match-everything entry,
+    /// by priority; `None` on equal priorities, where the installation
+    /// order decides, which only the tuple space knows (it needs the
+    /// whole key: `exact_answer`).
     #[inline]
     pub fn answer_known(&self, hit: Option<Hit>) -> Option<Option<u32>> {
         let any = self.tss.lookup_any();
