@@ -919,7 +919,7 @@ pub fn pop_vlan(buf: &mut PacketBuf, key: &mut FlowKey) -> Result<(), RewriteErr
     if key.offsets.vlan_tags == 0 {
         return Err(RewriteError::NoVlan);
     }
-    remove_outer_tag(buf)?;
+    buf.remove(12, 4)?;
     if key.offsets.vlan_tags == 1 {
         // The only tag went: what follows it moved up 4 bytes unchanged,
         // so the key of a new parse is this one without the tag and with
@@ -946,22 +946,6 @@ pub fn pop_vlan(buf: &mut PacketBuf, key: &mut FlowKey) -> Result<(), RewriteErr
     } else {
         reparse(buf, key);
     }
-    Ok(())
-}
-
-/// Removes the 4 bytes after the MAC addresses (the outer tag): what
-/// `buf.remove(12, 4)` does, the 12 address bytes moving 4 to the right
-/// over the tag while the rest stays in place, as one fixed-size copy
-/// instead of a `memmove` call of a length known only at run time.
-#[inline]
-fn remove_outer_tag(buf: &mut PacketBuf) -> Result<(), RewriteError> {
-    let Some(h) = buf.data_mut().first_chunk_mut::<16>() else {
-        return Err(BufError::OutOfRange.into());
-    };
-    let mut macs = [0u8; 12];
-    macs.copy_from_slice(&h[..12]);
-    h[4..].copy_from_slice(&macs);
-    buf.pull_front(4)?;
     Ok(())
 }
 
