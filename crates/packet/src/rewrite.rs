@@ -400,15 +400,38 @@ pub fn set_macs(
 ) -> Result<(), RewriteError> {
     if key.depth >= Layer::L2 && key.has(Field::EthDst) && key.has(Field::EthSrc) {
         if let Some(h) = buf.data_mut().first_chunk_mut::<12>() {
-            let (d, s) = h.split_at_mut(6);
-            d.copy_from_slice(dst);
-            s.copy_from_slice(src);
+            write_macs(h, dst, src);
             key.eth_dst = *dst;
             key.eth_src = *src;
             return Ok(());
         }
     }
     set_macs_slow(buf, key, dst, src)
+}
+
+/// Writes both MAC addresses of an Ethernet header (`h`: its first 12
+/// bytes) in one go: the frame half of [`set_macs`], which the route
+/// template (`pipeline`) also uses on frames it has no key for.
+#[inline(always)]
+pub fn write_macs(h: &mut [u8; 12], dst: &[u8; 6], src: &[u8; 6]) {
+    let (d, s) = h.split_at_mut(6);
+    d.copy_from_slice(dst);
+    s.copy_from_slice(src);
+}
+
+/// Lowers the TTL of an IPv4 header (`h`: its first 12 bytes) from `ttl`
+/// (above 1) by one and updates the header checksum: the frame half of
+/// [`dec_nw_ttl`]'s fast path. The TTL and the checksum are one 16-bit
+/// word apart, and lowering the TTL by one changes the header's sum by
+/// `-0x0100` (RFC 1624 eqn. 3 with a constant delta `0xfeff`). Returns
+/// the new TTL.
+#[inline(always)]
+pub fn ipv4_ttl_down(h: &mut [u8; 12], ttl: u8) -> u8 {
+    let ttl = ttl.wrapping_sub(1);
+    h[8] = ttl;
+    let hc = u16::from_be_bytes([h[10], h[11]]);
+    [h[10], h[11]] = checksum::apply_delta(hc, 0xfeff).to_be_bytes();
+    ttl
 }
 
 /// [`set_macs`] as two set-fields (kept out of line).
@@ -1068,9 +1091,7 @@ fn ip_ttl_at(buf: &PacketBuf, key: &mut FlowKey) -> Result<(usize, Option<Ck>), 
 /// [`RewriteError::TtlExpired`].
 ///
 /// IPv4 with the key parsed to L3 takes a fast path inlined into the
-/// caller: the TTL and the header checksum are one 16-bit word apart,
-/// and lowering the TTL by one changes the header's sum by `-0x0100`
-/// (RFC 1624 eqn. 3 with a constant delta `0xfeff`).
+/// caller ([`ipv4_ttl_down`]).
 #[inline(always)]
 pub fn dec_nw_ttl(buf: &mut PacketBuf, key: &mut FlowKey) -> Result<(), RewriteError> {
     let l3 = usize::from(key.offsets.l3);
@@ -1086,11 +1107,7 @@ pub fn dec_nw_ttl(buf: &mut PacketBuf, key: &mut FlowKey) -> Result<(), RewriteE
             .get_mut(l3..)
             .and_then(|t| t.first_chunk_mut::<12>())
         {
-            let ttl = key.ip_ttl - 1;
-            h[8] = ttl;
-            let hc = u16::from_be_bytes([h[10], h[11]]);
-            [h[10], h[11]] = checksum::apply_delta(hc, 0xfeff).to_be_bytes();
-            key.ip_ttl = ttl;
+            key.ip_ttl = ipv4_ttl_down(h, key.ip_ttl);
             return Ok(());
         }
     }

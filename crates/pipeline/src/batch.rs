@@ -89,8 +89,8 @@ enum Admit {
     Drop,
     /// Malformed (dropped; the caller counts it).
     Bad(ParseError),
-    /// Forwarded by the Ethernet template (`crate::template`).
-    Fast(template::Forward),
+    /// Taken by a template (`crate::template`).
+    Fast(template::Fast),
 }
 
 impl Pipeline {
@@ -125,7 +125,16 @@ impl Pipeline {
                 w
             }
         };
-        if !warm {
+        let refuses = self.refuses(in_port);
+        let layer = self.parse_layer();
+        // The templates (`crate::template`): the Ethernet one for
+        // pipelines that need no more than L2, the route one for routers.
+        let template = !refuses && layer == Layer::L2;
+        let route = match refuses || layer != Layer::L3 {
+            true => None,
+            false => template::route_plan(&self.tables, in_port),
+        };
+        if !warm && route.is_none() {
             // Nothing to fetch ahead: packet by packet, as `process`, with
             // the tables moved out once for the whole batch (see
             // `run_tables`; moving them per packet made every packet
@@ -133,8 +142,6 @@ impl Pipeline {
             // of ~4 ns).
             // A packet the Ethernet template fits is forwarded by it,
             // any other goes the general way (`template`).
-            let refuses = self.refuses(in_port);
-            let template = !refuses && self.parse_layer() == Layer::L2;
             let mut tables = std::mem::take(&mut self.tables);
             for (i, buf) in bufs.iter_mut().enumerate() {
                 let fast = if template {
@@ -156,8 +163,6 @@ impl Pipeline {
             self.tables = tables;
             return;
         }
-        let refuses = self.refuses(in_port);
-        let template = !refuses && self.parse_layer() == Layer::L2;
         for (c, chunk) in bufs.chunks_mut(CHUNK).enumerate() {
             let base = c * CHUNK;
             let mut fast = [None; CHUNK];
@@ -165,19 +170,28 @@ impl Pipeline {
                 if let Some((t, ex)) = template::ethernet_table(&self.tables) {
                     template::classify_chunk(t, ex, chunk, in_port, &mut fast);
                 }
-                // A chunk the template takes whole (an L2 switch's
-                // traffic) needs no keys and no warm stages.
-                if fast[..chunk.len()].iter().all(Option::is_some) {
-                    let mut tables = std::mem::take(&mut self.tables);
-                    for (i, (buf, f)) in chunk.iter().zip(fast).enumerate() {
-                        if let (Some(f), Some(t0)) = (f, tables.first_mut()) {
-                            self.forward(t0, buf, f, in_port, now, out);
+            } else if let Some(plan) = route {
+                self.classify_route_chunk(plan, chunk, &mut fast);
+            }
+            // A chunk the templates take whole (an L2 switch's or a
+            // router's traffic) needs no keys and no warm stages; a small
+            // pipeline's is not warmed either way.
+            let whole = fast[..chunk.len()].iter().all(Option::is_some);
+            if whole || !warm {
+                let mut tables = std::mem::take(&mut self.tables);
+                for (i, (buf, f)) in chunk.iter_mut().zip(fast).enumerate() {
+                    let r = match (refuses, f) {
+                        (true, _) => Ok(()),
+                        (false, Some(f)) => {
+                            self.run_fast(&mut tables, route, buf, f, in_port, now, out);
+                            Ok(())
                         }
-                        done(&self.ports, out, base + i, Ok(()));
-                    }
-                    self.tables = tables;
-                    continue;
+                        (false, None) => self.process_in(&mut tables, buf, in_port, now, out),
+                    };
+                    done(&self.ports, out, base + i, r);
                 }
+                self.tables = tables;
+                continue;
             }
             let mut keys = [FlowKey::new(in_port); CHUNK];
             let mut admit = [Admit::Drop; CHUNK];
@@ -220,9 +234,7 @@ impl Pipeline {
                         Ok(())
                     }
                     Admit::Fast(f) => {
-                        if let Some(t0) = tables.first_mut() {
-                            self.forward(t0, buf, f, in_port, now, out);
-                        }
+                        self.run_fast(&mut tables, route, buf, f, in_port, now, out);
                         Ok(())
                     }
                     Admit::Drop => Ok(()),

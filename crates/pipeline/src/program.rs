@@ -374,6 +374,13 @@ pub struct Program {
     /// patch): what the Ethernet template (`crate::template`) forwards
     /// without the general path. Computed by `compile`.
     pub only_output: Option<u32>,
+    /// Whether the whole program is its apply-actions (no meter, clear,
+    /// write, metadata or goto): what the route template
+    /// (`crate::template`) asks of a routing entry. Computed by `compile`.
+    pub apply_only: bool,
+    /// The table, when the whole program is one goto-table (a dispatch
+    /// entry: `in_port=1 -> goto:1`). Computed by `compile`.
+    pub only_goto: Option<u8>,
 }
 
 impl Program {
@@ -404,19 +411,15 @@ impl Program {
             p.writes.insert(Field::Metadata);
         }
         p.layer = p.deepest_layer();
+        let only = p.meter.is_none() && !p.clear && p.write.is_none() && p.metadata.is_none();
+        p.apply_only = only && p.goto.is_none();
         p.only_output = match p.apply.as_deref() {
-            Some(&[Op::Output { port, .. }])
-                if port < port_no::IN_PORT
-                    && p.meter.is_none()
-                    && !p.clear
-                    && p.write.is_none()
-                    && p.metadata.is_none()
-                    && p.goto.is_none() =>
-            {
+            Some(&[Op::Output { port, .. }]) if port < port_no::IN_PORT && p.apply_only => {
                 Some(port)
             }
             _ => None,
         };
+        p.only_goto = p.goto.filter(|_| only && p.apply.is_none());
         p
     }
 

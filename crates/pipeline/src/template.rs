@@ -44,13 +44,69 @@
 //! classifies a chunk in stages as the warm stages do: every packed key
 //! and home slot first, then every probe (`Exact::get_many`), so the
 //! cache misses of a chunk's packets overlap.
+//!
+//! # The route template
+//!
+//! An IPv4 router's pipeline: table 0 sends the port's packets to a
+//! routing table (`in_port=1 -> goto:1`), or is the routing table itself;
+//! the routing table holds prefixes of `ipv4_dst` under `eth_type=0x0800`
+//! (and perhaps a table-miss entry), and each route's entry hands the
+//! packet to its next hop: a group of one bucket that decrements the TTL,
+//! rewrites both MACs and outputs (HARMLESS's L3 pipeline; the compiled
+//! form of such a bucket is `Op::Route`), or those actions in the entry
+//! itself.
+//!
+//! It serves a batch received on port P when
+//! - the deepest layer any rule needs is L3 (`Pipeline::parse_layer`:
+//!   no rule looks at L4 headers, so the general parse of a frame stops
+//!   after its IP header, and whatever it accepts the template can
+//!   check);
+//! - either table 0 is a routing table, or table 0 matches on nothing but
+//!   the ingress port (so every packet from P finds the same entry) and
+//!   P's entry there is a goto to a routing table and nothing else
+//!   (`Program::only_goto`);
+//! - the routing table's classifier is a trie that alone answers for it
+//!   (`Auto::ipv4_routes`: every entry but match-everything ones is an
+//!   `ipv4_dst` prefix under `eth_type=0x0800`);
+//!
+//! and within such a batch, a packet when
+//! - its frame is IPv4 without a VLAN tag, with a header the general
+//!   parse accepts (version 4, header length at least 20 bytes, a total
+//!   length between the header's and the frame's), not a fragment
+//!   (`frag_drop` may drop those), with a TTL above 1 (the decrement of
+//!   a lower one goes to the controller or nowhere: `invalid_ttl`);
+//! - the best entry for its destination (the trie's answer or a
+//!   match-everything entry, by rank) runs only apply-actions
+//!   (`Program::apply_only`), which are a route (`Op::Route`) to a
+//!   standard port, or a group of type INDIRECT or ALL with one bucket
+//!   that is such a route.
+//!
+//! For such a packet it reads the destination straight from the frame,
+//! walks the trie with it (`Lpm::lookup_v4_many`: no `FlowKey`, no parse,
+//! no context probe), counts both tables' lookups and entries, the group
+//! and its bucket, lowers the TTL with the checksum, writes the MACs and
+//! outputs, as the general path does for it. A chunk is classified in
+//! stages (every frame, every trie walk level by level, every entry),
+//! then run in batch order, the template's packets and the others alike.
 
 use crate::batch::CHUNK;
-use crate::classifier::{Exact, Hit};
+use crate::classifier::{Exact, Hit, Ref};
 use crate::process::Output;
+use crate::program::Op;
 use crate::table::{FlowTable, Nanos};
 use crate::Pipeline;
-use packet::{ethertype, PacketBuf};
+use ofp::group::group_type;
+use ofp::port::port_no;
+use packet::{ethertype, Field, FieldSet, FlowKey, PacketBuf};
+
+/// A packet a template takes: how it goes on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Fast {
+    /// Forwarded by the Ethernet template.
+    Ethernet(Forward),
+    /// Routed by the route template.
+    Route(Hop),
+}
 
 /// A packet the template forwards: its entry's position in table 0 and
 /// the standard port it goes out of.
@@ -121,7 +177,7 @@ pub(crate) fn classify_chunk(
     ex: &Exact,
     bufs: &[PacketBuf],
     in_port: u32,
-    fwd: &mut [Option<Forward>],
+    fwd: &mut [Option<Fast>],
 ) {
     let n = bufs.len().min(fwd.len()).min(CHUNK);
     let mut keys = [None; CHUNK];
@@ -131,7 +187,221 @@ pub(crate) fn classify_chunk(
     let mut hits = [None; CHUNK];
     ex.get_many(&keys[..n], &mut hits[..n]);
     for ((f, k), h) in fwd[..n].iter_mut().zip(&keys[..n]).zip(&hits[..n]) {
-        *f = k.and_then(|_| decide(table, *h));
+        *f = k.and_then(|_| decide(table, *h)).map(Fast::Ethernet);
+    }
+}
+
+/// How the route template serves a batch from one port (module comment).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct RoutePlan {
+    /// The position in table 0 of the entry every packet of the batch
+    /// matches there (a goto to `table`); `None` when table 0 is the
+    /// routing table.
+    dispatch: Option<u32>,
+    /// The routing table.
+    table: u8,
+}
+
+/// A packet the route template routes: its routing entry's position,
+/// the group it goes through (its slot in the group table, `NO_GROUP`
+/// for a route in the entry itself) and the next hop's MACs and port.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Hop {
+    pos: u32,
+    group: u32,
+    dst: [u8; 6],
+    src: [u8; 6],
+    port: u32,
+}
+
+/// `Hop::group` of a route in the entry itself.
+const NO_GROUP: u32 = u32::MAX;
+
+/// The fields a key made by `FlowKey::new(in_port)` holds as the packet's
+/// own key does at table 0: a table matching on these alone gives every
+/// packet from a port the answer of that key.
+const PORT_FIELDS: FieldSet = FieldSet::of(&[Field::InPort, Field::InPhyPort, Field::Metadata]);
+
+/// The route template's plan for a batch of this pipeline received on
+/// `in_port` (module comment; the caller checked the parse layer and the
+/// port).
+pub(crate) fn route_plan(tables: &[FlowTable], in_port: u32) -> Option<RoutePlan> {
+    let t0 = tables.first()?;
+    if t0.classifier().ipv4_routes().is_some() {
+        return Some(RoutePlan {
+            dispatch: None,
+            table: 0,
+        });
+    }
+    if !PORT_FIELDS.contains_all(t0.match_fields()) {
+        return None;
+    }
+    let pos = t0.find(&FlowKey::new(in_port))?;
+    let table = t0.hot(pos)?.program.only_goto?;
+    tables.get(usize::from(table))?.classifier().ipv4_routes()?;
+    Some(RoutePlan {
+        dispatch: Some(pos as u32),
+        table,
+    })
+}
+
+/// The destination address of a frame the route template may take
+/// (module comment: untagged IPv4 whose header the general parse accepts,
+/// no fragment, TTL above 1); `None` for any other frame.
+#[inline(always)]
+fn route_dst(data: &[u8]) -> Option<u32> {
+    let f = data.first_chunk::<34>()?;
+    if u16::from_be_bytes([f[12], f[13]]) != ethertype::IPV4 {
+        return None;
+    }
+    // As `packet::parse` checks: it reads at most the first 64 KiB.
+    let len = data.len().min(0xffff);
+    let ihl = usize::from(f[14] & 0x0f) * 4;
+    let total = usize::from(u16::from_be_bytes([f[16], f[17]]));
+    let frag = u16::from_be_bytes([f[20], f[21]]) & 0x3fff;
+    // (A total length within the frame and at least the header's puts
+    // the header within the frame too.)
+    let ok =
+        f[14] >> 4 == 4 && ihl >= 20 && total >= ihl && 14 + total <= len && frag == 0 && f[22] > 1;
+    ok.then(|| u32::from_be_bytes([f[30], f[31], f[32], f[33]]))
+}
+
+impl Pipeline {
+    /// What the route template does with a packet whose trie walk in the
+    /// routing table `table` gave `r`: `Some` when it can route it.
+    #[inline(always)]
+    fn route_hop(&self, table: &FlowTable, r: Ref) -> Option<Hop> {
+        let handle = r.better(table.classifier().lookup_any()).some()?.handle;
+        let pos = table.pos_of_handle(handle)?;
+        let program = &table.hot(pos)?.program;
+        if !program.apply_only {
+            return None;
+        }
+        let (group, ops) = match program.apply.as_deref()? {
+            &[Op::Group(g)] => {
+                let slot = self.groups.slot(g)?;
+                let grp = self.groups.at(slot)?;
+                if !matches!(grp.group_type, group_type::INDIRECT | group_type::ALL)
+                    || grp.buckets.len() != 1
+                {
+                    return None;
+                }
+                (slot as u32, grp.bucket(0)?)
+            }
+            ops => (NO_GROUP, ops),
+        };
+        match *ops {
+            [Op::Route { dst, src, port }] if port < port_no::IN_PORT => Some(Hop {
+                pos: pos as u32,
+                group,
+                dst,
+                src,
+                port,
+            }),
+            _ => None,
+        }
+    }
+
+    /// The route template's decisions for a chunk of frames (at most
+    /// `CHUNK`): `fast[i]` for `bufs[i]`, in stages (module comment).
+    pub(crate) fn classify_route_chunk(
+        &self,
+        plan: RoutePlan,
+        bufs: &[PacketBuf],
+        fast: &mut [Option<Fast>],
+    ) {
+        let Some(table) = self.tables.get(usize::from(plan.table)) else {
+            return;
+        };
+        let Some((lpm, start)) = table.classifier().ipv4_routes() else {
+            return;
+        };
+        let n = bufs.len().min(fast.len()).min(CHUNK);
+        let mut dsts = [None; CHUNK];
+        for (d, b) in dsts.iter_mut().zip(&bufs[..n]) {
+            *d = route_dst(b.data());
+        }
+        let mut refs = [Ref::NONE; CHUNK];
+        lpm.lookup_v4_many(start, &dsts[..n], &mut refs[..n]);
+        for ((f, d), r) in fast[..n].iter_mut().zip(&dsts[..n]).zip(&refs[..n]) {
+            *f = d.and_then(|_| self.route_hop(table, *r)).map(Fast::Route);
+        }
+    }
+
+    /// Routes a packet the route template classified (`hop`, under
+    /// `plan`) with the effect of the general path: both tables' lookups
+    /// and entries counted, the group and its bucket counted, the TTL
+    /// lowered with the checksum, the MACs written, and the output as to
+    /// any standard port (`send_standard`).
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn route_template(
+        &mut self,
+        tables: &mut [FlowTable],
+        plan: RoutePlan,
+        pkt: &mut PacketBuf,
+        hop: Hop,
+        in_port: u32,
+        now: Nanos,
+        out: &mut impl Output,
+    ) {
+        let len = pkt.len();
+        if let (Some(p0), Some(t0)) = (plan.dispatch, tables.first_mut()) {
+            count(t0, p0, len, now);
+        }
+        if let Some(t) = tables.get_mut(usize::from(plan.table)) {
+            count(t, hop.pos, len, now);
+        }
+        if hop.group != NO_GROUP {
+            if let Some(g) = self.groups.at_mut(hop.group as usize) {
+                g.count(&(0..1), len);
+            }
+        }
+        let data = pkt.data_mut();
+        if let Some(h) = data.get_mut(14..).and_then(|h| h.first_chunk_mut::<12>()) {
+            packet::rewrite::ipv4_ttl_down(h, h[8]);
+        }
+        if let Some(h) = data.first_chunk_mut::<12>() {
+            packet::rewrite::write_macs(h, &hop.dst, &hop.src);
+        }
+        self.send_standard(pkt, hop.port, in_port, None, out);
+    }
+
+    /// Runs a packet a template took (`f`; `route`: the batch's route
+    /// plan, which a `Fast::Route` comes with).
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn run_fast(
+        &mut self,
+        tables: &mut [FlowTable],
+        route: Option<RoutePlan>,
+        pkt: &mut PacketBuf,
+        f: Fast,
+        in_port: u32,
+        now: Nanos,
+        out: &mut impl Output,
+    ) {
+        match (f, route) {
+            (Fast::Ethernet(f), _) => {
+                if let Some(t0) = tables.first_mut() {
+                    self.forward(t0, pkt, f, in_port, now, out);
+                }
+            }
+            (Fast::Route(hop), Some(plan)) => {
+                self.route_template(tables, plan, pkt, hop, in_port, now, out)
+            }
+            (Fast::Route(_), None) => {}
+        }
+    }
+}
+
+/// Counts a lookup of `table` that found the entry at `pos`, and the
+/// entry's hit, as `FlowTable::lookup` and `HotEntry::hit` do.
+#[inline(always)]
+fn count(table: &mut FlowTable, pos: u32, len: usize, now: Nanos) {
+    table.lookup_known(Some(pos as usize));
+    if let Some(e) = table.hot_mut(pos as usize) {
+        e.hit(len, now);
     }
 }
 
@@ -150,10 +420,7 @@ impl Pipeline {
         now: Nanos,
         out: &mut impl Output,
     ) {
-        table.lookup_known(Some(f.pos as usize));
-        if let Some(e) = table.hot_mut(f.pos as usize) {
-            e.hit(pkt.len(), now);
-        }
+        count(table, f.pos, pkt.len(), now);
         self.send_standard(pkt, f.port, in_port, None, out);
     }
 }

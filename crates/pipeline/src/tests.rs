@@ -2032,7 +2032,7 @@ mod group_exec_props {
 
     /// One bucket's actions, by kind (`g`: a group it may chain to; `k`:
     /// an output port).
-    fn bucket_actions(kind: u8, k: u32, g: Option<u32>) -> Vec<Action> {
+    pub(super) fn bucket_actions(kind: u8, k: u32, g: Option<u32>) -> Vec<Action> {
         let set = |f: OxmField| Action::SetField(f);
         match kind {
             // A router's next hop (fused into a route).
@@ -2072,16 +2072,16 @@ mod group_exec_props {
     }
 
     /// (group type, buckets as (kind, port, weight))
-    type GroupSpec = (u8, Vec<(u8, u32, u16)>);
+    pub(super) type GroupSpec = (u8, Vec<(u8, u32, u16)>);
 
-    fn any_group() -> impl Strategy<Value = GroupSpec> {
+    pub(super) fn any_group() -> impl Strategy<Value = GroupSpec> {
         (
             0u8..4,
             proptest::collection::vec((0u8..8, 1u32..4, 1u16..3), 1..4),
         )
     }
 
-    fn group_mod_of(id: u32, spec: &GroupSpec) -> GroupMod {
+    pub(super) fn group_mod_of(id: u32, spec: &GroupSpec) -> GroupMod {
         let (ty, buckets) = spec;
         let ty = [
             group_type::INDIRECT,
@@ -2213,6 +2213,339 @@ mod group_exec_props {
                     .collect()
             };
             prop_assert_eq!(flows(&p), flows(&plain));
+        }
+    }
+}
+
+/// The route template (`crate::template`) against `process`: routers'
+/// pipelines with and without a dispatch table, routes whose programs the
+/// template takes or leaves, frames it must leave to the general path.
+mod route_props {
+    use super::*;
+    use group_exec_props::{group_mod_of, GroupSpec};
+    use proptest::prelude::*;
+
+    /// Destination addresses the frames use (inside and outside the
+    /// prefixes below).
+    const DSTS: [[u8; 4]; 6] = [
+        [10, 0, 0, 1],
+        [10, 0, 1, 7],
+        [10, 1, 2, 3],
+        [192, 168, 1, 9],
+        [10, 0, 0, 255],
+        [172, 16, 0, 1],
+    ];
+
+    /// (prefix base, length, priority, program kind, group/port index)
+    type RouteSpec = (u8, u8, u16, u8, u8);
+
+    /// A route's match: `eth_type=0x0800` and a prefix of one of the
+    /// destinations (length 0: no `ipv4_dst`).
+    fn route_match(base: u8, len: u8) -> Vec<OxmField> {
+        let a = u32::from_be_bytes(DSTS[usize::from(base) % DSTS.len()]);
+        let len = u32::from(len % 33);
+        let mut m = vec![OxmField::EthType(0x0800)];
+        if len > 0 {
+            let mask = u32::MAX << (32 - len);
+            m.push(OxmField::Ipv4Dst(
+                Ipv4Addr::from(a & mask),
+                (len < 32).then(|| Ipv4Addr::from(mask)),
+            ));
+        }
+        m
+    }
+
+    /// A route's program: kinds 0-4 a group (ids 1..=4), 5 the route's
+    /// actions in the entry, the others programs the template must leave.
+    fn route_program(kind: u8, v: u8) -> Vec<Instruction> {
+        let port = u32::from(v % 4) + 1;
+        let next_hop = vec![
+            Action::DecNwTtl,
+            Action::SetField(OxmField::EthSrc([2, 0, 0, 0, 0, 0xa], None)),
+            Action::SetField(OxmField::EthDst([2, 0, 0, 0, 0, 0xb], None)),
+            out(port),
+        ];
+        match kind {
+            0..=4 => vec![apply(vec![Action::Group(u32::from(v % 4) + 1)])],
+            5 => vec![apply(next_hop)],
+            6 => vec![apply(vec![out(port)])],
+            7 => vec![Instruction::WriteActions(next_hop)],
+            8 => vec![
+                apply(vec![Action::Group(u32::from(v % 4) + 1)]),
+                Instruction::GotoTable(3),
+            ],
+            _ => vec![apply(vec![out(port_no::CONTROLLER)])],
+        }
+    }
+
+    /// (destination index, ttl, vlan tag, header mutation, cut)
+    type FrameSpec = (u8, u8, bool, u8, u8);
+
+    fn frame(&(d, ttl, vlan, mutation, cut): &FrameSpec) -> Vec<u8> {
+        let ttl = [0, 1, 2, 64][usize::from(ttl % 4)];
+        let mut f = udp_frame(DSTS[usize::from(d) % DSTS.len()], 53, ttl);
+        match mutation {
+            // Version 6 in an IPv4 ethertype.
+            0 => f[14] = 0x65,
+            // Header lengths 16, 24 (options past the frame's UDP) and 60.
+            1 => f[14] = 0x44,
+            2 => f[14] = 0x46,
+            3 => f[14] = 0x4f,
+            // Total lengths: below the header, shorter than the frame,
+            // longer than it.
+            4 => f[16..18].copy_from_slice(&12u16.to_be_bytes()),
+            5 => f[16..18].copy_from_slice(&20u16.to_be_bytes()),
+            6 => f[16..18].copy_from_slice(&29u16.to_be_bytes()),
+            // Fragments: more-fragments, an offset, don't-fragment.
+            7 => f[20] = 0x20,
+            8 => f[21] = 0x01,
+            9 => f[20] = 0x40,
+            // Another ethertype.
+            10 => f[12..14].copy_from_slice(&0x86ddu16.to_be_bytes()),
+            // Padding after the datagram.
+            11 => f.extend_from_slice(&[0; 18]),
+            _ => {}
+        }
+        if vlan {
+            f.splice(12..12, [0x81, 0x00, 0x00, 0x05]);
+        }
+        match cut {
+            0 => f.truncate(13),
+            1 => f.truncate(20),
+            2 => f.truncate(33),
+            3 => f.truncate(34),
+            4 => f.truncate(38),
+            _ => {}
+        }
+        f
+    }
+
+    /// Every group's counters and its buckets'.
+    type GroupCounts = Vec<(u32, (u64, u64), Vec<(u64, u64)>)>;
+
+    /// What a run gives: per packet the result and the events, then the
+    /// frames, the tables' counters with each entry's last hit, and the
+    /// groups' counters.
+    type Outcome = (
+        Vec<(bool, Vec<Ev>)>,
+        Vec<Vec<u8>>,
+        Vec<super::batch_props::Counts>,
+        Vec<Vec<u64>>,
+        GroupCounts,
+    );
+
+    fn outcome(p: &Pipeline, per: Vec<(bool, Vec<Ev>)>, bufs: Vec<Vec<u8>>) -> Outcome {
+        let hits = p
+            .tables()
+            .iter()
+            .map(|t| t.entries().map(|e| e.last_hit()).collect())
+            .collect();
+        let groups = p
+            .groups
+            .iter()
+            .map(|g| {
+                let c = |c: &crate::group::Counters| (c.packet_count, c.byte_count);
+                (
+                    g.id,
+                    c(&g.counters),
+                    g.bucket_counters.iter().map(c).collect(),
+                )
+            })
+            .collect();
+        (per, bufs, super::batch_props::counters(p), hits, groups)
+    }
+
+    fn by_packet(mut p: Pipeline, frames: &[Vec<u8>], in_port: u32) -> Outcome {
+        let mut per = Vec::new();
+        let mut bufs = Vec::new();
+        for f in frames {
+            let mut rec = Rec::default();
+            let mut buf = PacketBuf::from_slice(f);
+            let ok = p.process(&mut buf, in_port, 7, &mut rec).is_ok();
+            per.push((ok, rec.0));
+            bufs.push(buf.data().to_vec());
+        }
+        outcome(&p, per, bufs)
+    }
+
+    fn by_batch(mut p: Pipeline, frames: &[Vec<u8>], in_port: u32, warm: bool) -> Outcome {
+        if !warm {
+            p.warm_check = (u16::MAX, false);
+        }
+        let mut bufs: Vec<PacketBuf> = frames.iter().map(|f| PacketBuf::from_slice(f)).collect();
+        let mut rec = Rec::default();
+        let mut per = Vec::new();
+        p.process_batch(&mut bufs, in_port, 7, &mut rec, |_, out, i, r| {
+            assert_eq!(i, per.len());
+            per.push((r.is_ok(), std::mem::take(&mut out.0)));
+        });
+        let bufs = bufs.iter().map(|b| b.data().to_vec()).collect();
+        outcome(&p, per, bufs)
+    }
+
+    /// A router: groups 1..=4 from `groups`, table 0 dispatching by port
+    /// to routing table 1 (`dispatch`; else table 0 routes), the routes,
+    /// and now and then what turns the template off: a table-0 rule on
+    /// more than the port (`wide`), a route table rule outside the
+    /// prefix form (`odd`), a rule needing L4 (`l4`).
+    #[allow(clippy::too_many_arguments)]
+    fn router(
+        groups: &[GroupSpec],
+        dispatch: Option<u8>,
+        routes: &[RouteSpec],
+        miss: Option<(u16, u8)>,
+        wide: bool,
+        odd: bool,
+        l4: bool,
+        down: u32,
+        frag_drop: bool,
+    ) -> Pipeline {
+        let mut p = pipeline(4);
+        p.config.frag_drop = frag_drop;
+        if let Some(port) = p.ports.get_mut(down) {
+            port.config |= if down.is_multiple_of(2) {
+                config::PORT_DOWN
+            } else {
+                config::NO_FWD
+            };
+        }
+        for (i, g) in groups.iter().enumerate() {
+            let _ = p.group_mod(&group_mod_of(i as u32 + 1, g), 0);
+        }
+        let rt = match dispatch {
+            None => 0,
+            Some(kind) => {
+                // Ports 1-2 go to the routing table; port 3 by kind:
+                // also, or with an action on the way, or not at all.
+                for port in 1..=2 {
+                    let f = fm(cmd::ADD, 0, 10, vec![OxmField::InPort(port)], vec![goto(1)]);
+                    p.flow_mod(&f, 0).unwrap();
+                }
+                let third = match kind % 3 {
+                    0 => vec![goto(1)],
+                    1 => vec![apply(vec![Action::DecNwTtl]), goto(1)],
+                    _ => vec![apply(vec![out(2)])],
+                };
+                p.flow_mod(&fm(cmd::ADD, 0, 10, vec![OxmField::InPort(3)], third), 0)
+                    .unwrap();
+                if wide {
+                    let m = vec![OxmField::EthType(0x0800)];
+                    p.flow_mod(&fm(cmd::ADD, 0, 20, m, vec![goto(1)]), 0)
+                        .unwrap();
+                }
+                1
+            }
+        };
+        for (i, &(base, len, prio, kind, v)) in routes.iter().enumerate() {
+            let mut f = fm(
+                cmd::ADD,
+                rt,
+                prio,
+                route_match(base, len),
+                route_program(kind, v),
+            );
+            f.cookie = i as u64;
+            let _ = p.flow_mod(&f, 0);
+        }
+        if let Some((prio, kind)) = miss {
+            let _ = p.flow_mod(&fm(cmd::ADD, rt, prio, vec![], route_program(kind, 1)), 0);
+        }
+        if odd {
+            let m = vec![OxmField::EthType(0x0800), OxmField::IpProto(17)];
+            let _ = p.flow_mod(&fm(cmd::ADD, rt, 5, m, route_program(5, 2)), 0);
+        }
+        if l4 {
+            let m = vec![
+                OxmField::EthType(0x0800),
+                OxmField::IpProto(17),
+                OxmField::UdpDst(53),
+            ];
+            p.flow_mod(&fm(cmd::ADD, 3, 1, m, vec![apply(vec![out(4)])]), 0)
+                .unwrap();
+        }
+        p
+    }
+
+    fn goto(t: u8) -> Instruction {
+        Instruction::GotoTable(t)
+    }
+
+    /// Groups of every type, mostly of one or two buckets, mostly a
+    /// router's next hop (`group_exec_props::bucket_actions` kind 0).
+    fn any_group() -> impl Strategy<Value = GroupSpec> {
+        let kind = prop_oneof![3 => Just(0u8), 1 => 0u8..8];
+        (
+            0u8..4,
+            proptest::collection::vec((kind, 1u32..5, 1u16..3), 1..3),
+        )
+    }
+
+    fn any_frame() -> impl Strategy<Value = FrameSpec> {
+        (
+            0u8..6,
+            0u8..4,
+            proptest::bool::weighted(0.1),
+            prop_oneof![4 => Just(255u8), 1 => 0u8..12],
+            prop_oneof![6 => Just(255u8), 1 => 0u8..5],
+        )
+    }
+
+    proptest! {
+        #[test]
+        fn route_template_equals_process(
+            groups in proptest::collection::vec(any_group(), 4),
+            dispatch in proptest::option::weighted(0.7, 0u8..3),
+            routes in proptest::collection::vec(
+                (0u8..6, prop_oneof![0u8..=32, Just(24u8), Just(16u8)], 1u16..40, 0u8..10, any::<u8>()),
+                0..40,
+            ),
+            miss in proptest::option::of((prop_oneof![Just(0u16), 1u16..40], 0u8..10)),
+            (wide, odd, l4, frag_drop) in (
+                proptest::bool::weighted(0.1),
+                proptest::bool::weighted(0.1),
+                proptest::bool::weighted(0.1),
+                proptest::bool::weighted(0.3),
+            ),
+            frames in proptest::collection::vec(any_frame(), 1..70),
+            in_port in 1u32..5,
+            down in 0u32..8,
+        ) {
+            let p = router(&groups, dispatch, &routes, miss, wide, odd, l4, down, frag_drop);
+            let frames: Vec<Vec<u8>> = frames.iter().map(frame).collect();
+            let want = by_packet(p.clone(), &frames, in_port);
+            prop_assert_eq!(&by_batch(p.clone(), &frames, in_port, false), &want);
+            prop_assert_eq!(&by_batch(p, &frames, in_port, true), &want);
+        }
+    }
+
+    /// The template does serve a router's tables (so the property above
+    /// tests it), with and without a dispatch table.
+    #[test]
+    fn route_template_serves_a_router() {
+        let indirect = (0, vec![(0, 2, 1)]);
+        let groups = vec![
+            indirect.clone(),
+            indirect.clone(),
+            indirect.clone(),
+            indirect,
+        ];
+        let routes: Vec<RouteSpec> = (0..12).map(|i| (i % 6, 16 + i, 10, 0, i)).collect();
+        for dispatch in [None, Some(0)] {
+            let p = router(
+                &groups, dispatch, &routes, None, false, false, false, 0, false,
+            );
+            let plan = crate::template::route_plan(p.tables(), 1).expect("a routing pipeline");
+            let bufs = [PacketBuf::from_slice(&frame(&(0, 3, false, 255, 255)))];
+            let mut fast = [None];
+            p.classify_route_chunk(plan, &bufs, &mut fast);
+            assert!(
+                matches!(fast[0], Some(crate::template::Fast::Route(_))),
+                "{dispatch:?}"
+            );
+            // A frame with TTL 1 is left to the general path.
+            let bufs = [PacketBuf::from_slice(&frame(&(0, 1, false, 255, 255)))];
+            p.classify_route_chunk(plan, &bufs, &mut fast);
+            assert_eq!(fast[0], None);
         }
     }
 }

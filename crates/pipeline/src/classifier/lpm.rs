@@ -88,6 +88,7 @@
 
 use super::exact::Exact;
 use super::{Rank, Ref, Same, Shape};
+use crate::batch::CHUNK;
 use crate::matcher::key_bits;
 use hashbrown::{DefaultHashBuilder, HashTable};
 use packet::{Field, FieldSet, FlowKey};
@@ -294,7 +295,7 @@ impl Cold {
 /// Where a context's lookups start: its trie's root, its direct table
 /// (`NIL`: none) and the skip of its trie's top (module comment).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Start {
+pub struct Start {
     root: u32,
     direct: u32,
     /// The trie's nodes from the root down to depth `skip_depth` each
@@ -848,16 +849,13 @@ impl Lpm {
     }
 
     /// `lookup` for several keys at once (`out[j]` for `keys[at[j]]`).
-    /// The walks advance one level
-    /// at a time across all keys, so the node reads of different keys,
-    /// which do not depend on one another, overlap in memory.
+    /// The walks advance one level at a time across all keys
+    /// (`walk_many`), so the node reads of different keys, which do not
+    /// depend on one another, overlap in memory.
     pub fn lookup_many(&self, keys: &[FlowKey], at: &[u8], out: &mut [Ref]) {
-        const N: usize = crate::batch::CHUNK;
-        // Per key: the node to read next (NIL: walk over) and the value
-        // of F still to read, left-aligned.
-        let mut node = [NIL; N];
-        let mut val = [0u128; N];
-        let n = at.len().min(N).min(out.len());
+        let mut node = [NIL; CHUNK];
+        let mut val = [0u128; CHUNK];
+        let n = at.len().min(CHUNK).min(out.len());
         for i in 0..n {
             out[i] = Ref::NONE;
             let Some(key) = keys.get(usize::from(at[i])) else {
@@ -868,6 +866,53 @@ impl Lpm {
                 Walk::From { start, v } => (out[i], node[i], val[i]) = self.first(start, v),
             }
         }
+        self.walk_many(&mut node, &mut val, &mut out[..n]);
+    }
+
+    /// Where the walks of IPv4 packets start when this trie is an IPv4
+    /// routing table's: F is `ipv4_dst`, the context is `eth_type` alone
+    /// (exact), and the one context there is is `eth_type=0x0800`. Every
+    /// IPv4 packet (which has both fields) then walks from here with its
+    /// destination address, and `lookup_v4_many` answers as `lookup`
+    /// would for its key without one (the route template,
+    /// `crate::template`).
+    pub fn ipv4_start(&self) -> Option<Start> {
+        let form = &self.form;
+        let eth_type = [(Field::EthType, full_mask(Field::EthType))];
+        if form.field != Field::Ipv4Dst || *form.context != eth_type {
+            return None;
+        }
+        match &self.sole {
+            Some((values, start)) if **values == [u128::from(packet::ethertype::IPV4)] => {
+                Some(*start)
+            }
+            _ => None,
+        }
+    }
+
+    /// `lookup` for the keys of IPv4 packets with destinations `dsts`
+    /// (`None`: no packet, `Ref::NONE` for it) from `start`
+    /// (`ipv4_start`): `out[i]` for `dsts[i]`, at most `CHUNK`.
+    pub fn lookup_v4_many(&self, start: Start, dsts: &[Option<u32>], out: &mut [Ref]) {
+        let mut node = [NIL; CHUNK];
+        let mut val = [0u128; CHUNK];
+        let n = dsts.len().min(CHUNK).min(out.len());
+        for i in 0..n {
+            out[i] = Ref::NONE;
+            if let Some(d) = dsts[i] {
+                (out[i], node[i], val[i]) = self.first(start, u128::from(d) << 96);
+            }
+        }
+        self.walk_many(&mut node, &mut val, &mut out[..n]);
+    }
+
+    /// The trie walks of `lookup_many` after their first step, all keys
+    /// one level at a time: per key the node to read next (`node[i]`,
+    /// NIL: walk over), the value of F still to read (`val[i]`,
+    /// left-aligned) and the best so far (`out[i]`).
+    #[inline(always)]
+    fn walk_many(&self, node: &mut [u32; CHUNK], val: &mut [u128; CHUNK], out: &mut [Ref]) {
+        let n = out.len().min(CHUNK);
         loop {
             // Each level in two passes: first only the reads (a few
             // instructions per key, so the reads of many keys are in
@@ -875,7 +920,7 @@ impl Lpm {
             // longer loop body filled it after a few misses), then the
             // bookkeeping. A finished walk reads nothing and gets
             // `Nib::EMPTY`, which changes nothing below.
-            let mut x = [Nib::EMPTY; N];
+            let mut x = [Nib::EMPTY; CHUNK];
             for i in 0..n {
                 if let Some(nd) = self.nodes.get(node[i] as usize) {
                     x[i] = nd.nib[(val[i] >> 124) as usize];

@@ -509,6 +509,29 @@ impl Auto {
         self.exact.as_ref().filter(|ex| ex.ethernet())
     }
 
+    /// The trie and where IPv4 packets' walks start in it, when this
+    /// table is an IPv4 routing table that the trie answers for alone:
+    /// the kind is `lpm`, the trie is over `ipv4_dst` with `eth_type=0x0800`
+    /// as its one context (`Lpm::ipv4_start`), and no entry lies outside
+    /// it but match-everything ones. The answer for an IPv4 packet is
+    /// then the better of the trie's (`Lpm::lookup_v4_many`) and the best
+    /// match-everything entry (`lookup_any`), by rank (no tie: ranks
+    /// are distinct): what the route template (`crate::template`) looks
+    /// packets up with.
+    #[inline]
+    pub fn ipv4_routes(&self) -> Option<(&Lpm, lpm::Start)> {
+        match (self.kind, &self.lpm) {
+            (Kind::Lpm, Some(lpm)) if self.tss.all_in_lpm() => Some((lpm, lpm.ipv4_start()?)),
+            _ => None,
+        }
+    }
+
+    /// The best match-everything entry (`Ref::NONE`: none).
+    #[inline]
+    pub fn lookup_any(&self) -> Ref {
+        self.tss.lookup_any()
+    }
+
     /// `lookup`'s answer given what the exact index found for the key
     /// (`hit`): the better of that and the best match-everything entry,
     /// by priority; `None` on equal priorities, where the installation

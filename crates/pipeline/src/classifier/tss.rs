@@ -594,6 +594,12 @@ impl Tss {
     }
 
     /// Number of subtables marked `in_lpm`.
+    /// Whether every non-empty subtable is one an LPM trie stands for
+    /// (a lookup beside the trie then probes none).
+    pub fn all_in_lpm(&self) -> bool {
+        self.order_odd.is_empty()
+    }
+
     pub fn n_in_lpm(&self) -> usize {
         self.subtables.iter().flatten().filter(|s| s.in_lpm).count()
     }
