@@ -339,6 +339,8 @@ pub struct Lpm {
     /// (the usual routing table: no hashing per packet then); `begin`
     /// reads it only when there is no `scan` list (no `packer`).
     sole: Option<(Box<[u128]>, Start)>,
+    /// `ipv4_start`'s answer, kept with `sole`.
+    ipv4: Option<Start>,
     /// Packs the context fields' masked bits into one `u64` when they fit
     /// in 64 bits (an empty exact index, used for its packing only).
     packer: Option<Exact>,
@@ -375,6 +377,35 @@ enum Walk {
         start: Start,
         v: u128,
     },
+}
+
+/// A left-aligned value of F as a walk reads it: its top 4 bits, then
+/// the rest shifted up by 4 (`u128` for any F, `u32` for IPv4 addresses).
+trait Nibbles: Copy {
+    fn top(self) -> usize;
+    fn next(self) -> Self;
+}
+
+impl Nibbles for u128 {
+    #[inline(always)]
+    fn top(self) -> usize {
+        (self >> 124) as usize
+    }
+    #[inline(always)]
+    fn next(self) -> Self {
+        self << 4
+    }
+}
+
+impl Nibbles for u32 {
+    #[inline(always)]
+    fn top(self) -> usize {
+        (self >> 28) as usize
+    }
+    #[inline(always)]
+    fn next(self) -> Self {
+        self << 4
+    }
 }
 
 /// The 4 bits of the left-aligned `v` below depth `d` (0 past the end).
@@ -430,6 +461,7 @@ impl Lpm {
             hasher: DefaultHashBuilder::default(),
             contexts: HashTable::new(),
             sole: None,
+            ipv4: None,
             scan: Box::new([]),
             nodes: Vec::new(),
             cold: Vec::new(),
@@ -514,6 +546,7 @@ impl Lpm {
                 .map(|c| (c.values.clone(), c.start)),
             _ => None,
         };
+        self.ipv4 = self.find_ipv4_start();
         self.scan = match &self.packer {
             Some(packer) if (1..=SCAN_MAX).contains(&self.contexts.len()) => self
                 .contexts
@@ -875,8 +908,14 @@ impl Lpm {
     /// IPv4 packet (which has both fields) then walks from here with its
     /// destination address, and `lookup_v4_many` answers as `lookup`
     /// would for its key without one (the route template,
-    /// `crate::template`).
+    /// `crate::template`). Kept up to date with the contexts (one read).
+    #[inline]
     pub fn ipv4_start(&self) -> Option<Start> {
+        self.ipv4
+    }
+
+    /// `ipv4_start`, worked out.
+    fn find_ipv4_start(&self) -> Option<Start> {
         let form = &self.form;
         let eth_type = [(Field::EthType, full_mask(Field::EthType))];
         if form.field != Field::Ipv4Dst || *form.context != eth_type {
@@ -892,18 +931,47 @@ impl Lpm {
 
     /// `lookup` for the keys of IPv4 packets with destinations `dsts`
     /// (`None`: no packet, `Ref::NONE` for it) from `start`
-    /// (`ipv4_start`): `out[i]` for `dsts[i]`, at most `CHUNK`.
+    /// (`ipv4_start`): `out[i]` for `dsts[i]`, at most `CHUNK`. The walks
+    /// carry the address in 32 bits (the `u128` of `lookup_many` costs
+    /// several instructions per shift).
     pub fn lookup_v4_many(&self, start: Start, dsts: &[Option<u32>], out: &mut [Ref]) {
         let mut node = [NIL; CHUNK];
-        let mut val = [0u128; CHUNK];
+        let mut val = [0u32; CHUNK];
         let n = dsts.len().min(CHUNK).min(out.len());
         for i in 0..n {
             out[i] = Ref::NONE;
             if let Some(d) = dsts[i] {
-                (out[i], node[i], val[i]) = self.first(start, u128::from(d) << 96);
+                (out[i], node[i], val[i]) = self.first_v4(start, d);
             }
         }
         self.walk_many(&mut node, &mut val, &mut out[..n]);
+    }
+
+    /// `first` for a 32-bit F (an IPv4 address `v`).
+    #[inline(always)]
+    fn first_v4(&self, start: Start, v: u32) -> (Ref, u32, u32) {
+        match self
+            .directs
+            .get(start.direct as usize)
+            .and_then(|t| t.get((v >> (32 - DIRECT_BITS)) as usize))
+        {
+            Some(x) => (x.best(), x.child, v << DIRECT_BITS),
+            None if start.skip_depth == 0 => (Ref::NONE, start.root, v),
+            None => {
+                // (In 64 bits, so that k = 32 shifts too.)
+                let k = 4 * start.skip_depth;
+                let prefix = (start.skip_prefix >> 96) as u32;
+                if u64::from(v ^ prefix) >> 32u32.saturating_sub(k) == 0 {
+                    (
+                        Ref::NONE,
+                        start.skip_node,
+                        (u64::from(v) << k.min(32)) as u32,
+                    )
+                } else {
+                    (Ref::NONE, NIL, v)
+                }
+            }
+        }
     }
 
     /// The trie walks of `lookup_many` after their first step, all keys
@@ -911,7 +979,12 @@ impl Lpm {
     /// NIL: walk over), the value of F still to read (`val[i]`,
     /// left-aligned) and the best so far (`out[i]`).
     #[inline(always)]
-    fn walk_many(&self, node: &mut [u32; CHUNK], val: &mut [u128; CHUNK], out: &mut [Ref]) {
+    fn walk_many<V: Nibbles>(
+        &self,
+        node: &mut [u32; CHUNK],
+        val: &mut [V; CHUNK],
+        out: &mut [Ref],
+    ) {
         let n = out.len().min(CHUNK);
         loop {
             // Each level in two passes: first only the reads (a few
@@ -923,7 +996,7 @@ impl Lpm {
             let mut x = [Nib::EMPTY; CHUNK];
             for i in 0..n {
                 if let Some(nd) = self.nodes.get(node[i] as usize) {
-                    x[i] = nd.nib[(val[i] >> 124) as usize];
+                    x[i] = nd.nib[val[i].top()];
                 }
             }
             let mut more = false;
@@ -932,7 +1005,7 @@ impl Lpm {
                     out[i] = x[i].best();
                 }
                 node[i] = x[i].child;
-                val[i] <<= 4;
+                val[i] = val[i].next();
                 more |= x[i].child != NIL;
             }
             if !more {

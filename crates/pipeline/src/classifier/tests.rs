@@ -409,6 +409,29 @@ fn check_lpm_many(lpm: &Lpm, keys: &[FlowKey]) -> Result<(), TestCaseError> {
             let want = lpm.lookup(&chunk[usize::from(i)]);
             prop_assert_eq!(out[j], want, "lookup_many, key {}", i);
         }
+        // An IPv4 routing trie walks IPv4 packets' addresses alone.
+        if let Some(start) = lpm.ipv4_start() {
+            let dsts: Vec<Option<u32>> = chunk
+                .iter()
+                .map(|k| {
+                    let v4 = k
+                        .present
+                        .contains_all(FieldSet::of(&[Field::EthType, Field::Ipv4Dst]))
+                        && k.eth_type == 0x0800;
+                    v4.then_some(k.ipv4_dst)
+                })
+                .collect();
+            let mut out = vec![Ref::NONE; dsts.len()];
+            lpm.lookup_v4_many(start, &dsts, &mut out);
+            for (i, d) in dsts.iter().enumerate() {
+                let want = if d.is_some() {
+                    lpm.lookup(&chunk[i])
+                } else {
+                    Ref::NONE
+                };
+                prop_assert_eq!(out[i], want, "lookup_v4_many, key {}", i);
+            }
+        }
     }
     Ok(())
 }
@@ -598,6 +621,7 @@ proptest! {
             lpm.insert(r, triples(&m));
             plain.insert(r, triples(&m));
             live.push((r, m));
+            prop_assert!(lpm.ipv4_start().is_some() && plain.ipv4_start().is_some());
             for k in &keys {
                 prop_assert_eq!(lpm.lookup(k).some(), expected(&live, k));
                 prop_assert_eq!(plain.lookup(k).some(), expected(&live, k));
