@@ -135,34 +135,76 @@ impl Pipeline {
             false => template::route_plan(&self.tables, in_port),
         };
         if !warm && route.is_none() {
-            // Nothing to fetch ahead: packet by packet, as `process`, with
-            // the tables moved out once for the whole batch (see
-            // `run_tables`; moving them per packet made every packet
-            // reload the `Vec` just stored back, a store-forwarding stall
-            // of ~4 ns).
-            // A packet the Ethernet template fits is forwarded by it,
-            // any other goes the general way (`template`).
-            let mut tables = std::mem::take(&mut self.tables);
-            for (i, buf) in bufs.iter_mut().enumerate() {
-                let fast = if template {
-                    template::ethernet_table(&tables)
-                        .and_then(|(t, ex)| template::classify(t, ex, buf.data(), in_port))
-                } else {
-                    None
-                };
-                let r = match (refuses, fast, tables.first_mut()) {
-                    (true, _, _) => Ok(()),
-                    (false, Some(f), Some(t0)) => {
-                        self.forward(t0, buf, f, in_port, now, out);
-                        Ok(())
-                    }
-                    _ => self.process_in(&mut tables, buf, in_port, now, out),
-                };
-                done(&self.ports, out, i, r);
-            }
-            self.tables = tables;
-            return;
+            self.run_small(bufs, in_port, now, out, template, refuses, &mut done);
+        } else {
+            let mut hops = self.route_hops.take();
+            self.run_chunks(
+                bufs, in_port, now, out, template, route, &mut hops, warm, &mut done,
+            );
+            self.route_hops = hops;
         }
+    }
+
+    /// `process_batch` for a pipeline that needs no warming and is no
+    /// router: packet by packet, as `process`, with the tables moved out
+    /// once for the whole batch (see `run_tables`; moving them per packet
+    /// made every packet reload the `Vec` just stored back, a
+    /// store-forwarding stall of ~4 ns). A packet the Ethernet template
+    /// fits (`template`: it may serve) is forwarded by it, any other goes
+    /// the general way.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn run_small<O: Output>(
+        &mut self,
+        bufs: &mut [PacketBuf],
+        in_port: u32,
+        now: Nanos,
+        out: &mut O,
+        template: bool,
+        refuses: bool,
+        done: &mut impl FnMut(&PortTable, &mut O, usize, Result<(), ParseError>),
+    ) {
+        let mut tables = std::mem::take(&mut self.tables);
+        for (i, buf) in bufs.iter_mut().enumerate() {
+            let fast = if template {
+                template::ethernet_table(&tables)
+                    .and_then(|(t, ex)| template::classify(t, ex, buf.data(), in_port))
+            } else {
+                None
+            };
+            let r = match (refuses, fast, tables.first_mut()) {
+                (true, _, _) => Ok(()),
+                (false, Some(f), Some(t0)) => {
+                    self.forward(t0, buf, f, in_port, now, out);
+                    Ok(())
+                }
+                _ => self.process_in(&mut tables, buf, in_port, now, out),
+            };
+            done(&self.ports, out, i, r);
+        }
+        self.tables = tables;
+    }
+
+    /// `process_batch` chunk by chunk: the templates' classification of
+    /// a chunk (the Ethernet one's if `template`, the route one's under
+    /// `route`, its next hops in `hops`), then, unless they took the
+    /// whole chunk, the parse and (if `warm`) the warm stages for the
+    /// others, then every packet in order (module comment).
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    fn run_chunks<O: Output>(
+        &mut self,
+        bufs: &mut [PacketBuf],
+        in_port: u32,
+        now: Nanos,
+        out: &mut O,
+        template: bool,
+        route: Option<template::RoutePlan>,
+        hops: &mut Option<Box<template::Hops>>,
+        warm: bool,
+        done: &mut impl FnMut(&PortTable, &mut O, usize, Result<(), ParseError>),
+    ) {
+        let refuses = self.refuses(in_port);
         for (c, chunk) in bufs.chunks_mut(CHUNK).enumerate() {
             let base = c * CHUNK;
             let mut fast = [None; CHUNK];
@@ -170,9 +212,10 @@ impl Pipeline {
                 if let Some((t, ex)) = template::ethernet_table(&self.tables) {
                     template::classify_chunk(t, ex, chunk, in_port, &mut fast);
                 }
-            } else if let Some(plan) = route {
-                self.classify_route_chunk(plan, chunk, &mut fast);
+            } else if let (Some(plan), Some(h)) = (route, hops.as_deref_mut()) {
+                self.classify_route_chunk(plan, chunk, h, &mut fast);
             }
+            let route = route.zip(hops.as_deref());
             // A chunk the templates take whole (an L2 switch's or a
             // router's traffic) needs no keys and no warm stages; a small
             // pipeline's is not warmed either way.
@@ -183,7 +226,7 @@ impl Pipeline {
                     let r = match (refuses, f) {
                         (true, _) => Ok(()),
                         (false, Some(f)) => {
-                            self.run_fast(&mut tables, route, buf, f, in_port, now, out);
+                            self.run_fast(&mut tables, route, i, buf, f, in_port, now, out);
                             Ok(())
                         }
                         (false, None) => self.process_in(&mut tables, buf, in_port, now, out),
@@ -234,7 +277,7 @@ impl Pipeline {
                         Ok(())
                     }
                     Admit::Fast(f) => {
-                        self.run_fast(&mut tables, route, buf, f, in_port, now, out);
+                        self.run_fast(&mut tables, route, i, buf, f, in_port, now, out);
                         Ok(())
                     }
                     Admit::Drop => Ok(()),

@@ -114,6 +114,10 @@ pub struct Pipeline {
     /// packet path does not allocate once warm (one per nesting level in
     /// use; a replica starts with an empty pool).
     scratch: Vec<PacketBuf>,
+    /// The route template's next hops for a chunk (`crate::template`),
+    /// kept so that no chunk initialises them; `process_batch` takes them
+    /// out while it runs.
+    route_hops: Option<Box<template::Hops>>,
     /// `process_batch`'s last decision whether to warm (see `batch`):
     /// batches left before looking again, and the decision.
     warm_check: (u16, bool),
@@ -153,6 +157,7 @@ impl Pipeline {
             meters: MeterTable::new(),
             config: Config::default(),
             scratch: Vec::new(),
+            route_hops: Some(Box::default()),
             warm_check: (0, false),
             parse_layer: Layer::L2,
             recent_programs: Vec::new(),

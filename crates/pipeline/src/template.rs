@@ -104,8 +104,10 @@ use packet::{ethertype, Field, FieldSet, FlowKey, PacketBuf};
 pub(crate) enum Fast {
     /// Forwarded by the Ethernet template.
     Ethernet(Forward),
-    /// Routed by the route template.
-    Route(Hop),
+    /// Routed by the route template (its next hop kept apart, in
+    /// `Hops`: a `Fast` stays as small as a `Forward`, which the batch
+    /// path copies around).
+    Route,
 }
 
 /// A packet the template forwards: its entry's position in table 0 and
@@ -217,6 +219,25 @@ pub(crate) struct Hop {
 /// `Hop::group` of a route in the entry itself.
 const NO_GROUP: u32 = u32::MAX;
 
+/// The next hops the route template found for the packets of a chunk
+/// (`0[i]` for packet i when it took it), kept in the pipeline between
+/// batches (`Pipeline::route_hops`) so that no chunk initialises them.
+#[derive(Debug, Clone)]
+pub(crate) struct Hops([Hop; CHUNK]);
+
+impl Default for Hops {
+    fn default() -> Self {
+        let none = Hop {
+            pos: 0,
+            group: NO_GROUP,
+            dst: [0; 6],
+            src: [0; 6],
+            port: 0,
+        };
+        Hops([none; CHUNK])
+    }
+}
+
 /// The fields a key made by `FlowKey::new(in_port)` holds as the packet's
 /// own key does at table 0: a table matching on these alone gives every
 /// packet from a port the answer of that key.
@@ -303,11 +324,13 @@ impl Pipeline {
     }
 
     /// The route template's decisions for a chunk of frames (at most
-    /// `CHUNK`): `fast[i]` for `bufs[i]`, in stages (module comment).
+    /// `CHUNK`): `fast[i]` for `bufs[i]`, with the next hop of a routed
+    /// one in `hops`, in stages (module comment).
     pub(crate) fn classify_route_chunk(
         &self,
         plan: RoutePlan,
         bufs: &[PacketBuf],
+        hops: &mut Hops,
         fast: &mut [Option<Fast>],
     ) {
         let Some(table) = self.tables.get(usize::from(plan.table)) else {
@@ -323,8 +346,14 @@ impl Pipeline {
         }
         let mut refs = [Ref::NONE; CHUNK];
         lpm.lookup_v4_many(start, &dsts[..n], &mut refs[..n]);
-        for ((f, d), r) in fast[..n].iter_mut().zip(&dsts[..n]).zip(&refs[..n]) {
-            *f = d.and_then(|_| self.route_hop(table, *r)).map(Fast::Route);
+        for (i, (d, r)) in dsts[..n].iter().zip(&refs[..n]).enumerate() {
+            fast[i] = match d.and_then(|_| self.route_hop(table, *r)) {
+                Some(hop) => {
+                    hops.0[i] = hop;
+                    Some(Fast::Route)
+                }
+                None => None,
+            };
         }
     }
 
@@ -340,7 +369,7 @@ impl Pipeline {
         tables: &mut [FlowTable],
         plan: RoutePlan,
         pkt: &mut PacketBuf,
-        hop: Hop,
+        hop: &Hop,
         in_port: u32,
         now: Nanos,
         out: &mut impl Output,
@@ -367,14 +396,16 @@ impl Pipeline {
         self.send_standard(pkt, hop.port, in_port, None, out);
     }
 
-    /// Runs a packet a template took (`f`; `route`: the batch's route
-    /// plan, which a `Fast::Route` comes with).
+    /// Runs packet `i` of a chunk, which a template took (`f`; `route`:
+    /// the batch's route plan and the chunk's next hops, which a
+    /// `Fast::Route` comes with).
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn run_fast(
         &mut self,
         tables: &mut [FlowTable],
-        route: Option<RoutePlan>,
+        route: Option<(RoutePlan, &Hops)>,
+        i: usize,
         pkt: &mut PacketBuf,
         f: Fast,
         in_port: u32,
@@ -387,10 +418,12 @@ impl Pipeline {
                     self.forward(t0, pkt, f, in_port, now, out);
                 }
             }
-            (Fast::Route(hop), Some(plan)) => {
-                self.route_template(tables, plan, pkt, hop, in_port, now, out)
+            (Fast::Route, Some((plan, hops))) => {
+                if let Some(hop) = hops.0.get(i) {
+                    self.route_template(tables, plan, pkt, hop, in_port, now, out);
+                }
             }
-            (Fast::Route(_), None) => {}
+            (Fast::Route, None) => {}
         }
     }
 }

@@ -2537,14 +2537,15 @@ mod route_props {
             let plan = crate::template::route_plan(p.tables(), 1).expect("a routing pipeline");
             let bufs = [PacketBuf::from_slice(&frame(&(0, 3, false, 255, 255)))];
             let mut fast = [None];
-            p.classify_route_chunk(plan, &bufs, &mut fast);
+            let mut hops = crate::template::Hops::default();
+            p.classify_route_chunk(plan, &bufs, &mut hops, &mut fast);
             assert!(
-                matches!(fast[0], Some(crate::template::Fast::Route(_))),
+                matches!(fast[0], Some(crate::template::Fast::Route)),
                 "{dispatch:?}"
             );
             // A frame with TTL 1 is left to the general path.
             let bufs = [PacketBuf::from_slice(&frame(&(0, 1, false, 255, 255)))];
-            p.classify_route_chunk(plan, &bufs, &mut fast);
+            p.classify_route_chunk(plan, &bufs, &mut hops, &mut fast);
             assert_eq!(fast[0], None);
         }
     }
