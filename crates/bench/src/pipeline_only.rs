@@ -105,6 +105,39 @@ fn thread_cpu_seconds() -> f64 {
         .unwrap_or(0.0)
 }
 
+/// How a workload's frames are shared out among the workers of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Split {
+    /// Every worker runs all of them: each replica sees every flow.
+    None,
+    /// Frame i goes to worker i mod n: each worker runs its own share of
+    /// the flows, as each worker of the switch gets the flows the fanout
+    /// hash (or the NIC's RSS) gives its queue, and touches only their
+    /// entries in its replica. A workload of fewer frames than workers (a
+    /// single flow) cannot be shared out: every worker runs all of it.
+    Flows,
+}
+
+impl Split {
+    pub fn name(self) -> &'static str {
+        match self {
+            Split::None => "none",
+            Split::Flows => "flows",
+        }
+    }
+}
+
+impl std::str::FromStr for Split {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Split, String> {
+        match s {
+            "none" => Ok(Split::None),
+            "flows" => Ok(Split::Flows),
+            _ => Err(format!("unknown split \"{s}\" (flows, none)")),
+        }
+    }
+}
+
 /// The workload's frames back to back in one buffer, as a port's receive
 /// ring holds them, instead of one heap allocation each: reading them in
 /// turn is a sequential stream the CPU prefetches, so a workload of 100K
@@ -121,10 +154,19 @@ struct Trace {
 }
 
 impl Trace {
-    fn new(frames: &[Vec<u8>]) -> Trace {
-        let mut bytes = Vec::with_capacity(frames.iter().map(Vec::len).sum());
-        let mut spans = Vec::with_capacity(frames.len());
-        for f in frames {
+    /// The frames worker `i` of `n` runs under `split`.
+    fn new(frames: &[Vec<u8>], split: Split, i: usize, n: usize) -> Trace {
+        let n = n.max(1);
+        let share = split == Split::Flows && frames.len() >= n;
+        let mine: Vec<&Vec<u8>> = frames
+            .iter()
+            .enumerate()
+            .filter(|(j, _)| !share || j % n == i)
+            .map(|(_, f)| f)
+            .collect();
+        let mut bytes = Vec::with_capacity(mine.iter().map(|f| f.len()).sum());
+        let mut spans = Vec::with_capacity(mine.len());
+        for f in mine {
             spans.push((bytes.len(), f.len()));
             bytes.extend_from_slice(f);
         }
@@ -202,8 +244,14 @@ fn run_worker(mut p: Pipeline, frames: &Trace, in_port: u32, duration: Duration)
 }
 
 /// Measures `w` through `workers` pipeline replicas (one thread each,
-/// pinned to cores 0.. when there are enough) for `duration` after warm-up.
-pub fn measure(w: &Workload, workers: usize, duration: Duration) -> Result<Measurement> {
+/// pinned to cores 0.. when there are enough) for `duration` after
+/// warm-up, the frames shared out as `split` says.
+pub fn measure(
+    w: &Workload,
+    workers: usize,
+    duration: Duration,
+    split: Split,
+) -> Result<Measurement> {
     let mut p = Pipeline::default();
     if let Err((i, e)) = w.install(&mut p) {
         bail!("{}: the pipeline refused message {i}: {e:?}", w.name());
@@ -235,7 +283,7 @@ pub fn measure(w: &Workload, workers: usize, duration: Duration) -> Result<Measu
                     // per-packet writes (counters) never share a cache
                     // line with another worker's.
                     let replica = p.clone();
-                    let trace = Trace::new(frames);
+                    let trace = Trace::new(frames, split, i, workers);
                     run_worker(replica, &trace, in_port, duration)
                 })
             })
@@ -315,6 +363,11 @@ impl Experiment for PipelineExperiment {
                 "2",
                 "also measure this many worker threads, each with its own pipeline replica (1: one worker only)",
             ),
+            ParamSpec::new(
+                "split",
+                "none",
+                "how the replicas share the frames: flows (worker i of n runs frames i, i+n, ...: its share of the flows, as the switch's fanout gives each worker) or none (every worker all frames)",
+            ),
             ParamSpec::new("seconds", "1", "measured seconds per run (after warm-up)"),
         ]
     }
@@ -329,6 +382,7 @@ impl Experiment for PipelineExperiment {
         let modes: Vec<Traffic> = ctx.params.list("traffic")?;
         self.workers = ctx.param::<usize>("replicas")?.max(1);
         let seconds: f64 = ctx.param("seconds")?;
+        let split: Split = ctx.param("split")?;
         if !(seconds > 0.0 && seconds < 3600.0) {
             bail!("seconds={seconds}: want a positive number of seconds");
         }
@@ -342,13 +396,13 @@ impl Experiment for PipelineExperiment {
             for &size in sizes {
                 for &mode in &modes {
                     let w = Workload::new(kind, size, mode);
-                    let one = measure(&w, 1, d)?;
+                    let one = measure(&w, 1, d, split)?;
                     ctx.note(format!(
                         "{}: {:.2} Mpps/core, {:.1} ns/packet ({:.1} ns of its own CPU time)",
                         one.workload, one.mpps, one.ns_per_packet, one.cpu_ns_per_packet
                     ));
                     if self.workers > 1 {
-                        let n = measure(&w, self.workers, d)?;
+                        let n = measure(&w, self.workers, d, split)?;
                         self.scaling.push((w.name(), one.mpps, n.mpps));
                         self.rows.push(one);
                         self.rows.push(n);
@@ -480,7 +534,7 @@ mod tests {
         for kind in Kind::ALL {
             for traffic in [Traffic::Spread, Traffic::Tse] {
                 let w = Workload::new(kind, 100, traffic);
-                let m = measure(&w, 1, Duration::from_millis(20)).expect("measures");
+                let m = measure(&w, 1, Duration::from_millis(20), Split::Flows).expect("measures");
                 assert!(
                     m.packets >= BATCH as u64,
                     "{}: {} packets",
@@ -505,9 +559,23 @@ mod tests {
     }
 
     #[test]
+    fn flows_are_shared_out_among_the_workers() {
+        let frames: Vec<Vec<u8>> = (0..5u8).map(|i| vec![i; 3]).collect();
+        let of = |t: &Trace| (0..t.len()).map(|j| t.frame(j)[0]).collect::<Vec<u8>>();
+        assert_eq!(of(&Trace::new(&frames, Split::Flows, 0, 2)), [0, 2, 4]);
+        assert_eq!(of(&Trace::new(&frames, Split::Flows, 1, 2)), [1, 3]);
+        assert_eq!(of(&Trace::new(&frames, Split::None, 1, 2)), [0, 1, 2, 3, 4]);
+        // One flow cannot be shared out: every worker runs it.
+        let one = &frames[..1];
+        assert_eq!(of(&Trace::new(one, Split::Flows, 1, 2)), [0]);
+        assert_eq!("flows".parse::<Split>(), Ok(Split::Flows));
+        assert!("rss".parse::<Split>().is_err());
+    }
+
+    #[test]
     fn two_workers_each_run_their_replica() {
         let w = Workload::new(Kind::L2, 1_000, Traffic::Spread);
-        let m = measure(&w, 2, Duration::from_millis(20)).expect("measures");
+        let m = measure(&w, 2, Duration::from_millis(20), Split::Flows).expect("measures");
         assert_eq!(m.workers, 2);
         assert_eq!(m.not_forwarded, 0);
         assert!(m.packets >= 2 * BATCH as u64);
@@ -518,7 +586,7 @@ mod tests {
         // Frames of another workload miss every entry: counted, not hidden.
         let mut w = Workload::new(Kind::L2, 100, Traffic::Spread);
         w.frames = Workload::new(Kind::L3, 100, Traffic::Spread).frames;
-        let m = measure(&w, 1, Duration::from_millis(20)).expect("measures");
+        let m = measure(&w, 1, Duration::from_millis(20), Split::Flows).expect("measures");
         assert_eq!(m.not_forwarded, m.packets);
     }
 }
