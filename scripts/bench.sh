@@ -29,7 +29,12 @@
 #   fwd         plain fwd_afpacket / fwd_xdp forwarders (crates/ports examples): I/O ceiling
 #   oxflow      oxflow, AF_PACKET ports
 #   oxflow_xdp  oxflow, AF_XDP ports (port_backend = "xdp")
+#   oxflow_busy oxflow, AF_PACKET ports, poll_mode = "busy": latency only
+#               (ping, iperf3; its idle CPU is a whole core by design)
 #   ovs         Open vSwitch, private instance, userspace (netdev) datapath
+# The raw part also pings across the generator's veth pair alone (an
+# address on the switch's end, no switch): the RTT floor of one pair, two
+# veth crossings per round trip; a ping through a switch crosses four.
 # For each switch: throughput per workload and size (spread and tse traffic),
 # ping RTT median, iperf3 TCP (offloads off and on), 100,000 flow-mods +
 # barrier, idle CPU.
@@ -38,7 +43,7 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 
 QUICK=${QUICK:-0}
-PARTS=${PARTS:-pipeline,raw,fwd,oxflow,oxflow_xdp,ovs}
+PARTS=${PARTS:-pipeline,raw,fwd,oxflow,oxflow_xdp,oxflow_busy,ovs}
 WORKLOADS=${WORKLOADS:-single,l2,l3,lb_acl,gateway}
 TRAFFIC=${TRAFFIC:-spread,tse}
 if [ "$QUICK" = 1 ]; then
@@ -132,9 +137,13 @@ SW_PID=""
 SW_CTL=""      # oxflow ctl target of the running switch
 OVS_DIR=$RUN/ovs-state
 
-# start_oxflow afpacket|xdp
+# start_oxflow afpacket|xdp [busy]: with busy, poll_mode = "busy" (files
+# oxflow-afpacket-busy.*)
 start_oxflow() {
-    local cfg=$RUN/oxflow-$1.toml
+    local name=$1${2:+-$2}
+    local cfg=$RUN/oxflow-$name.toml
+    local poll=""
+    [ "${2:-}" = busy ] && poll='poll_mode = "busy"'
     cat > "$cfg" <<EOF
 datapath_id = 1
 fail_mode = "secure"
@@ -145,6 +154,7 @@ listeners = ["ptcp:6634:127.0.0.1"]
 reconnect_initial = 1
 reconnect_max = 1
 port_backend = "$1"
+$poll
 ${OXFLOW_CONFIG_EXTRA:-}
 
 [[port]]
@@ -154,7 +164,7 @@ interface = "${P}s1"
 interface = "${P}s2"
 EOF
     ip netns exec $NS_S taskset -c 1 "$OXFLOW" run --config "$cfg" \
-        > "$RUN/oxflow-$1.log" 2>&1 &
+        > "$RUN/oxflow-$name.log" 2>&1 &
     SW_PID=$!
     PIDS+=("$SW_PID")
     SW_CTL=tcp:127.0.0.1:6634
@@ -163,7 +173,7 @@ EOF
         kill -0 "$SW_PID" 2>/dev/null || break
         sleep 0.1
     done
-    log "oxflow ($1) did not start; see $RUN/oxflow-$1.log"
+    log "oxflow ($name) did not start; see $RUN/oxflow-$name.log"
     return 1
 }
 
@@ -255,6 +265,29 @@ throughput() {
     fi
 }
 
+# ping_rtts N TARGET: the RTTs in ms of N pings from the
+# generator's namespace (core 0), space-separated (none if none came back).
+ping_rtts() {
+    ip netns exec $NS_G taskset -c 0 ping -c "$1" -i 0.01 -W 1 "$2" 2>/dev/null \
+        | sed -n 's/.*time=\([0-9.]*\) ms.*/\1/p' | tr '\n' ' '
+}
+
+# ping_floor: the RTT of one veth pair (the generator's, to an address on
+# the switch's end, no switch running): floor-latency.json.
+ping_floor() {
+    ip -n $NS_S addr add 10.78.0.254/24 dev ${P}s1
+    local rtts
+    rtts=$(ping_rtts "$PINGS" 10.78.0.254)
+    ip -n $NS_S addr del 10.78.0.254/24 dev ${P}s1
+    python3 - "$RUN/floor-latency.json" $rtts <<'PY' || log "ping floor: summary failed"
+import json, statistics, sys
+rtts = [float(x) for x in sys.argv[2:]]
+json.dump({"ping_rtt_ms_median": statistics.median(rtts) if rtts else None,
+           "ping_count": len(rtts)}, open(sys.argv[1], "w"), indent=1)
+PY
+    log "ping floor (one veth pair): $(tr -d '\n' < "$RUN/floor-latency.json")"
+}
+
 # latency LABEL: ping RTT and iperf3 through the switch with in_port=1<->2.
 latency() {
     local label=$1 out=$RUN/$1-latency.json
@@ -262,8 +295,7 @@ latency() {
     ip netns exec $NS_S "$OXFLOW" ctl add-flow $SW_CTL "priority=10,in_port=1,actions=output:2"
     ip netns exec $NS_S "$OXFLOW" ctl add-flow $SW_CTL "priority=10,in_port=2,actions=output:1"
     local rtts
-    rtts=$(ip netns exec $NS_G taskset -c 0 ping -c "$PINGS" -i 0.01 -W 1 10.78.0.2 2>/dev/null \
-        | sed -n 's/.*time=\([0-9.]*\) ms.*/\1/p' | tr '\n' ' ')
+    rtts=$(ping_rtts "$PINGS" 10.78.0.2)
     local iperf_off=0 iperf_on=0
     for mode in off on; do
         offloads $mode
@@ -323,6 +355,7 @@ if has_part raw; then
     log "raw veth: generator -> sink"
     "$OXFLOW" bench run throughput_raw --out "$RUN/raw" --set "seconds=$WINDOW" \
         --set "warmup=$WARMUP" --set "search_steps=$STEPS" --set "repeats=$REPEATS" 2>&1 | tail -n 20 >> "$LOG" || log "raw: FAILED"
+    ping_floor
 fi
 
 if has_part fwd; then
@@ -356,6 +389,15 @@ if has_part oxflow_xdp; then
     else
         log "oxflow_xdp: this oxflow has no xdp port backend, skipped"
     fi
+fi
+
+if has_part oxflow_busy; then
+    if start_oxflow afpacket busy; then
+        latency oxflow_busy
+    else
+        log "oxflow_busy: switch did not start, skipped"
+    fi
+    stop_switch "$SW_PID"
 fi
 
 if has_part ovs; then

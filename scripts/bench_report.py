@@ -149,9 +149,10 @@ def main():
                                  f"{fmt(l2, 2)} |")
         lines.append("")
 
-    # --- per switch: latency, TCP, flow-mods, idle CPU
+    # --- per switch: latency, TCP, flow-mods, idle CPU (plus the ping
+    # floor of one veth pair and oxflow with busy polling, latency only)
     per = {}
-    for s in SWITCHES:
+    for s in ["floor"] + SWITCHES[:2] + ["oxflow_busy"] + SWITCHES[2:]:
         p = os.path.join(run, f"{s}-latency.json")
         lat = json.load(open(p)) if os.path.exists(p) else None
         fm = rows.get("l2/100000", {}).get(s)
@@ -160,13 +161,21 @@ def main():
             per[s]["flow_mods_100k_barrier_s"] = fm["install_s"] if fm else None
     out["per_switch"] = per
     if per:
+        floor = per.get("floor", {}).get("ping_rtt_ms_median")
         lines += ["## Latency, TCP, control plane, idle CPU", "",
-                  "| switch | ping RTT median ms | iperf3 Gbit/s (offloads off) | "
+                  "floor: one veth pair and no switch (a ping crosses two veths; through a "
+                  "switch it crosses four, so 2 x floor is the RTT of a switch that takes no "
+                  "time). oxflow_busy: oxflow with poll_mode = \"busy\" (its idle CPU is a "
+                  "core by design).", "",
+                  "| switch | ping RTT median ms | RTT - 2 x floor ms | iperf3 Gbit/s (offloads off) | "
                   "iperf3 Gbit/s (offloads on) | 100K flow-mods + barrier s | idle CPU % |",
-                  "|---|---|---|---|---|---|"]
+                  "|---|---|---|---|---|---|---|"]
         for s, v in per.items():
+            rtt = v.get("ping_rtt_ms_median")
+            own = (rtt - 2 * floor if s != "floor" and rtt is not None and floor is not None
+                   else None)
             lines.append(
-                f"| {s} | {fmt(v.get('ping_rtt_ms_median'))} | "
+                f"| {s} | {fmt(rtt)} | {fmt(own)} | "
                 f"{fmt(v.get('iperf3_gbps_offloads_off'), 2)} | "
                 f"{fmt(v.get('iperf3_gbps_offloads_on'), 2)} | "
                 f"{fmt(v.get('flow_mods_100k_barrier_s'))} | {fmt(v.get('idle_cpu_pct'), 1)} |")
