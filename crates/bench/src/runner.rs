@@ -294,7 +294,12 @@ pub fn run_experiment(mut exp: Box<dyn Experiment>, opts: &RunOpts) -> Result<Pa
         exp.finish(ctx)
     });
     ctx.progress.finish();
-    let mut results = outcome.map_err(|e| e.context(format!("experiment {}", exp.name())))?;
+    // Errors about the experiment's parameters name it already.
+    let named = format!("experiment {}", exp.name());
+    let mut results = outcome.map_err(|e| match e.to_string().starts_with(&named) {
+        true => e,
+        false => e.context(named),
+    })?;
     results.notes.append(&mut ctx.notes);
     let meta = Meta {
         experiment: exp.name().into(),

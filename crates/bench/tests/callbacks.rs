@@ -131,6 +131,15 @@ fn timers_capture_and_report() {
     };
     let e = run_experiment(Box::new(Ticker::default()), &bad).expect_err("unknown key");
     assert!(e.to_string().contains("\"m\""), "{e}");
+    // A bad value is named with its experiment, once.
+    let bad = RunOpts {
+        sets: vec!["n=many".into()],
+        ..bad
+    };
+    let e = run_experiment(Box::new(Ticker::default()), &bad).expect_err("bad value");
+    let e = e.to_string();
+    assert!(e.contains("parameter n=many (from --set)"), "{e}");
+    assert_eq!(e.matches("experiment ticker").count(), 1, "{e}");
     let _ = std::fs::remove_dir_all(&out);
 }
 
