@@ -22,6 +22,7 @@ import time
 
 import pytest
 from scapy.all import (ARP, ICMP, IP, SCTP, TCP, UDP, Dot1AD, Dot1Q, Ether,
+                       IPOption,
                        ICMPv6EchoRequest, ICMPv6ND_NA,
                        ICMPv6ND_NS, ICMPv6NDOptDstLLAddr,
                        ICMPv6NDOptSrcLLAddr, IPv6, Raw, SCTPChunkData)
@@ -570,6 +571,90 @@ def test_groups_all_indirect_chain(dp):
         desc
     stats = ctl(dp.sw, "dump-group-stats")
     assert re.search(r"group_id=1,.*packet_count=2\b", stats), stats
+    assert re.search(r"group_id=3,.*packet_count=1\b", stats), stats
+
+
+def test_ipv4_router_pipeline(dp):
+    """An IPv4 router as HARMLESS's L3 pipeline has it (table 0 sends port
+    1 to routing table 1; routes of several lengths to next-hop groups
+    that decrement the TTL, rewrite both MACs and output): the shape the
+    switch's route template serves. Frames it takes (plain IPv4) and
+    frames it leaves to the general path (IP options, a VLAN tag, a
+    fragment, TTL 1) come out the same way a router would send them, and
+    the flow and group counters count them all."""
+    router = "02:00:00:00:00:fe"
+    hops = {1: 2, 2: 3, 3: 4}  # group -> port (host h2, h3, h4)
+    for g, port in hops.items():
+        dp.group("group_id=%d,type=indirect,bucket=dec_ttl,"
+                 "set_field:%s->eth_src,set_field:%s->eth_dst,output:%d"
+                 % (g, router, mac(port), port))
+    routes = [("10.20.2.0/24", 1), ("10.20.3.0/24", 2),
+              ("10.20.3.128/25", 3), ("10.20.0.0/16", 2)]
+    # More routes, so that the table is big enough for its trie.
+    routes += [("10.30.%d.0/24" % i, 1) for i in range(10)]
+    dp.flows("table=0,priority=10,in_port=1,actions=goto_table:1",
+             *["table=1,priority=%s,ip,nw_dst=%s,actions=group:%d"
+               % (net.split("/")[1], net, g) for net, g in routes])
+
+    def frame(tag, dst, ttl=64, **ip):
+        return (Ether(src=mac(1), dst=router)
+                / IP(src=ip4(1), dst=dst, ttl=ttl, **ip)
+                / UDP(sport=1000, dport=2000) / tag_payload(tag, 24))
+
+    tagged = (Ether(src=mac(1), dst=router) / Dot1Q(vlan=5)
+              / IP(src=ip4(1), dst="10.20.2.9", ttl=9)
+              / UDP(sport=1000, dport=2000) / tag_payload("tagged", 24))
+    sent = {
+        "r24": (frame("r24", "10.20.2.7"), "h2"),
+        "r24b": (frame("r24b", "10.20.3.7"), "h3"),
+        "r25": (frame("r25", "10.20.3.200"), "h4"),
+        "r16": (frame("r16", "10.20.9.9"), "h3"),
+        "options": (frame("options", "10.20.2.8",
+                          options=[IPOption(b"\x94\x04\x00\x00")]), "h2"),
+        "tagged": (tagged, "h2"),
+        "fragment": (frame("fragment", "10.20.2.10", flags="MF"), "h2"),
+    }
+    lost = {
+        "no-route": frame("no-route", "10.40.0.1"),
+        "ttl1": frame("ttl1", "10.20.2.11", ttl=1),
+    }
+
+    def routed(host):
+        """The change a route to `host` makes."""
+        def change(p):
+            p[Ether].src = router
+            p[Ether].dst = mac(int(host[1:]))
+            p[IP].ttl -= 1
+        return change
+
+    got = dp.exchange([f for f, _ in sent.values()] + list(lost.values()))
+    failures = []
+    for tag, (f, host) in sent.items():
+        want = expect(f, routed(host))
+        have = by_case(got[host]).get(tag)
+        if have != [want]:
+            failures.append("%s at %s: expected\n%s\ngot\n%s" % (
+                tag, host, show([want]), show(have or [])))
+        elif checksum_errors(want):
+            failures.append("%s: %s" % (tag, checksum_errors(want)))
+        for other in ("h2", "h3", "h4"):
+            if other != host and tag in by_case(got[other]):
+                failures.append("%s also at %s" % (tag, other))
+    for tag in lost:
+        for h in ("h2", "h3", "h4"):
+            if tag in by_case(got[h]):
+                failures.append("%s must not be forwarded (at %s)" % (tag, h))
+    assert not failures, "\n".join(failures)
+    # Counters: table 0 saw all 9, the /24 to h2 five (TTL 1 included: the
+    # group runs, its TTL decrement fails), group 1 five, group 3 one.
+    t0 = ctl(dp.sw, "dump-flows", "table=0")
+    assert re.search(r"n_packets=9\b", t0), t0
+    t1 = ctl(dp.sw, "dump-flows", "table=1")
+    line = [ln for ln in t1.splitlines() if "10.20.2.0/24" in ln]
+    assert line and re.search(r"n_packets=5\b", line[0]), t1
+    stats = ctl(dp.sw, "dump-group-stats")
+    assert re.search(r"group_id=1,.*packet_count=5\b", stats), stats
+    assert re.search(r"group_id=2,.*packet_count=2\b", stats), stats
     assert re.search(r"group_id=3,.*packet_count=1\b", stats), stats
 
 
