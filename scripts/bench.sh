@@ -88,7 +88,7 @@ log "building (release)"
 $CARGO build --release -p oxflow 2>&1 | tail -n 3
 $CARGO build --release -p ports --example fwd_afpacket 2>&1 | tail -n 1 || true
 $CARGO build --release -p ports --example fwd_xdp 2>&1 | tail -n 1 || true
-OXFLOW=$ROOT/target/release/oxflow
+OXFLOW=${OXFLOW:-$ROOT/target/release/oxflow}
 EX=$ROOT/target/release/examples
 
 # ---------------------------------------------------------------- topology

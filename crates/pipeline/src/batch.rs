@@ -166,23 +166,44 @@ impl Pipeline {
     ) {
         let mut tables = std::mem::take(&mut self.tables);
         for (i, buf) in bufs.iter_mut().enumerate() {
-            let fast = if template {
-                template::ethernet_table(&tables)
+            let fast = match template {
+                true => template::ethernet_table(&tables)
                     .and_then(|(t, ex)| template::classify(t, ex, buf.data(), in_port))
-            } else {
-                None
+                    .map(template::Fast::Ethernet),
+                false => None,
             };
-            let r = match (refuses, fast, tables.first_mut()) {
-                (true, _, _) => Ok(()),
-                (false, Some(f), Some(t0)) => {
-                    self.forward(t0, buf, f, in_port, now, out);
-                    Ok(())
-                }
-                _ => self.process_in(&mut tables, buf, in_port, now, out),
-            };
+            let r = self.run_one(&mut tables, buf, fast, None, i, refuses, in_port, now, out);
             done(&self.ports, out, i, r);
         }
         self.tables = tables;
+    }
+
+    /// One packet of a batch that is not warmed (`i`: its place in its
+    /// chunk): dropped unseen if its port `refuses`, else run by the
+    /// template that took it (`fast`; `route`: the chunk's route plan and
+    /// next hops) or the general way.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn run_one(
+        &mut self,
+        tables: &mut [crate::table::FlowTable],
+        buf: &mut PacketBuf,
+        fast: Option<template::Fast>,
+        route: Option<(template::RoutePlan, &template::Hops)>,
+        i: usize,
+        refuses: bool,
+        in_port: u32,
+        now: Nanos,
+        out: &mut impl Output,
+    ) -> Result<(), ParseError> {
+        match (refuses, fast) {
+            (true, _) => Ok(()),
+            (false, Some(f)) => {
+                self.run_fast(tables, route, i, buf, f, in_port, now, out);
+                Ok(())
+            }
+            (false, None) => self.process_in(tables, buf, in_port, now, out),
+        }
     }
 
     /// `process_batch` chunk by chunk: the templates' classification of
@@ -223,14 +244,7 @@ impl Pipeline {
             if whole || !warm {
                 let mut tables = std::mem::take(&mut self.tables);
                 for (i, (buf, f)) in chunk.iter_mut().zip(fast).enumerate() {
-                    let r = match (refuses, f) {
-                        (true, _) => Ok(()),
-                        (false, Some(f)) => {
-                            self.run_fast(&mut tables, route, i, buf, f, in_port, now, out);
-                            Ok(())
-                        }
-                        (false, None) => self.process_in(&mut tables, buf, in_port, now, out),
-                    };
+                    let r = self.run_one(&mut tables, buf, f, route, i, refuses, in_port, now, out);
                     done(&self.ports, out, base + i, r);
                 }
                 self.tables = tables;

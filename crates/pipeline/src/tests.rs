@@ -1907,7 +1907,11 @@ mod template_props {
     /// frames and the counters.
     type Outcome = (Vec<(bool, Vec<Ev>)>, Vec<Vec<u8>>, Vec<Counts>);
 
-    fn by_packet(mut p: Pipeline, frames: &[Vec<u8>], in_port: u32) -> Outcome {
+    /// Per packet the result and the events, then the frames after.
+    pub(super) type Run = (Vec<(bool, Vec<Ev>)>, Vec<Vec<u8>>);
+
+    /// `frames` through `p` packet by packet (`process`), at time 7.
+    pub(super) fn run_by_packet(p: &mut Pipeline, frames: &[Vec<u8>], in_port: u32) -> Run {
         let mut per = Vec::new();
         let mut bufs = Vec::new();
         for f in frames {
@@ -1917,10 +1921,17 @@ mod template_props {
             per.push((ok, rec.0));
             bufs.push(buf.data().to_vec());
         }
-        (per, bufs, counters(&p))
+        (per, bufs)
     }
 
-    fn by_batch(mut p: Pipeline, frames: &[Vec<u8>], in_port: u32, warm: bool) -> Outcome {
+    /// `frames` through `p` as one batch (`process_batch`), at time 7,
+    /// warmed or as a small pipeline's.
+    pub(super) fn run_by_batch(
+        p: &mut Pipeline,
+        frames: &[Vec<u8>],
+        in_port: u32,
+        warm: bool,
+    ) -> Run {
         // Test builds warm every pipeline; this makes the next batches
         // take the path of small pipelines instead.
         if !warm {
@@ -1933,7 +1944,16 @@ mod template_props {
             assert_eq!(i, per.len());
             per.push((r.is_ok(), std::mem::take(&mut out.0)));
         });
-        let bufs = bufs.iter().map(|b| b.data().to_vec()).collect();
+        (per, bufs.iter().map(|b| b.data().to_vec()).collect())
+    }
+
+    fn by_packet(mut p: Pipeline, frames: &[Vec<u8>], in_port: u32) -> Outcome {
+        let (per, bufs) = run_by_packet(&mut p, frames, in_port);
+        (per, bufs, counters(&p))
+    }
+
+    fn by_batch(mut p: Pipeline, frames: &[Vec<u8>], in_port: u32, warm: bool) -> Outcome {
+        let (per, bufs) = run_by_batch(&mut p, frames, in_port, warm);
         (per, bufs, counters(&p))
     }
 
@@ -2356,30 +2376,12 @@ mod route_props {
     }
 
     fn by_packet(mut p: Pipeline, frames: &[Vec<u8>], in_port: u32) -> Outcome {
-        let mut per = Vec::new();
-        let mut bufs = Vec::new();
-        for f in frames {
-            let mut rec = Rec::default();
-            let mut buf = PacketBuf::from_slice(f);
-            let ok = p.process(&mut buf, in_port, 7, &mut rec).is_ok();
-            per.push((ok, rec.0));
-            bufs.push(buf.data().to_vec());
-        }
+        let (per, bufs) = template_props::run_by_packet(&mut p, frames, in_port);
         outcome(&p, per, bufs)
     }
 
     fn by_batch(mut p: Pipeline, frames: &[Vec<u8>], in_port: u32, warm: bool) -> Outcome {
-        if !warm {
-            p.warm_check = (u16::MAX, false);
-        }
-        let mut bufs: Vec<PacketBuf> = frames.iter().map(|f| PacketBuf::from_slice(f)).collect();
-        let mut rec = Rec::default();
-        let mut per = Vec::new();
-        p.process_batch(&mut bufs, in_port, 7, &mut rec, |_, out, i, r| {
-            assert_eq!(i, per.len());
-            per.push((r.is_ok(), std::mem::take(&mut out.0)));
-        });
-        let bufs = bufs.iter().map(|b| b.data().to_vec()).collect();
+        let (per, bufs) = template_props::run_by_batch(&mut p, frames, in_port, warm);
         outcome(&p, per, bufs)
     }
 
