@@ -593,13 +593,13 @@ impl Tss {
         self.order_odd = self.order.iter().filter(|o| !o.in_lpm).copied().collect();
     }
 
-    /// Number of subtables marked `in_lpm`.
     /// Whether every non-empty subtable is one an LPM trie stands for
     /// (a lookup beside the trie then probes none).
     pub fn all_in_lpm(&self) -> bool {
         self.order_odd.is_empty()
     }
 
+    /// Number of subtables marked `in_lpm`.
     pub fn n_in_lpm(&self) -> usize {
         self.subtables.iter().flatten().filter(|s| s.in_lpm).count()
     }
