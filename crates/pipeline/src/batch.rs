@@ -35,10 +35,13 @@
 //! already and the extra passes would only cost); they run exactly as
 //! `process`.
 //!
-//! Either way, when the pipeline has the shape of an L2 switch's (see
-//! `crate::template`), every packet the Ethernet template fits is
-//! forwarded by it, in its place in the batch, and only the others are
-//! parsed, warmed and run as above.
+//! Either way, when the pipeline has the shape of an L2 switch's or of
+//! an IPv4 router's (see `crate::template`), every packet the Ethernet
+//! or the route template fits is forwarded by it, in its place in the
+//! batch, and only the others are parsed, warmed and run as above. The
+//! route template classifies a chunk at a time (its trie walks overlap
+//! like the warm stages), so a router's batches go chunk by chunk
+//! whatever the size of its tables.
 
 use crate::process::Output;
 use crate::program::Program;
