@@ -15,6 +15,9 @@ import sys
 
 SWITCHES = ["oxflow", "oxflow_xdp", "ovs"]
 CEILING = {"oxflow": "fwd_afpacket", "oxflow_xdp": "fwd_xdp"}
+# A ceiling whose max-rate runs spread by more than this fraction of its
+# max is flagged in the report.
+UNSTEADY = 0.05
 
 
 def load(run, name):
@@ -87,6 +90,16 @@ def main():
                          f"{fmt(v['offered_mpps'])} | "
                          f"{fmt(v['no_loss_mpps'])} | {fmt(v['cpu_pct'], 0)} |")
         lines.append("")
+        # A ceiling whose repeats disagree makes every ratio against it
+        # as uncertain: say so next to the table.
+        for k, v in ceil.items():
+            mx, sp = v["max_mpps"], v["max_spread_mpps"]
+            if mx and sp is not None and sp / mx > UNSTEADY:
+                lines.append(f"- {k}: its max-rate runs spread by {fmt(sp)} Mpps "
+                             f"({100 * sp / mx:.0f} % of {fmt(mx)}): a ratio against it "
+                             "is only good to about that much (a busy machine).")
+        if lines[-1] != "":
+            lines.append("")
 
     # --- throughput per workload
     rows = {}

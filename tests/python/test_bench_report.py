@@ -1,0 +1,63 @@
+"""`scripts/bench_report.py` (the table `make bench` prints) on a made-up
+run folder: the ratios against the I/O ceilings, the warning next to a
+ceiling whose repeats disagree, and the latency rows with the ping floor
+of one veth pair and oxflow in busy-poll mode."""
+
+import json
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+REPORT = os.path.join(ROOT, "scripts", "bench_report.py")
+
+
+def results(run, part, scalars=(), tables=()):
+    """A part's `results.json` as `oxflow bench` writes it."""
+    os.makedirs(os.path.join(run, part))
+    doc = {"results": {
+        "scalars": [{"name": n, "value": v} for n, v in scalars],
+        "tables": [{"name": n, "columns": cols, "rows": rows}
+                   for n, cols, rows in tables],
+    }}
+    with open(os.path.join(run, part, "results.json"), "w") as f:
+        json.dump(doc, f)
+
+
+def ceiling(run, part, max_mpps, spread):
+    results(run, part, [("max_mpps", max_mpps), ("max_mpps_spread", spread),
+                        ("offered_mpps", max_mpps), ("no_loss_mpps", max_mpps),
+                        ("switch_cpu_pct", 99.0)])
+
+
+def latency(run, label, rtt):
+    with open(os.path.join(run, "%s-latency.json" % label), "w") as f:
+        json.dump({"ping_rtt_ms_median": rtt, "ping_count": 100}, f)
+
+
+def test_ratios_unsteady_ceiling_and_latency_rows(tmp_path):
+    run = str(tmp_path / "run")
+    os.makedirs(run)
+    ceiling(run, "fwd_afpacket", 0.400, 0.004)   # steady: 1 %
+    ceiling(run, "fwd_xdp", 0.400, 0.100)        # unsteady: 25 %
+    cols = ["workload", "max_mpps", "no_loss_mpps"]
+    results(run, "oxflow", tables=[("throughput", cols, [["l2/100", 0.380, 0.380]])])
+    latency(run, "floor", 0.040)
+    latency(run, "oxflow", 0.100)
+    latency(run, "oxflow_busy", 0.070)
+    md, js = str(tmp_path / "r.md"), str(tmp_path / "r.json")
+    subprocess.run([sys.executable, REPORT, run, md, js, "test"], check=True)
+    text = open(md).read()
+    # The ratio against the AF_PACKET ceiling.
+    assert "| l2/100 | 0.380 | 0.380 | 0.95 |" in text, text
+    # Only the unsteady ceiling is flagged, with its spread.
+    assert "- fwd_xdp: its max-rate runs spread by 0.100 Mpps (25 % of 0.400)" in text
+    assert "- fwd_afpacket:" not in text
+    # Latency: the floor, then each switch with its RTT beyond 2 x floor.
+    rows = [ln for ln in text.splitlines() if ln.startswith("| floor ")
+            or ln.startswith("| oxflow ") or ln.startswith("| oxflow_busy ")]
+    assert rows[0].startswith("| floor | 0.040 | - |"), rows
+    assert "| oxflow | 0.100 | 0.020 |" in text, rows
+    assert "| oxflow_busy | 0.070 | -0.010 |" in text, rows
+    doc = json.load(open(js))
+    assert doc["per_switch"]["floor"]["ping_rtt_ms_median"] == 0.040
