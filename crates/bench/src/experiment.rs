@@ -167,11 +167,11 @@ pub fn now_ns() -> u64 {
 }
 
 /// Parameter values of one run: every declared parameter has a value
-/// (given or default), so [`Params::get`] only fails on a bad value.
+/// (given or default), so [`Params::get`] only fails on a bad value. Its
+/// errors do not name the experiment: the runner adds that to every error
+/// of a run.
 #[derive(Debug, Clone, Default)]
 pub struct Params {
-    /// Experiment name, for error messages.
-    pub experiment: String,
     /// name -> (value, where it came from: "default", "--set", "FILE").
     pub values: std::collections::BTreeMap<String, (String, String)>,
 }
@@ -185,16 +185,12 @@ impl Params {
     {
         let (v, from) = self.values.get(name).ok_or_else(|| {
             BenchError(format!(
-                "experiment {}: parameter {name} is not declared (a bug in the experiment)",
-                self.experiment
+                "parameter {name} is not declared (a bug in the experiment)"
             ))
         })?;
-        v.trim().parse::<T>().map_err(|e| {
-            BenchError(format!(
-                "experiment {}: parameter {name}={v} (from {from}): {e}",
-                self.experiment
-            ))
-        })
+        v.trim()
+            .parse::<T>()
+            .map_err(|e| BenchError(format!("parameter {name}={v} (from {from}): {e}")))
     }
 
     /// A comma-separated list parameter (`1,10,100`).
@@ -206,12 +202,9 @@ impl Params {
         raw.split(',')
             .filter(|s| !s.trim().is_empty())
             .map(|s| {
-                s.trim().parse::<T>().map_err(|e| {
-                    BenchError(format!(
-                        "experiment {}: parameter {name}: element {s:?}: {e}",
-                        self.experiment
-                    ))
-                })
+                s.trim()
+                    .parse::<T>()
+                    .map_err(|e| BenchError(format!("parameter {name}: element {s:?}: {e}")))
             })
             .collect()
     }

@@ -102,16 +102,17 @@ pub fn resolve_params(exp: &dyn Experiment, opts: &RunOpts) -> Result<Params> {
         known(k.trim(), &format!("--set {s}"))?;
         values.insert(k.trim().into(), (v.into(), "--set".into()));
     }
-    let params = Params {
-        experiment: exp.name().into(),
-        values,
-    };
+    let params = Params { values };
     // Parse every experiment parameter once so a bad value fails before
     // any namespace or switch is created... as text at least: typed checks
     // happen in the experiment; the common ones are checked here.
-    params.get::<f64>("max_seconds")?;
-    params.get::<u32>("workers")?;
-    params.get::<bool>("pin")?;
+    let common = || -> Result<()> {
+        params.get::<f64>("max_seconds")?;
+        params.get::<u32>("workers")?;
+        params.get::<bool>("pin")?;
+        Ok(())
+    };
+    common().map_err(|e| e.context(format!("experiment {}", exp.name())))?;
     Ok(params)
 }
 
@@ -294,12 +295,7 @@ pub fn run_experiment(mut exp: Box<dyn Experiment>, opts: &RunOpts) -> Result<Pa
         exp.finish(ctx)
     });
     ctx.progress.finish();
-    // Errors about the experiment's parameters name it already.
-    let named = format!("experiment {}", exp.name());
-    let mut results = outcome.map_err(|e| match e.to_string().starts_with(&named) {
-        true => e,
-        false => e.context(named),
-    })?;
+    let mut results = outcome.map_err(|e| e.context(format!("experiment {}", exp.name())))?;
     results.notes.append(&mut ctx.notes);
     let meta = Meta {
         experiment: exp.name().into(),
