@@ -379,11 +379,20 @@ enum Walk {
     },
 }
 
-/// A left-aligned value of F as a walk reads it: its top 4 bits, then
-/// the rest shifted up by 4 (`u128` for any F, `u32` for IPv4 addresses).
+/// A left-aligned value of F as a walk reads it (`u128` for any F, `u32`
+/// for IPv4 addresses: a 128-bit shift costs several instructions).
 trait Nibbles: Copy {
+    /// The top 4 bits.
     fn top(self) -> usize;
+    /// The rest, shifted up by 4.
     fn next(self) -> Self;
+    /// The top `DIRECT_BITS` bits: a direct table's index.
+    fn direct(self) -> usize;
+    /// Shifted up by `k` bits (0 when `k` is the whole width).
+    fn shl(self, k: u32) -> Self;
+    /// Whether the top `k` bits (4 to the width) equal those of `prefix`,
+    /// left-aligned in 128 bits (`Start::skip_prefix`).
+    fn agrees(self, prefix: u128, k: u32) -> bool;
 }
 
 impl Nibbles for u128 {
@@ -395,6 +404,18 @@ impl Nibbles for u128 {
     fn next(self) -> Self {
         self << 4
     }
+    #[inline(always)]
+    fn direct(self) -> usize {
+        (self >> (128 - DIRECT_BITS)) as usize
+    }
+    #[inline(always)]
+    fn shl(self, k: u32) -> Self {
+        self.checked_shl(k).unwrap_or(0)
+    }
+    #[inline(always)]
+    fn agrees(self, prefix: u128, k: u32) -> bool {
+        (self ^ prefix) >> (128 - k) == 0
+    }
 }
 
 impl Nibbles for u32 {
@@ -405,6 +426,19 @@ impl Nibbles for u32 {
     #[inline(always)]
     fn next(self) -> Self {
         self << 4
+    }
+    #[inline(always)]
+    fn direct(self) -> usize {
+        (self >> (32 - DIRECT_BITS)) as usize
+    }
+    // In 64 bits, so that k = 32 shifts too.
+    #[inline(always)]
+    fn shl(self, k: u32) -> Self {
+        (u64::from(self) << k.min(32)) as u32
+    }
+    #[inline(always)]
+    fn agrees(self, prefix: u128, k: u32) -> bool {
+        u64::from(self ^ (prefix >> 96) as u32) >> 32u32.saturating_sub(k) == 0
     }
 }
 
@@ -840,19 +874,19 @@ impl Lpm {
     /// The first step of a walk: the best so far, the next node and F's
     /// value with the bits used so far shifted out (one read of the
     /// direct table when the context has one, none otherwise).
-    #[inline]
-    fn first(&self, start: Start, v: u128) -> (Ref, u32, u128) {
+    #[inline(always)]
+    fn first<V: Nibbles>(&self, start: Start, v: V) -> (Ref, u32, V) {
         match self
             .directs
             .get(start.direct as usize)
-            .and_then(|t| t.get((v >> (128 - DIRECT_BITS)) as usize))
+            .and_then(|t| t.get(v.direct()))
         {
-            Some(x) => (x.best(), x.child, v << DIRECT_BITS),
+            Some(x) => (x.best(), x.child, v.shl(DIRECT_BITS)),
             None if start.skip_depth == 0 => (Ref::NONE, start.root, v),
             None => {
                 let k = 4 * start.skip_depth;
-                if (v ^ start.skip_prefix) >> (128 - k) == 0 {
-                    (Ref::NONE, start.skip_node, v << k)
+                if v.agrees(start.skip_prefix, k) {
+                    (Ref::NONE, start.skip_node, v.shl(k))
                 } else {
                     (Ref::NONE, NIL, v)
                 }
@@ -941,37 +975,10 @@ impl Lpm {
         for i in 0..n {
             out[i] = Ref::NONE;
             if let Some(d) = dsts[i] {
-                (out[i], node[i], val[i]) = self.first_v4(start, d);
+                (out[i], node[i], val[i]) = self.first(start, d);
             }
         }
         self.walk_many(&mut node, &mut val, &mut out[..n]);
-    }
-
-    /// `first` for a 32-bit F (an IPv4 address `v`).
-    #[inline(always)]
-    fn first_v4(&self, start: Start, v: u32) -> (Ref, u32, u32) {
-        match self
-            .directs
-            .get(start.direct as usize)
-            .and_then(|t| t.get((v >> (32 - DIRECT_BITS)) as usize))
-        {
-            Some(x) => (x.best(), x.child, v << DIRECT_BITS),
-            None if start.skip_depth == 0 => (Ref::NONE, start.root, v),
-            None => {
-                // (In 64 bits, so that k = 32 shifts too.)
-                let k = 4 * start.skip_depth;
-                let prefix = (start.skip_prefix >> 96) as u32;
-                if u64::from(v ^ prefix) >> 32u32.saturating_sub(k) == 0 {
-                    (
-                        Ref::NONE,
-                        start.skip_node,
-                        (u64::from(v) << k.min(32)) as u32,
-                    )
-                } else {
-                    (Ref::NONE, NIL, v)
-                }
-            }
-        }
     }
 
     /// The trie walks of `lookup_many` after their first step, all keys
