@@ -69,11 +69,12 @@
 //!
 //! One multiply-fold hash and usually one cache line per probe, against
 //! the tuple space's hasher over 128-bit words, SwissTable control bytes
-//! and a 128-byte bucket compared field by field. The tuple space stays
-//! the strict index and holds every entry; the exact index mirrors each
-//! bucket's best entry (an insert or remove updates one slot from the
-//! bucket), and is compared with the best match-everything entry by
-//! priority (the tuple space decides an equal priority).
+//! and a 64-byte bucket compared through a packed key built for it
+//! ([`tss`]). The tuple space stays the strict index and holds every
+//! entry; the exact index mirrors each bucket's best entry (an insert or
+//! remove updates one slot from the bucket), and is compared with the
+//! best match-everything entry by priority (the tuple space decides an
+//! equal priority).
 //!
 //! # Longest prefix match ([`lpm`]) — beside the tuple space
 //!
@@ -257,19 +258,23 @@ impl Ref {
 
 /// Entries with one and the same match (they differ in priority or
 /// installation order), best first. The first is kept inline: almost every
-/// bucket has exactly one entry, and then no list is allocated.
+/// bucket has exactly one entry, and then no list is allocated. The list
+/// of the others sits behind one thin pointer so that a `Same` is 24
+/// bytes (a tuple-space bucket, `Same` included, fills one cache line).
 #[derive(Debug, Clone)]
 pub struct Same {
     best: Ref,
-    /// The others, best first.
-    rest: Vec<Ref>,
+    /// The others, best first (`None`: none). Boxed for the thin pointer
+    /// (8 bytes; a `Vec` is 24).
+    #[allow(clippy::box_collection)]
+    rest: Option<Box<Vec<Ref>>>,
 }
 
 impl Same {
     pub fn new(r: Ref) -> Same {
         Same {
             best: r,
-            rest: Vec::new(),
+            rest: None,
         }
     }
 
@@ -279,32 +284,37 @@ impl Same {
     }
 
     pub fn add(&mut self, r: Ref) {
+        let rest = self.rest.get_or_insert_with(Box::default);
         if r.rank > self.best.rank {
             let old = std::mem::replace(&mut self.best, r);
-            self.rest.insert(0, old);
+            rest.insert(0, old);
         } else {
-            let pos = self.rest.partition_point(|x| x.rank > r.rank);
-            self.rest.insert(pos, r);
+            let pos = rest.partition_point(|x| x.rank > r.rank);
+            rest.insert(pos, r);
         }
     }
 
     /// Removes `r`; `Some(now_empty)` if it was there.
     pub fn remove(&mut self, r: Ref) -> Option<bool> {
         if self.best == r {
-            if self.rest.is_empty() {
+            let Some(rest) = self.rest.as_mut().filter(|v| !v.is_empty()) else {
                 return Some(true);
-            }
-            self.best = self.rest.remove(0);
-            return Some(false);
+            };
+            self.best = rest.remove(0);
+        } else {
+            let rest = self.rest.as_mut()?;
+            let pos = rest.iter().position(|x| *x == r)?;
+            rest.remove(pos);
         }
-        let pos = self.rest.iter().position(|x| *x == r)?;
-        self.rest.remove(pos);
+        if self.rest.as_ref().is_some_and(|v| v.is_empty()) {
+            self.rest = None;
+        }
         Some(false)
     }
 
     /// Every entry, best first.
     pub fn iter(&self) -> impl Iterator<Item = Ref> + '_ {
-        std::iter::once(self.best).chain(self.rest.iter().copied())
+        std::iter::once(self.best).chain(self.rest.iter().flat_map(|v| v.iter().copied()))
     }
 }
 

@@ -11,21 +11,37 @@
 //!   union      every field of every shape (read once per packet)
 //!  Subtable
 //!   shape      [(field, mask)], required presence bits, positions in union
+//!   spans      the packing of the shape's masked bits into one u128,
+//!              when they fit (below)
 //!   buckets    HashTable<Bucket>        hash of masked values -> Bucket
 //!   prios      BTreeMap<prio, count>    max priority after removals
-//!  Bucket
-//!   values     [u128] (one per shape field, inline up to 2), hash,
-//!              Same (entries, best first)
+//!  Bucket (64 bytes: one cache line)
+//!   key        the packed masked values (packed subtables)
+//!   hash
+//!   wide       [u128], one masked value per shape field (other subtables)
+//!   same       Same (entries, best first)
 //! ```
+//!
+//! Packing: each `(field, mask)` of a shape keeps the bits of its mask's
+//! span (lowest to highest set bit), the spans side by side in a `u128`,
+//! first field lowest (as the exact index packs into 64 bits,
+//! `classifier::exact`). Two matches or packets of the shape have the same
+//! masked values exactly when their packed keys are equal. Every shape
+//! whose spans add up to at most 128 bits is packed: all IPv4 and
+//! Ethernet shapes of up to a 5-tuple (eth_type, ip_proto, both
+//! addresses and a port make 104 bits). A bucket then holds its key
+//! inline and a probe hashes and compares one `u128`; only wider shapes
+//! (IPv6 addresses with other fields) keep their values behind a pointer.
 //!
 //! Hashing: the masked values are written one by one into a hasher of the
 //! table's random-seeded `DefaultHashBuilder` (foldhash), both when an
 //! entry is added (from its match's values) and per packet (from the
-//! key's bits under the shape's masks), so a probe needs no key buffer;
-//! a candidate bucket is confirmed by comparing its values in place. When
-//! a lookup will probe several subtables, it first reads each field of
-//! `union` from the key once into a fixed array on the stack (at most
-//! `UNION_MAX` fields; bigger unions read the key per probe).
+//! key's bits under the shape's masks), so a probe needs no key buffer.
+//! A packet's packed key is built only to confirm a candidate bucket (a
+//! probe that misses costs the hash alone). When a lookup will probe several
+//! subtables, it first reads each field of `union` from the key once into
+//! a fixed array on the stack (at most `UNION_MAX` fields; bigger unions
+//! read the key per probe).
 
 use super::{Ref, Same, Shape};
 use crate::matcher::{key_bits, CompiledMatch, FieldMatch};
@@ -35,15 +51,91 @@ use smallvec::SmallVec;
 use std::collections::BTreeMap;
 use std::hash::{BuildHasher, Hasher};
 
-/// Masked values of up to this many fields are kept inside the bucket (no
-/// pointer to follow on a probe).
-const INLINE_VALUES: usize = 4;
-
+/// One distinct match of a subtable (module comment).
 #[derive(Debug, Clone)]
 struct Bucket {
-    values: SmallVec<[u128; INLINE_VALUES]>,
+    /// The packed masked values; 0 in a wide subtable.
+    key: u128,
     hash: u64,
+    /// The masked values, one per shape field, in a wide subtable only.
+    wide: Option<Box<[u128]>>,
     same: Same,
+}
+
+/// One shape field's place in a packed key (module comment): the field's
+/// mask, and how far its span moves to reach its place (up when `up`,
+/// else down: one shift either way).
+#[derive(Debug, Clone, Copy)]
+struct Span {
+    mask: u128,
+    shift: u32,
+    up: bool,
+}
+
+impl Span {
+    /// The masked bits of `bits` (a field's value, right-aligned) in the
+    /// packed key.
+    #[inline(always)]
+    fn put(&self, bits: u128) -> u128 {
+        let v = bits & self.mask;
+        if self.up {
+            v << self.shift
+        } else {
+            v >> self.shift
+        }
+    }
+
+    /// The field's masked value back from a packed key.
+    fn get(&self, key: u128) -> u128 {
+        let v = if self.up {
+            key >> self.shift
+        } else {
+            key << self.shift
+        };
+        v & self.mask
+    }
+
+    /// Where the span starts in the packed key.
+    #[cfg(test)]
+    fn offset(&self) -> u32 {
+        let low = if self.mask == 0 {
+            0
+        } else {
+            self.mask.trailing_zeros()
+        };
+        if self.up {
+            low + self.shift
+        } else {
+            low - self.shift
+        }
+    }
+}
+
+/// The packing of `shape`, if its spans fit in 128 bits.
+fn spans(shape: &Shape) -> Option<Box<[Span]>> {
+    let mut offset = 0u32;
+    shape
+        .iter()
+        .map(|(_, m)| {
+            // (Compiled matches have no empty masks; such a shape would
+            // be kept wide.)
+            if *m == 0 {
+                return None;
+            }
+            let low = m.trailing_zeros();
+            let width = 128 - (m >> low).leading_zeros();
+            if offset + width > 128 {
+                return None;
+            }
+            let s = Span {
+                mask: *m,
+                shift: offset.abs_diff(low),
+                up: offset >= low,
+            };
+            offset += width;
+            Some(s)
+        })
+        .collect()
 }
 
 #[derive(Debug, Clone)]
@@ -58,6 +150,8 @@ struct Subtable {
     in_lpm: bool,
     /// Position in `Tss::union` and mask of each shape field.
     at: Box<[(u8, u128)]>,
+    /// The packing of the shape (`None`: a wide subtable).
+    spans: Option<Box<[Span]>>,
 }
 
 impl Subtable {
@@ -71,28 +165,12 @@ impl Subtable {
         if !key.present.contains_all(self.required) {
             return None;
         }
-        if self.shape.len() <= INLINE_VALUES {
-            // The packet's masked values, read once for the hash and the
-            // comparison.
-            let mut h = hasher.build_hasher();
-            let mut vals = [0u128; INLINE_VALUES];
-            for (v, (f, m)) in vals.iter_mut().zip(self.shape.iter()) {
-                *v = key_bits(key, *f) & m;
-                h.write_u128(*v);
-            }
-            let vals = &vals[..self.shape.len()];
-            return self
-                .buckets
-                .find(h.finish(), |b| b.values.as_slice() == vals)
-                .map(|b| b.same.best());
-        }
         self.buckets
             .find(self.key_hash(hasher, key), |b| self.holds(b, key))
             .map(|b| b.same.best())
     }
 
-    /// The hash of the packet's masked values of this shape (as `probe`
-    /// computes it).
+    /// The hash of the packet's masked values of this shape.
     #[inline]
     fn key_hash(&self, hasher: &DefaultHashBuilder, key: &FlowKey) -> u64 {
         let mut h = hasher.build_hasher();
@@ -102,13 +180,26 @@ impl Subtable {
         h.finish()
     }
 
-    /// Whether bucket `b` holds the packet's masked values.
+    /// Whether bucket `b` holds the packet's masked values. The packed
+    /// key is only built here, for a candidate bucket: a probe that
+    /// misses costs the hash alone.
     #[inline]
     fn holds(&self, b: &Bucket, key: &FlowKey) -> bool {
-        b.values
-            .iter()
-            .zip(self.shape.iter())
-            .all(|(v, (f, m))| key_bits(key, *f) & m == *v)
+        match (&b.wide, &self.spans) {
+            (None, Some(spans)) => {
+                let packed = self
+                    .shape
+                    .iter()
+                    .zip(spans.iter())
+                    .fold(0, |k, ((f, _), s)| k | s.put(key_bits(key, *f)));
+                b.key == packed
+            }
+            (Some(values), _) => values
+                .iter()
+                .zip(self.shape.iter())
+                .all(|(v, (f, m))| key_bits(key, *f) & m == *v),
+            (None, None) => false,
+        }
     }
 
     /// `probe` with the packet's field values read beforehand (`vals`, by
@@ -125,19 +216,75 @@ impl Subtable {
         }
         // Positions are below `UNION_MAX` (a power of two): the mask only
         // spares a bounds check.
-        let val = |a: u8, m: u128| vals[usize::from(a) & (UNION_MAX - 1)] & m;
+        let val = |a: u8| vals[usize::from(a) & (UNION_MAX - 1)];
         let mut h = hasher.build_hasher();
         for (a, m) in self.at.iter() {
-            h.write_u128(val(*a, *m));
+            h.write_u128(val(*a) & m);
         }
         self.buckets
-            .find(h.finish(), |b| {
-                b.values
+            .find(h.finish(), |b| match (&b.wide, &self.spans) {
+                (None, Some(spans)) => {
+                    let packed = self
+                        .at
+                        .iter()
+                        .zip(spans.iter())
+                        .fold(0, |k, ((a, _), s)| k | s.put(val(*a)));
+                    b.key == packed
+                }
+                (Some(values), _) => values
                     .iter()
                     .zip(self.at.iter())
-                    .all(|(v, (a, m))| val(*a, *m) == *v)
+                    .all(|(v, (a, m))| val(*a) & m == *v),
+                (None, None) => false,
             })
             .map(|b| b.same.best())
+    }
+
+    /// The hash and packed key (0 in a wide subtable) of a match of this
+    /// shape; the hash is the one `key_hash` gives a packet inside it.
+    fn match_hash(&self, hasher: &DefaultHashBuilder, fields: &[FieldMatch]) -> (u64, u128) {
+        let mut h = hasher.build_hasher();
+        for f in fields {
+            h.write_u128(f.value);
+        }
+        let packed = self.spans.as_ref().map_or(0, |spans| {
+            fields
+                .iter()
+                .zip(spans.iter())
+                .fold(0, |k, (f, s)| k | s.put(f.value))
+        });
+        (h.finish(), packed)
+    }
+
+    /// Whether bucket `b` is the one of a match of this shape (`packed`:
+    /// its packed key, from `match_hash`).
+    fn is_bucket_of(b: &Bucket, fields: &[FieldMatch], packed: u128) -> bool {
+        match &b.wide {
+            None => b.key == packed,
+            Some(values) => values.iter().zip(fields).all(|(v, f)| *v == f.value),
+        }
+    }
+
+    /// A new bucket for a match of this shape.
+    fn new_bucket(&self, fields: &[FieldMatch], hash: u64, packed: u128, r: Ref) -> Bucket {
+        Bucket {
+            key: packed,
+            hash,
+            wide: self
+                .spans
+                .is_none()
+                .then(|| fields.iter().map(|f| f.value).collect()),
+            same: Same::new(r),
+        }
+    }
+
+    /// The masked values of bucket `b`, one per shape field.
+    fn values(&self, b: &Bucket) -> SmallVec<[u128; 4]> {
+        match (&b.wide, &self.spans) {
+            (Some(values), _) => values.iter().copied().collect(),
+            (None, Some(spans)) => spans.iter().map(|s| s.get(b.key)).collect(),
+            (None, None) => SmallVec::new(),
+        }
     }
 }
 
@@ -151,14 +298,14 @@ const UNION_MAX: usize = 16;
 /// see it.
 pub struct BucketFields<'a> {
     pub shape: &'a Shape,
-    pub values: &'a [u128],
+    pub values: SmallVec<[u128; 4]>,
 }
 
 impl BucketFields<'_> {
     pub fn triples(&self) -> impl Iterator<Item = (Field, u128, u128)> + Clone + '_ {
         self.shape
             .iter()
-            .zip(self.values)
+            .zip(self.values.iter())
             .map(|((f, m), v)| (*f, *m, *v))
     }
 
@@ -230,14 +377,6 @@ impl Tss {
         h.finish()
     }
 
-    fn values_hash(&self, fields: &[FieldMatch]) -> u64 {
-        let mut h = self.hasher.build_hasher();
-        for f in fields {
-            h.write_u128(f.value);
-        }
-        h.finish()
-    }
-
     /// The subtable of a non-empty match's shape.
     fn find_sub(&self, fields: &[FieldMatch], shape_hash: u64) -> Option<u32> {
         self.by_shape
@@ -291,8 +430,10 @@ impl Tss {
         let (i, created) = match self.find_sub(fields, shape_hash) {
             Some(i) => (i, false),
             None => {
+                let shape: Box<Shape> = fields.iter().map(|f| (f.field, f.mask)).collect();
                 let sub = Subtable {
-                    shape: fields.iter().map(|f| (f.field, f.mask)).collect(),
+                    spans: spans(&shape),
+                    shape,
                     shape_hash,
                     required: m.required(),
                     buckets: HashTable::new(),
@@ -322,24 +463,18 @@ impl Tss {
                 (i, true)
             }
         };
-        let hash = self.values_hash(fields);
+        let hasher = &self.hasher;
         let Some(sub) = self.subtables.get_mut(i as usize).and_then(Option::as_mut) else {
             return created;
         };
+        let (hash, packed) = sub.match_hash(hasher, fields);
         let old_max = sub.max_priority();
-        let eq = |b: &Bucket| b.values.iter().zip(fields).all(|(v, f)| *v == f.value);
+        let eq = |b: &Bucket| Subtable::is_bucket_of(b, fields, packed);
         match sub.buckets.find_mut(hash, eq) {
             Some(b) => b.same.add(r),
             None => {
-                sub.buckets.insert_unique(
-                    hash,
-                    Bucket {
-                        values: fields.iter().map(|f| f.value).collect(),
-                        hash,
-                        same: Same::new(r),
-                    },
-                    |b| b.hash,
-                );
+                let b = sub.new_bucket(fields, hash, packed, r);
+                sub.buckets.insert_unique(hash, b, |b| b.hash);
             }
         }
         *sub.prios.entry(r.rank.priority()).or_insert(0) += 1;
@@ -396,13 +531,14 @@ impl Tss {
         }
         let shape_hash = self.shape_hash(fields);
         let i = self.find_sub(fields, shape_hash)?;
-        let hash = self.values_hash(fields);
+        let hasher = &self.hasher;
         let sub = self
             .subtables
             .get_mut(i as usize)
             .and_then(Option::as_mut)?;
+        let (hash, packed) = sub.match_hash(hasher, fields);
         let old_max = sub.max_priority();
-        let eq = |b: &Bucket| b.values.iter().zip(fields).all(|(v, f)| *v == f.value);
+        let eq = |b: &Bucket| Subtable::is_bucket_of(b, fields, packed);
         let mut entry = sub.buckets.find_entry(hash, eq).ok()?;
         let left = if entry.get_mut().same.remove(r)? {
             entry.remove();
@@ -440,8 +576,9 @@ impl Tss {
             self.any.as_ref()?
         } else {
             let sub = self.sub(self.find_sub(fields, self.shape_hash(fields))?)?;
-            let eq = |b: &Bucket| b.values.iter().zip(fields).all(|(v, f)| *v == f.value);
-            &sub.buckets.find(self.values_hash(fields), eq)?.same
+            let (hash, packed) = sub.match_hash(&self.hasher, fields);
+            let eq = |b: &Bucket| Subtable::is_bucket_of(b, fields, packed);
+            &sub.buckets.find(hash, eq)?.same
         };
         same.iter().find(|r| r.rank.priority() == priority)
     }
@@ -450,10 +587,9 @@ impl Tss {
     pub fn best(&self, m: &CompiledMatch) -> Option<Ref> {
         let fields = m.fields();
         let sub = self.sub(self.find_sub(fields, self.shape_hash(fields))?)?;
-        let eq = |b: &Bucket| b.values.iter().zip(fields).all(|(v, f)| *v == f.value);
-        sub.buckets
-            .find(self.values_hash(fields), eq)
-            .map(|b| b.same.best())
+        let (hash, packed) = sub.match_hash(&self.hasher, fields);
+        let eq = |b: &Bucket| Subtable::is_bucket_of(b, fields, packed);
+        sub.buckets.find(hash, eq).map(|b| b.same.best())
     }
 
     /// The best match-everything entry (or `Ref::NONE`).
@@ -564,9 +700,8 @@ impl Tss {
             }
             let mut sink = 0u64;
             for c in cand.iter().take(n).flatten() {
-                // The words the probe compares and returns (a bucket spans
-                // two cache lines).
-                sink ^= c.hash ^ c.values.first().map_or(0, |v| *v as u64);
+                // The word the probe compares first.
+                sink ^= c.key as u64;
             }
             std::hint::black_box(sink);
             for i in 0..n {
@@ -612,7 +747,7 @@ impl Tss {
             for b in sub.buckets.iter() {
                 let fields = BucketFields {
                     shape: &sub.shape,
-                    values: &b.values,
+                    values: sub.values(b),
                 };
                 f(fields, b.same.best());
             }
@@ -627,7 +762,7 @@ impl Tss {
                     r,
                     BucketFields {
                         shape: &[],
-                        values: &[],
+                        values: SmallVec::new(),
                     },
                 );
             }
@@ -640,11 +775,50 @@ impl Tss {
                         r,
                         BucketFields {
                             shape: &sub.shape,
-                            values: &b.values,
+                            values: sub.values(b),
                         },
                     );
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A bucket fills one cache line (module comment).
+    #[test]
+    fn bucket_is_one_cache_line() {
+        assert_eq!(std::mem::size_of::<Bucket>(), 64);
+    }
+
+    /// Shapes whose mask spans fit in 128 bits are packed, side by side;
+    /// wider ones are not. Values come back out of a packed key.
+    #[test]
+    fn packing() {
+        use Field::*;
+        let v4 = 0xffff_ffffu128;
+        let five_tuple = [
+            (EthType, 0xffff),
+            (IpProto, 0xff),
+            (Ipv4Src, v4),
+            (Ipv4Dst, v4),
+            (TcpDst, 0xffff),
+        ];
+        let s = spans(&five_tuple).expect("104 bits are packed");
+        let offsets: Vec<u32> = s.iter().map(Span::offset).collect();
+        assert_eq!(offsets, [0, 16, 24, 56, 88]);
+        // A prefix keeps only its span: /24 is 24 bits at its low bit 8.
+        let s = spans(&[(EthType, 0xffff), (Ipv4Dst, 0xffff_ff00)]).expect("40 bits");
+        assert_eq!((s[1].shift, s[1].up, s[1].offset()), (8, true, 16));
+        let key = s[0].put(0x0800) | s[1].put(0x0a01_02ff);
+        assert_eq!((s[0].get(key), s[1].get(key)), (0x0800, 0x0a01_0200));
+        // A whole IPv6 address fills the key exactly; anything more is wide.
+        assert!(spans(&[(Ipv6Dst, u128::MAX)]).is_some());
+        assert!(spans(&[(EthType, 0xffff), (Ipv6Dst, u128::MAX)]).is_none());
+        assert!(spans(&[(Ipv6Src, u128::MAX << 64), (Ipv6Dst, u128::MAX << 64)]).is_some());
+        assert!(spans(&[(Ipv6Src, u128::MAX << 63), (Ipv6Dst, u128::MAX << 64)]).is_none());
     }
 }
