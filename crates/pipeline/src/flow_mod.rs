@@ -3,6 +3,7 @@
 //! delete-strict over the flow tables, and timeouts.
 
 use crate::matcher::CompiledMatch;
+use crate::program::Program;
 use crate::table::{ColdEntry, EntryMut, EntryRef, FlowEntry, FlowTable, HotEntry, Nanos};
 use crate::Pipeline;
 use ofp::action::Action;
@@ -13,7 +14,9 @@ use ofp::group::group_id;
 use ofp::instruction::{Instruction, TABLE_ALL};
 use ofp::message::FlowRemoved;
 use ofp::message::{flow_mod_command as cmd, flow_mod_flags, flow_removed_reason, FlowMod};
+use ofp::oxm::Match;
 use ofp::port::port_no;
+use std::sync::Arc;
 
 /// An entry taken out of a table, with why. The caller sends a
 /// flow-removed message when [`RemovedFlow::wants_flow_removed`] says so.
@@ -46,9 +49,24 @@ impl RemovedFlow {
             hard_timeout: cold.hard_timeout,
             packet_count: hot.packet_count,
             byte_count: hot.byte_count,
-            match_: cold.match_.clone(),
+            match_: Match::clone(&cold.match_),
         }
     }
+}
+
+/// What an add or modify builds from its flow-mod before it touches a
+/// table: the compiled match, the match as sent, the instructions and
+/// their program. The authoritative copy of the pipeline builds it once
+/// ([`Pipeline::flow_mod_shared`]); each worker replica replays the
+/// flow-mod with it ([`Pipeline::replay_flow_mod`]), so the replicas'
+/// entries share these parts with the authoritative entry (a reference
+/// count each) instead of holding copies of their own.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    compiled: CompiledMatch,
+    match_: Arc<Match>,
+    instructions: Arc<[Instruction]>,
+    program: Arc<Program>,
 }
 
 fn fm_err(c: FlowModFailedCode) -> ErrorCode {
@@ -143,6 +161,17 @@ impl Pipeline {
     /// A successful add or modify raises the parse depth to what its match
     /// and instructions look at (`Pipeline::parse_layer`).
     pub fn flow_mod(&mut self, fm: &FlowMod, now: Nanos) -> Result<Vec<RemovedFlow>, ErrorCode> {
+        self.flow_mod_shared(fm, now).map(|(removed, _)| removed)
+    }
+
+    /// [`Pipeline::flow_mod`], also giving what an add or modify built
+    /// ([`Prepared`]) for the other copies of this pipeline to replay it
+    /// with ([`Pipeline::replay_flow_mod`]).
+    pub fn flow_mod_shared(
+        &mut self,
+        fm: &FlowMod,
+        now: Nanos,
+    ) -> Result<(Vec<RemovedFlow>, Option<Prepared>), ErrorCode> {
         let n_tables = self.tables.len();
         let all_tables = fm.table_id == TABLE_ALL;
         if all_tables && !matches!(fm.command, cmd::DELETE | cmd::DELETE_STRICT) {
@@ -155,125 +184,153 @@ impl Pipeline {
             return Err(fm_err(FlowModFailedCode::BadFlags));
         }
         let compiled = CompiledMatch::compile(&fm.match_).map_err(|e| e.code)?;
-        let cookie_ok = |cookie: u64| cookie & fm.cookie_mask == fm.cookie & fm.cookie_mask;
         match fm.command {
-            cmd::ADD => {
+            cmd::ADD | cmd::MODIFY | cmd::MODIFY_STRICT => {
                 self.check_instructions(fm.table_id, &fm.instructions)?;
                 crate::consistency::check(&fm.match_, &fm.instructions)?;
                 let (instructions, program) = self.program_for(&fm.instructions);
-                let layer = compiled.layer().max(program.layer());
-                let table = self
-                    .table_mut(fm.table_id)
-                    .ok_or(fm_err(FlowModFailedCode::BadTableId))?;
-                if fm.flags & flow_mod_flags::CHECK_OVERLAP != 0
-                    && table
-                        .entries_with_priority(fm.priority)
-                        .any(|e| e.compiled.overlaps(&compiled))
-                {
-                    return Err(fm_err(FlowModFailedCode::Overlap));
-                }
-                let mut entry = FlowEntry {
-                    hot: HotEntry::new(program, fm.cookie, fm.flags, now),
-                    cold: ColdEntry {
-                        priority: fm.priority,
-                        idle_timeout: fm.idle_timeout,
-                        hard_timeout: fm.hard_timeout,
-                        installed_at: now,
-                        seq: 0,
-                        match_: fm.match_.clone(),
-                        compiled,
-                        instructions,
-                    },
+                let prepared = Prepared {
+                    compiled,
+                    match_: Arc::new(fm.match_.clone()),
+                    instructions,
+                    program,
                 };
-                // An identical entry (same match and priority) is replaced,
-                // duration included; its counters carry over unless
-                // RESET_COUNTS. No flow-removed is sent for it.
-                let old = table.remove_strict(&entry.cold.compiled, entry.cold.priority);
-                if let Some(old) = &old {
-                    if fm.flags & flow_mod_flags::RESET_COUNTS == 0 {
-                        entry.hot.packet_count = old.hot.packet_count;
-                        entry.hot.byte_count = old.hot.byte_count;
-                    }
-                }
-                table.insert(entry);
-                self.need_layer(layer);
-                Ok(Vec::new())
+                self.add_or_modify(fm, &prepared, now)?;
+                Ok((Vec::new(), Some(prepared)))
             }
-            cmd::MODIFY | cmd::MODIFY_STRICT => {
-                self.check_instructions(fm.table_id, &fm.instructions)?;
-                crate::consistency::check(&fm.match_, &fm.instructions)?;
-                let strict = fm.command == cmd::MODIFY_STRICT;
-                let (insts, program) = self.program_for(&fm.instructions);
-                let layer = compiled.layer().max(program.layer());
-                let reset = fm.flags & flow_mod_flags::RESET_COUNTS != 0;
-                let table = self
-                    .table_mut(fm.table_id)
-                    .ok_or(fm_err(FlowModFailedCode::BadTableId))?;
-                let modify = |e: EntryMut<'_>| {
-                    *e.instructions = insts.clone();
-                    e.hot.program = program.clone();
-                    if reset {
-                        e.hot.packet_count = 0;
-                        e.hot.byte_count = 0;
-                    }
-                };
-                // OpenFlow 1.3: modifying nothing is not an error and adds
-                // nothing.
-                if strict {
-                    // One probe of the strict index.
-                    if let Some(e) = table
-                        .find_strict(&compiled, fm.priority)
-                        .filter(|i| table.entry(*i).is_some_and(|e| cookie_ok(e.cookie())))
-                        .and_then(|i| table.entry_mut(i))
-                    {
-                        modify(e);
-                    }
-                } else {
-                    table.for_each_where(
-                        |e| cookie_ok(e.cookie()) && e.compiled.is_subsumed_by(&compiled),
-                        modify,
-                    );
-                }
-                self.need_layer(layer);
-                Ok(Vec::new())
-            }
-            cmd::DELETE | cmd::DELETE_STRICT => {
-                let strict = fm.command == cmd::DELETE_STRICT;
-                let ids: Vec<u8> = if all_tables {
-                    (0..n_tables).map(|i| i as u8).collect()
-                } else {
-                    vec![fm.table_id]
-                };
-                let mut removed = Vec::new();
-                for id in ids {
-                    let Some(table) = self.table_mut(id) else {
-                        continue;
-                    };
-                    let selected = |e: EntryRef<'_>| {
-                        cookie_ok(e.cookie())
-                            && outputs_to(&e.instructions, fm.out_port, fm.out_group)
-                    };
-                    let gone = if strict {
-                        // One probe of the strict index.
-                        table
-                            .find_strict(&compiled, fm.priority)
-                            .filter(|i| table.entry(*i).is_some_and(selected))
-                            .and_then(|i| table.remove(i))
-                            .into_iter()
-                            .collect()
-                    } else {
-                        table.remove_where(|e| selected(e) && e.compiled.is_subsumed_by(&compiled))
-                    };
-                    removed.extend(gone.into_iter().map(|entry| RemovedFlow {
-                        table_id: id,
-                        reason: flow_removed_reason::DELETE,
-                        entry,
-                    }));
-                }
-                Ok(removed)
-            }
+            cmd::DELETE | cmd::DELETE_STRICT => Ok((self.delete(fm, &compiled), None)),
             _ => Err(fm_err(FlowModFailedCode::BadCommand)),
         }
+    }
+
+    /// Applies a flow-mod that [`Pipeline::flow_mod_shared`] accepted on
+    /// another copy of this pipeline (in the same state), with what it
+    /// built there: nothing is validated or compiled again, and the
+    /// entry shares its match, instructions and program with that copy's.
+    /// Without `prepared` an add or modify is built here.
+    pub fn replay_flow_mod(
+        &mut self,
+        fm: &FlowMod,
+        prepared: Option<&Prepared>,
+        now: Nanos,
+    ) -> Vec<RemovedFlow> {
+        match (fm.command, prepared) {
+            (cmd::ADD | cmd::MODIFY | cmd::MODIFY_STRICT, Some(p)) => {
+                // The other copy accepted it: the same state gives the same
+                // (empty) answer here.
+                let _ = self.add_or_modify(fm, p, now);
+                Vec::new()
+            }
+            _ => self.flow_mod(fm, now).unwrap_or_default(),
+        }
+    }
+
+    /// The table part of an add or modify, with its built parts.
+    fn add_or_modify(&mut self, fm: &FlowMod, p: &Prepared, now: Nanos) -> Result<(), ErrorCode> {
+        let layer = p.compiled.layer().max(p.program.layer());
+        let cookie_ok = |cookie: u64| cookie & fm.cookie_mask == fm.cookie & fm.cookie_mask;
+        let table = self
+            .table_mut(fm.table_id)
+            .ok_or(fm_err(FlowModFailedCode::BadTableId))?;
+        if fm.command == cmd::ADD {
+            if fm.flags & flow_mod_flags::CHECK_OVERLAP != 0
+                && table
+                    .entries_with_priority(fm.priority)
+                    .any(|e| e.compiled.overlaps(&p.compiled))
+            {
+                return Err(fm_err(FlowModFailedCode::Overlap));
+            }
+            let mut entry = FlowEntry {
+                hot: HotEntry::new(p.program.clone(), fm.cookie, fm.flags, now),
+                cold: ColdEntry {
+                    priority: fm.priority,
+                    idle_timeout: fm.idle_timeout,
+                    hard_timeout: fm.hard_timeout,
+                    installed_at: now,
+                    seq: 0,
+                    match_: p.match_.clone(),
+                    compiled: p.compiled.clone(),
+                    instructions: p.instructions.clone(),
+                },
+            };
+            // An identical entry (same match and priority) is replaced,
+            // duration included; its counters carry over unless
+            // RESET_COUNTS. No flow-removed is sent for it.
+            let old = table.remove_strict(&entry.cold.compiled, entry.cold.priority);
+            if let Some(old) = &old {
+                if fm.flags & flow_mod_flags::RESET_COUNTS == 0 {
+                    entry.hot.packet_count = old.hot.packet_count;
+                    entry.hot.byte_count = old.hot.byte_count;
+                }
+            }
+            table.insert(entry);
+        } else {
+            let reset = fm.flags & flow_mod_flags::RESET_COUNTS != 0;
+            let modify = |e: EntryMut<'_>| {
+                *e.instructions = p.instructions.clone();
+                e.hot.program = p.program.clone();
+                if reset {
+                    e.hot.packet_count = 0;
+                    e.hot.byte_count = 0;
+                }
+            };
+            // OpenFlow 1.3: modifying nothing is not an error and adds
+            // nothing.
+            if fm.command == cmd::MODIFY_STRICT {
+                // One probe of the strict index.
+                if let Some(e) = table
+                    .find_strict(&p.compiled, fm.priority)
+                    .filter(|i| table.entry(*i).is_some_and(|e| cookie_ok(e.cookie())))
+                    .and_then(|i| table.entry_mut(i))
+                {
+                    modify(e);
+                }
+            } else {
+                table.for_each_where(
+                    |e| cookie_ok(e.cookie()) && e.compiled.is_subsumed_by(&p.compiled),
+                    modify,
+                );
+            }
+        }
+        self.need_layer(layer);
+        Ok(())
+    }
+
+    /// The entries a delete or delete-strict removes (reason DELETE).
+    fn delete(&mut self, fm: &FlowMod, compiled: &CompiledMatch) -> Vec<RemovedFlow> {
+        let cookie_ok = |cookie: u64| cookie & fm.cookie_mask == fm.cookie & fm.cookie_mask;
+        let strict = fm.command == cmd::DELETE_STRICT;
+        let ids: Vec<u8> = if fm.table_id == TABLE_ALL {
+            (0..self.tables.len()).map(|i| i as u8).collect()
+        } else {
+            vec![fm.table_id]
+        };
+        let mut removed = Vec::new();
+        for id in ids {
+            let Some(table) = self.table_mut(id) else {
+                continue;
+            };
+            let selected = |e: EntryRef<'_>| {
+                cookie_ok(e.cookie()) && outputs_to(&e.instructions, fm.out_port, fm.out_group)
+            };
+            let gone = if strict {
+                // One probe of the strict index.
+                table
+                    .find_strict(compiled, fm.priority)
+                    .filter(|i| table.entry(*i).is_some_and(selected))
+                    .and_then(|i| table.remove(i))
+                    .into_iter()
+                    .collect()
+            } else {
+                table.remove_where(|e| selected(e) && e.compiled.is_subsumed_by(compiled))
+            };
+            removed.extend(gone.into_iter().map(|entry| RemovedFlow {
+                table_id: id,
+                reason: flow_removed_reason::DELETE,
+                entry,
+            }));
+        }
+        removed
     }
 
     /// Removes the entries whose idle or hard timeout has passed at `now`

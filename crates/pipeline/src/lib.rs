@@ -51,7 +51,7 @@ pub mod table;
 mod template;
 
 pub use action_set::ActionSet;
-pub use flow_mod::{outputs_to, RemovedFlow};
+pub use flow_mod::{outputs_to, Prepared, RemovedFlow};
 pub use group::{Group, GroupTable};
 pub use matcher::{CompiledMatch, FieldMatch};
 pub use meter::{Meter, MeterTable};

@@ -17,6 +17,7 @@
 use ofp::error::{BadMatchCode, DecodeError, ErrorCode};
 use ofp::oxm::{Match, OxmField};
 use packet::{Field, FieldSet, FlowKey};
+use std::sync::Arc;
 
 /// One field of a compiled match.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -31,8 +32,10 @@ pub struct FieldMatch {
 /// A match ready for lookup; see the module comment.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct CompiledMatch {
-    /// Sorted by field number, one entry per field.
-    fields: Vec<FieldMatch>,
+    /// Sorted by field number, one entry per field. Shared: the entry's
+    /// copies in the worker replicas hold the authoritative copy's (a
+    /// clone is a reference count).
+    fields: Arc<[FieldMatch]>,
     /// Presence bits a packet must have.
     required: FieldSet,
 }
@@ -148,7 +151,10 @@ impl CompiledMatch {
             s.insert(f.field);
             s
         });
-        CompiledMatch { fields, required }
+        CompiledMatch {
+            fields: fields.into(),
+            required,
+        }
     }
 
     /// The compiled fields, sorted by field number.

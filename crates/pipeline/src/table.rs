@@ -128,8 +128,8 @@ pub struct ColdEntry {
     pub compiled: CompiledMatch,
     pub instructions: Arc<[Instruction]>,
     /// The match as the controller sent it (reported back in stats and
-    /// flow-removed messages).
-    pub match_: Match,
+    /// flow-removed messages); shared with the replicas' copies.
+    pub match_: Arc<Match>,
 }
 
 /// The two records of one stored entry, for the control plane. It
@@ -185,7 +185,7 @@ impl FlowEntry {
                 hard_timeout: 0,
                 installed_at: 0,
                 seq: 0,
-                match_: m.to_match(),
+                match_: m.to_match().into(),
                 compiled: m,
                 instructions: Arc::from(Vec::new()),
             },

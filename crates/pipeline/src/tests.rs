@@ -2552,3 +2552,149 @@ mod route_props {
         }
     }
 }
+
+/// A worker replica that replays the authoritative copy's flow-mods
+/// (`Pipeline::replay_flow_mod`, with what `flow_mod_shared` built) ends up
+/// with the same entries, in the same order, as the authoritative copy,
+/// and its entries share their match, instructions and program with the
+/// authoritative ones instead of holding copies.
+mod replay_props {
+    use super::*;
+    use proptest::prelude::*;
+    use std::sync::Arc;
+
+    /// (command, table, priority, match kind, instructions kind, cookie,
+    /// cookie mask, flags)
+    type Spec = (u8, u8, u16, u8, u8, u64, u64, u16);
+
+    fn spec() -> impl Strategy<Value = Spec> {
+        (
+            prop_oneof![
+                4 => Just(cmd::ADD),
+                1 => Just(cmd::MODIFY),
+                1 => Just(cmd::MODIFY_STRICT),
+                1 => Just(cmd::DELETE),
+                1 => Just(cmd::DELETE_STRICT),
+            ],
+            0u8..3,
+            0u16..3,
+            0u8..6,
+            0u8..5,
+            0u64..3,
+            prop_oneof![Just(0u64), Just(u64::MAX)],
+            prop_oneof![Just(0u16), Just(ff::RESET_COUNTS), Just(ff::CHECK_OVERLAP)],
+        )
+    }
+
+    fn flow_mod(s: &Spec) -> FlowMod {
+        let (command, table, prio, m, i, cookie, cookie_mask, flags) = *s;
+        let m = match m {
+            0 => vec![],
+            1 => vec![OxmField::InPort(1)],
+            2 => vec![OxmField::InPort(2)],
+            3 => vec![
+                OxmField::EthType(0x0800),
+                OxmField::Ipv4Dst(Ipv4Addr::new(10, 0, 0, 1), None),
+            ],
+            4 => vec![
+                OxmField::EthType(0x0800),
+                OxmField::Ipv4Dst(
+                    Ipv4Addr::new(10, 0, 0, 0),
+                    Some(Ipv4Addr::new(255, 255, 255, 0)),
+                ),
+            ],
+            // A TCP port without its prerequisites: refused.
+            _ => vec![OxmField::TcpDst(80)],
+        };
+        let insts = match i {
+            0 => vec![],
+            1 => vec![apply(vec![out(2)])],
+            2 => vec![apply(vec![out(3)])],
+            3 => vec![Instruction::GotoTable(2)],
+            // Output to a port that does not exist: refused.
+            _ => vec![apply(vec![out(9)])],
+        };
+        let mut f = fm(command, table, prio, m, insts);
+        f.cookie = cookie;
+        f.cookie_mask = cookie_mask;
+        f.flags = flags;
+        f
+    }
+
+    /// An entry as the control plane sees it: table, priority, match
+    /// (compiled and as sent), instructions, cookie, packet count.
+    type Seen = (u8, u16, CompiledMatch, Match, Vec<Instruction>, u64, u64);
+
+    /// Every entry of every table.
+    fn dump(p: &Pipeline) -> Vec<Seen> {
+        p.tables()
+            .iter()
+            .flat_map(|t| {
+                t.entries().map(move |e| {
+                    (
+                        t.id,
+                        e.priority,
+                        e.compiled.clone(),
+                        Match::clone(&e.match_),
+                        e.instructions.to_vec(),
+                        e.cookie(),
+                        e.hot.packet_count,
+                    )
+                })
+            })
+            .collect()
+    }
+
+    proptest! {
+        #[test]
+        fn replicas_replaying_equal_the_authoritative_copy(
+            specs in proptest::collection::vec(spec(), 1..40),
+            clone_at in 0usize..40,
+            hit_at in proptest::collection::vec(0usize..40, 0..4),
+        ) {
+            let mut auth = pipeline(3);
+            let mut replica: Option<Pipeline> = None;
+            let frame = udp_frame([10, 0, 0, 1], 53, 64);
+            for (i, s) in specs.iter().enumerate() {
+                if i == clone_at {
+                    replica = Some(auth.clone());
+                }
+                if hit_at.contains(&i) {
+                    // Counters to carry over or reset (the replica counts
+                    // the same packet).
+                    run(&mut auth, &frame, 1, 0);
+                    if let Some(r) = replica.as_mut() {
+                        run(r, &frame, 1, 0);
+                    }
+                }
+                let f = flow_mod(s);
+                let now = i as u64;
+                let Ok((removed, prepared)) = auth.flow_mod_shared(&f, now) else {
+                    continue;
+                };
+                let Some(r) = replica.as_mut() else { continue };
+                let replayed = r.replay_flow_mod(&f, prepared.as_ref(), now);
+                let ids = |v: &[RemovedFlow]| -> Vec<(u8, u16, CompiledMatch)> {
+                    v.iter()
+                        .map(|x| (x.table_id, x.entry.cold.priority, x.entry.cold.compiled.clone()))
+                        .collect()
+                };
+                prop_assert_eq!(ids(&removed), ids(&replayed));
+                prop_assert_eq!(dump(&auth), dump(r));
+            }
+            // Entries added after the replica was made share their parts.
+            if let Some(r) = &replica {
+                for (ta, tr) in auth.tables().iter().zip(r.tables()) {
+                    for (a, b) in ta.entries().zip(tr.entries()) {
+                        if a.installed_at >= clone_at as u64 {
+                            prop_assert!(Arc::ptr_eq(&a.match_, &b.match_));
+                            prop_assert!(Arc::ptr_eq(&a.instructions, &b.instructions));
+                            prop_assert!(Arc::ptr_eq(&a.hot.program, &b.hot.program));
+                            prop_assert!(std::ptr::eq(a.compiled.fields(), b.compiled.fields()));
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

@@ -13,6 +13,10 @@
 //!   (single producer: the control thread; single consumer: the worker).
 //!   Workers apply pending operations between batches and publish the last
 //!   applied sequence number in an `AtomicU64` ([`ops::WorkerCounters`]).
+//!   An add or modify carries what the authoritative copy built for it
+//!   (`pipeline::Prepared`: compiled match, match, instructions, program):
+//!   the worker replays it without validating or compiling again, and its
+//!   entries share those parts with the authoritative ones.
 //! - **Barrier** ([`Datapath::barrier`]): waits until every live worker's
 //!   acknowledged sequence number reaches the last one sent, so a barrier
 //!   reply means the data plane already uses the new rules.

@@ -36,7 +36,14 @@ pub enum Mode {
 /// One deterministic operation on a replica.
 #[derive(Debug, Clone)]
 pub enum Op {
-    FlowMod(Arc<ofp::message::FlowMod>, Nanos),
+    /// A flow-mod with what the authoritative copy built for it (an add or
+    /// modify's match, instructions and program, which the replica's
+    /// entries share: `pipeline::Prepared`).
+    FlowMod(
+        Arc<ofp::message::FlowMod>,
+        Option<pipeline::Prepared>,
+        Nanos,
+    ),
     GroupMod(Arc<ofp::group::GroupMod>, Nanos),
     MeterMod(Arc<ofp::meter::MeterMod>, Nanos),
     /// A meter-mod already applied to the authoritative table, with that

@@ -161,10 +161,10 @@ impl Datapath {
             // a reset must not be undone by older deltas.
             self.collect();
         }
-        let removed = self.pipeline.flow_mod(&fm, now)?;
+        let (removed, prepared) = self.pipeline.flow_mod_shared(&fm, now)?;
         let buffer_id = fm.buffer_id;
         let add_or_mod = !matches!(fm.command, cmd::DELETE | cmd::DELETE_STRICT);
-        self.broadcast(Op::FlowMod(Arc::new(fm), now));
+        self.broadcast(Op::FlowMod(Arc::new(fm), prepared, now));
         self.flow_removed(&removed, now);
         if add_or_mod && buffer_id != NO_BUFFER {
             let b = self.buffers.take(buffer_id, now)?;
@@ -251,7 +251,7 @@ impl Datapath {
                             cookie: e.cookie(),
                             packet_count: e.packet_count(),
                             byte_count: e.byte_count(),
-                            match_: e.match_.clone(),
+                            match_: ofp::oxm::Match::clone(&e.match_),
                             instructions: e.instructions.to_vec(),
                         }
                     })

@@ -376,7 +376,7 @@ impl Worker {
         // Operations were validated on the authoritative copy; a replica
         // cannot fail differently, so results are ignored here.
         match s.op {
-            Op::FlowMod(fm, now) => drop(p.flow_mod(&fm, now)),
+            Op::FlowMod(fm, prepared, now) => drop(p.replay_flow_mod(&fm, prepared.as_ref(), now)),
             Op::GroupMod(gm, now) => drop(p.group_mod(&gm, now)),
             Op::MeterMod(mm, now) => drop(p.meter_mod(&mm, now)),
             Op::Meters(mm, now, table) => {
