@@ -58,6 +58,7 @@ pub mod alloc_count;
 pub mod mem;
 pub mod netlink;
 pub mod netns;
+pub mod partial;
 pub mod poll;
 pub mod stats;
 pub mod sys;

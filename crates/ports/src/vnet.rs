@@ -104,10 +104,23 @@ pub fn complete_rx(frame: &mut [u8], h: &VnetHdr, shift: usize) -> bool {
     true
 }
 
-/// Where the TCP header of `frame` is: (L2 length, L3 header length,
-/// TCP header length, IPv6?), or `None` if `frame` is not an unfragmented
-/// TCP over IPv4/IPv6 (IPv6 without extension headers) frame.
-fn tcp_layout(frame: &[u8]) -> Option<(usize, usize, usize, bool)> {
+/// Where the L4 header of an unfragmented TCP or UDP frame over IPv4 or
+/// IPv6 (IPv6 without extension headers) is, after any 802.1Q/802.1ad
+/// tags.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct L4 {
+    /// Length of the Ethernet header and tags: where the IP header starts.
+    pub l2: usize,
+    /// Length of the IP header.
+    pub l3: usize,
+    /// 6 (TCP) or 17 (UDP).
+    pub proto: u8,
+    pub v6: bool,
+}
+
+/// `frame`'s [`L4`], or `None` for any other frame (the L4 header itself
+/// is not looked at).
+pub(crate) fn l4_layout(frame: &[u8]) -> Option<L4> {
     let mut l2 = 12;
     let ethertype = loop {
         let t = u16::from_be_bytes([*frame.get(l2)?, *frame.get(l2 + 1)?]);
@@ -119,25 +132,36 @@ fn tcp_layout(frame: &[u8]) -> Option<(usize, usize, usize, bool)> {
         }
     };
     let ip = frame.get(l2..)?;
-    let (l3, v6) = match ethertype {
+    let (l3, proto, v6) = match ethertype {
         0x0800 => {
             let ihl = usize::from(*ip.first()? & 0x0f) * 4;
             let frag = u16::from_be_bytes([*ip.get(6)?, *ip.get(7)?]);
-            // More fragments set or a fragment offset: not segmentable.
-            if ip[0] >> 4 != 4 || ihl < 20 || *ip.get(9)? != 6 || frag & 0x3fff != 0 {
+            // More fragments set or a fragment offset: no whole L4 header.
+            if ip[0] >> 4 != 4 || ihl < 20 || frag & 0x3fff != 0 {
                 return None;
             }
-            (ihl, false)
+            (ihl, *ip.get(9)?, false)
         }
         0x86dd => {
-            if *ip.first()? >> 4 != 6 || *ip.get(6)? != 6 {
+            if *ip.first()? >> 4 != 6 {
                 return None;
             }
-            (40, true)
+            (40, *ip.get(6)?, true)
         }
         _ => return None,
     };
-    let tcp_len = usize::from(*ip.get(l3 + 12)? >> 4) * 4;
+    matches!(proto, 6 | 17).then_some(L4 { l2, l3, proto, v6 })
+}
+
+/// Where the TCP header of `frame` is: (L2 length, L3 header length,
+/// TCP header length, IPv6?), or `None` if `frame` is not an unfragmented
+/// TCP over IPv4/IPv6 (IPv6 without extension headers) frame.
+fn tcp_layout(frame: &[u8]) -> Option<(usize, usize, usize, bool)> {
+    let L4 { l2, l3, proto, v6 } = l4_layout(frame)?;
+    if proto != 6 {
+        return None;
+    }
+    let tcp_len = usize::from(*frame.get(l2 + l3 + 12)? >> 4) * 4;
     if tcp_len < 20 || l2 + l3 + tcp_len > frame.len() {
         return None;
     }

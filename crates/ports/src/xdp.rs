@@ -44,6 +44,16 @@
 //! (seen here with generic and veth native XDP), which only multi-buffer
 //! AF_XDP (`XDP_USE_SG` and a frags-aware program) could take.
 //!
+//! # Checksums
+//!
+//! A frame from a host that leaves its TCP/UDP checksum to offload (a
+//! veth's default) arrives with the checksum unfinished, and AF_XDP has
+//! no metadata to say so (AF_PACKET has the `virtio_net_hdr`). Every
+//! received frame goes through [`crate::partial::complete_unmarked`],
+//! which recognises such a checksum by its value and finishes it (one
+//! compare for an ordinary frame). Super-frames do not arrive here: a
+//! veth with a native XDP program stops its peer's segmentation offload.
+//!
 //! # Waking the kernel
 //!
 //! Sockets are bound with `XDP_USE_NEED_WAKEUP`: the kernel sets a flag on
@@ -168,6 +178,9 @@ impl RxHalf {
             let data = unsafe { self.umem.data(d) };
             if bufs[got].set(data.contents()).is_ok() {
                 bytes += data.contents().len() as u64;
+                // No metadata says whether the sender left the L4
+                // checksum to offload (module comment, "Checksums").
+                crate::partial::complete_unmarked(bufs[got].data_mut());
                 got += 1;
             } else {
                 dropped += 1;
