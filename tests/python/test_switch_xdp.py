@@ -141,16 +141,8 @@ def test_tcp_and_udp_through_xdp_ports_with_checksum_offload_on(two_hosts,
         r = h1.ping(h2.ip(), count=2, interval=0.2, timeout=2)
         assert r.received == 2, sw.log()
         size = 2_000_000
-        sink = h2.popen(["python3", "-c", TCP_SINK, h2.ip()],
-                        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                        text=True)
-        try:
-            h1.run(["python3", "-c", TCP_SOURCE, h2.ip(), str(size)],
-                   timeout=40)
-            out, err = sink.communicate(timeout=30)
-        finally:
-            sink.kill()
-        assert out.strip() == str(size), (out, err, sw.log())
+        out, err = tcp_transfer(h1, h2, size)
+        assert out == str(size), (out, err, sw.log())
         # UDP from h1's socket (checksum offloaded) to h2's socket.
         recv = h2.popen(["python3", "-c",
                          "import socket,sys\n"
@@ -166,6 +158,54 @@ def test_tcp_and_udp_through_xdp_ports_with_checksum_offload_on(two_hosts,
                 h2.ip()])
         out, _ = recv.communicate(timeout=10)
         assert out.strip() == "oxflow-udp", (out, sw.log())
+        assert sw.stop() == 0
+
+
+def tcp_transfer(src, dst, size):
+    """Sends `size` bytes over one TCP connection from host `src` to host
+    `dst`; returns what the receiver counted (as text) and its stderr."""
+    sink = dst.popen(["python3", "-c", TCP_SINK, dst.ip()],
+                     stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                     text=True)
+    try:
+        src.run(["python3", "-c", TCP_SOURCE, dst.ip(), str(size)],
+                timeout=40)
+        out, err = sink.communicate(timeout=30)
+    finally:
+        sink.kill()
+    return out.strip(), err
+
+
+def test_tcp_super_frames_from_an_afpacket_port_are_cut_for_an_xdp_port(
+        two_hosts, tmp_path):
+    """h1 (segmentation offload on) sends TSO super-frames of up to 64 KB;
+    port 1 (AF_PACKET, GSO) takes them whole, port 2 (AF_XDP) cannot send
+    a frame over its MTU: the switch cuts them into MTU-sized segments
+    (ports::segment) and the bytes arrive."""
+    dp_util.require_oxflow()
+    h1, h2 = two_hosts.hosts["h1"], two_hosts.hosts["h2"]
+    offloads = ["tx", "on", "tso", "on", "gso", "on", "sg", "on"]
+    h1.run(["ethtool", "-K", "eth0"] + offloads, check=False)
+    assert "tcp-segmentation-offload: on" in h1.run(
+        ["ethtool", "-k", "eth0"]).stdout
+    cfg = write_config(tmp_path / "mixed.toml", two_hosts.switch_ports,
+                       per_port=["afpacket", "xdp"], top="")
+    with Switch([], fail_mode="standalone", extra_args=["--config", cfg],
+                log_path=tmp_path / "mixed.log") as sw:
+        log = sw.log()
+        assert re.search(r"port 1: \S+ \(interface \S+, AF_PACKET", log), log
+        assert re.search(r"port 2: \S+ \(interface \S+, AF_XDP", log), log
+        r = h1.ping(h2.ip(), count=2, interval=0.2, timeout=2)
+        assert r.received == 2, sw.log()
+        before = dp_util.port_stats(sw)[1]
+        size = 4_000_000
+        out, err = tcp_transfer(h1, h2, size)
+        assert out == str(size), (out, err, sw.log())
+        after = dp_util.port_stats(sw)[1]
+        pkts = after["rx_pkts"] - before["rx_pkts"]
+        byts = after["rx_bytes"] - before["rx_bytes"]
+        # Super-frames came in (on average more than an MTU-sized frame).
+        assert pkts > 0 and byts / pkts > 1514, (pkts, byts)
         assert sw.stop() == 0
 
 

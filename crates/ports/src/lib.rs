@@ -60,6 +60,7 @@ pub mod netlink;
 pub mod netns;
 pub mod partial;
 pub mod poll;
+pub mod segment;
 pub mod stats;
 pub mod sys;
 pub mod tap;

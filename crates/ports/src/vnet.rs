@@ -156,7 +156,7 @@ pub(crate) fn l4_layout(frame: &[u8]) -> Option<L4> {
 /// Where the TCP header of `frame` is: (L2 length, L3 header length,
 /// TCP header length, IPv6?), or `None` if `frame` is not an unfragmented
 /// TCP over IPv4/IPv6 (IPv6 without extension headers) frame.
-fn tcp_layout(frame: &[u8]) -> Option<(usize, usize, usize, bool)> {
+pub(crate) fn tcp_layout(frame: &[u8]) -> Option<(usize, usize, usize, bool)> {
     let L4 { l2, l3, proto, v6 } = l4_layout(frame)?;
     if proto != 6 {
         return None;

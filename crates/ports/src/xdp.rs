@@ -42,7 +42,11 @@
 //! falls back to AF_PACKET. Bigger UMEM frames would not lift the limit:
 //! the kernel hands XDP any skb of more than about 2 KB in fragments
 //! (seen here with generic and veth native XDP), which only multi-buffer
-//! AF_XDP (`XDP_USE_SG` and a frags-aware program) could take.
+//! AF_XDP (`XDP_USE_SG` and a frags-aware program) could take. A TCP
+//! super-frame another port received whole (AF_PACKET with GSO) is cut
+//! into segments of the device MTU on the way out ([`crate::segment`]),
+//! as the kernel's GSO would have; other frames over the room are
+//! dropped and counted as errors.
 //!
 //! # Checksums
 //!
@@ -79,6 +83,7 @@ use std::num::NonZeroU32;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::Arc;
 
+use crate::segment::Segments;
 use packet::PacketBuf;
 use xsk_rs::config::{
     BindFlags, FrameSize, Interface, LibxdpFlags, QueueSize, SocketConfig, UmemConfig, XdpFlags,
@@ -229,6 +234,11 @@ struct TxHalf {
     descs: Vec<FrameDesc>,
     /// Largest frame a UMEM frame holds.
     frame_room: usize,
+    /// The device MTU (when the port was opened): super-frames are cut
+    /// to it.
+    mtu: usize,
+    /// One segment at a time, on its way into a UMEM frame.
+    scratch: Vec<u8>,
     counters: Arc<TxCounters>,
 }
 
@@ -245,54 +255,100 @@ impl TxHalf {
         }
     }
 
+    /// Transmits `pkts` in order (a TCP super-frame cut into segments,
+    /// `crate::segment`); returns how many were handed to the kernel
+    /// whole.
     fn send(&mut self, pkts: &[&[u8]]) -> usize {
         self.reclaim();
         let mut sent = 0;
-        for chunk in pkts.chunks(RING_BATCH) {
-            let mut k = 0;
-            for p in chunk {
-                if p.len() > self.frame_room {
-                    self.counters.error();
-                    continue;
+        let mut k = 0;
+        for p in pkts {
+            if p.len() <= self.frame_room {
+                self.stage(p, &mut k);
+                if k == RING_BATCH {
+                    sent += self.flush(&mut k);
                 }
-                let Some(mut d) = self.free.pop() else {
-                    break;
-                };
-                // SAFETY: `d` is a free frame of this UMEM: not in any ring,
-                // so neither the kernel nor another handle touches it.
-                let mut data = unsafe { self.umem.data_mut(&mut d) };
-                let mut cur = data.cursor();
-                cur.set_pos(0);
-                if io::Write::write_all(&mut cur, p).is_err() {
-                    self.free.push(d);
-                    self.counters.error();
-                    continue;
-                }
-                self.descs[k] = d;
-                k += 1;
+                continue;
             }
-            let room = self.tx.nb_free(k as u32) as usize;
-            let put = if room >= k {
-                // SAFETY: descs[..k] are frames of this UMEM we just
-                // filled; they belong to the kernel until completed.
-                unsafe { self.tx.produce(&self.descs[..k]) }
-            } else {
-                0
+            // A super-frame: what is staged goes first, then its segments.
+            sent += self.flush(&mut k);
+            let Some(segs) = Segments::new(p, self.mtu) else {
+                self.counters.error();
+                continue;
             };
-            if put < k {
-                self.free.extend_from_slice(&self.descs[put..k]);
+            let mut scratch = std::mem::take(&mut self.scratch);
+            let mut whole = true;
+            for i in 0..segs.len() {
+                scratch.resize(segs.segment_len(i), 0);
+                match segs.write(i, &mut scratch) {
+                    Some(n) => whole &= self.stage(&scratch[..n], &mut k),
+                    None => whole = false,
+                }
+                if k == RING_BATCH {
+                    whole &= self.flush(&mut k) == RING_BATCH;
+                }
             }
-            for d in &self.descs[..put] {
-                self.counters.sent(d.lengths().data());
-            }
-            let not_sent = chunk.len() - put;
-            self.counters.dropped(not_sent as u64);
-            sent += put;
-            if put > 0 && self.tx.needs_wakeup() {
-                let _ = self.tx.wakeup();
-            }
+            let staged = k;
+            whole &= self.flush(&mut k) == staged;
+            sent += usize::from(whole);
+            self.scratch = scratch;
         }
-        sent
+        sent + self.flush(&mut k)
+    }
+
+    /// Copies `p` into a free frame as `descs[*k]`; false (and counted)
+    /// when there is none or it does not fit.
+    fn stage(&mut self, p: &[u8], k: &mut usize) -> bool {
+        if p.len() > self.frame_room {
+            self.counters.error();
+            return false;
+        }
+        let Some(mut d) = self.free.pop() else {
+            self.counters.dropped(1);
+            return false;
+        };
+        // SAFETY: `d` is a free frame of this UMEM: not in any ring, so
+        // neither the kernel nor another handle touches it.
+        let mut data = unsafe { self.umem.data_mut(&mut d) };
+        let mut cur = data.cursor();
+        cur.set_pos(0);
+        if io::Write::write_all(&mut cur, p).is_err() {
+            self.free.push(d);
+            self.counters.error();
+            return false;
+        }
+        self.descs[*k] = d;
+        *k += 1;
+        true
+    }
+
+    /// Hands the staged frames `descs[..*k]` to the kernel (all or none:
+    /// the ones the ring has no room for go back to the free list,
+    /// counted as dropped) and empties the stage; returns how many went.
+    fn flush(&mut self, k: &mut usize) -> usize {
+        let n = std::mem::take(k);
+        if n == 0 {
+            return 0;
+        }
+        let room = self.tx.nb_free(n as u32) as usize;
+        let put = if room >= n {
+            // SAFETY: descs[..n] are frames of this UMEM we just filled;
+            // they belong to the kernel until completed.
+            unsafe { self.tx.produce(&self.descs[..n]) }
+        } else {
+            0
+        };
+        if put < n {
+            self.free.extend_from_slice(&self.descs[put..n]);
+            self.counters.dropped((n - put) as u64);
+        }
+        for d in &self.descs[..put] {
+            self.counters.sent(d.lengths().data());
+        }
+        if put > 0 && self.tx.needs_wakeup() {
+            let _ = self.tx.wakeup();
+        }
+        put
     }
 }
 
@@ -516,6 +572,8 @@ fn open_queue(name: &str, queue: u32, mode: XdpMode, opts: &XdpOpts) -> io::Resu
             free: tx_frames,
             descs: vec![FrameDesc::default(); RING_BATCH],
             frame_room,
+            mtu: 1500,
+            scratch: Vec::new(),
             counters: Arc::default(),
         },
     })
@@ -601,6 +659,9 @@ impl XdpPort {
                     for s in socks {
                         rxs.push(s.rx);
                         txs.push(s.tx);
+                    }
+                    for t in &mut txs {
+                        t.mtu = mtu;
                     }
                     let tx = txs.remove(0);
                     // One set of transmit counters for the port.
