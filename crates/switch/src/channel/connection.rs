@@ -73,36 +73,56 @@ const TX_QUEUE: usize = 1024;
 /// Largest OpenFlow message (16-bit length) plus one read.
 const READ_CHUNK: usize = 16 * 1024;
 
-/// Reads whole OpenFlow frames from a byte stream. The buffer never holds
-/// more than one maximal message (64 KiB) plus one read chunk, since a frame
-/// is taken out as soon as it is complete.
+/// Reads whole OpenFlow frames from a byte stream.
+///
+/// `buf[start..]` holds the bytes read and not yet handed out: complete
+/// frames are copied out from `start` onwards, and only when no complete
+/// frame is left is the partial one moved to the front, once, before the
+/// next read (taking each frame off the front of the buffer instead moved
+/// everything behind it, per frame: for 100,000 flow-mods of ~120 bytes
+/// read 16 KiB at a time, some 800 MB of copying within the cache, a few
+/// tens of milliseconds). The buffer never holds
+/// more than one maximal message (64 KiB) plus one read.
 struct Framer<R> {
     rd: R,
     buf: Vec<u8>,
+    start: usize,
 }
 
 impl<R: AsyncRead + Unpin> Framer<R> {
     fn new(rd: R) -> Self {
         Framer {
             rd,
-            buf: Vec::with_capacity(READ_CHUNK),
+            buf: Vec::with_capacity(2 * READ_CHUNK),
+            start: 0,
         }
     }
 
-    /// The next complete frame. Cancel-safe: bytes read stay in `buf`.
+    /// The bytes read and not yet handed out as frames.
+    fn pending(&self) -> &[u8] {
+        &self.buf[self.start..]
+    }
+
+    /// The next complete frame. Cancel-safe: bytes read stay in `buf`
+    /// (`read_buf` is cancel-safe).
     async fn next(&mut self) -> Result<Vec<u8>, ConnError> {
         loop {
-            match frame_len(&self.buf) {
-                Ok(Some(n)) => return Ok(self.buf.drain(..n).collect()),
+            match frame_len(self.pending()) {
+                Ok(Some(n)) => {
+                    let frame = self.buf[self.start..self.start + n].to_vec();
+                    self.start += n;
+                    return Ok(frame);
+                }
                 Ok(None) => {}
                 Err(_) => return Err(ConnError::BadFrame),
             }
-            let mut chunk = [0u8; READ_CHUNK];
-            let n = self.rd.read(&mut chunk).await?;
+            self.buf.drain(..self.start);
+            self.start = 0;
+            self.buf.reserve(READ_CHUNK);
+            let n = self.rd.read_buf(&mut self.buf).await?;
             if n == 0 {
                 return Err(ConnError::Closed);
             }
-            self.buf.extend_from_slice(&chunk[..n]);
         }
     }
 }
@@ -242,7 +262,7 @@ async fn serve<R: AsyncRead + Unpin>(
                 // A length below 8 loses the framing for good: say why
                 // (BAD_LEN with the offending bytes), then close.
                 hub.count_malformed();
-                let bytes = framer.buf.clone();
+                let bytes = framer.pending().to_vec();
                 send(error_reply(
                     ErrorCode::BadRequest(ofp::error::BadRequestCode::BadLen),
                     &bytes,
@@ -333,5 +353,105 @@ async fn serve<R: AsyncRead + Unpin>(
                 .map_err(|_| ConnError::DatapathGone)?;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::pin::Pin;
+    use std::task::{Context, Poll};
+
+    /// A byte stream that hands out `data` in pieces of the given sizes
+    /// (cycled), as a socket may.
+    struct Pieces {
+        data: Vec<u8>,
+        at: usize,
+        sizes: Vec<usize>,
+        next: usize,
+    }
+
+    impl AsyncRead for Pieces {
+        fn poll_read(
+            mut self: Pin<&mut Self>,
+            _: &mut Context<'_>,
+            out: &mut tokio::io::ReadBuf<'_>,
+        ) -> Poll<std::io::Result<()>> {
+            let me = &mut *self;
+            let size = me.sizes[me.next % me.sizes.len()].max(1);
+            me.next += 1;
+            let n = size.min(out.remaining()).min(me.data.len() - me.at);
+            out.put_slice(&me.data[me.at..me.at + n]);
+            me.at += n;
+            Poll::Ready(Ok(()))
+        }
+    }
+
+    /// An OpenFlow-framed message of `len` bytes (at least the header).
+    fn frame(len: usize, fill: u8) -> Vec<u8> {
+        let mut f = vec![fill; len];
+        f[0] = 4;
+        f[2..4].copy_from_slice(&(len as u16).to_be_bytes());
+        f
+    }
+
+    proptest! {
+        /// Whatever the pieces the stream comes in, the frames come out
+        /// whole and in order, then `Closed`; frames of up to 64 KiB (more
+        /// than one read) included.
+        #[test]
+        fn frames_come_out_whole_in_order(
+            lens in proptest::collection::vec(
+                prop_oneof![8usize..200, 200usize..3000, Just(65535usize)], 0..40),
+            sizes in proptest::collection::vec(1usize..40_000, 1..8),
+        ) {
+            let frames: Vec<Vec<u8>> =
+                lens.iter().enumerate().map(|(i, &l)| frame(l, i as u8)).collect();
+            let data = frames.concat();
+            let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+            let got: Vec<Result<Vec<u8>, String>> = rt.block_on(async {
+                let mut f = Framer::new(Pieces { data, at: 0, sizes, next: 0 });
+                let mut got = Vec::new();
+                loop {
+                    match f.next().await {
+                        Ok(fr) => got.push(Ok(fr)),
+                        Err(e) => {
+                            got.push(Err(e.to_string()));
+                            break;
+                        }
+                    }
+                }
+                got
+            });
+            let (last, whole) = got.split_last().unwrap();
+            prop_assert_eq!(whole.len(), frames.len());
+            for (g, want) in whole.iter().zip(&frames) {
+                prop_assert_eq!(g.as_ref().unwrap(), want);
+            }
+            prop_assert_eq!(last.clone().unwrap_err(), ConnError::Closed.to_string());
+        }
+    }
+
+    /// A length below the header is unframeable; the bytes stay pending
+    /// (they go back in the BAD_LEN error).
+    #[test]
+    fn short_length_is_a_bad_frame() {
+        let mut data = frame(16, 1);
+        data.extend_from_slice(&[4, 0, 0, 4, 0, 0, 0, 9]);
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let mut f = Framer::new(Pieces {
+                data,
+                at: 0,
+                sizes: vec![5],
+                next: 0,
+            });
+            assert_eq!(f.next().await.unwrap(), frame(16, 1));
+            assert!(matches!(f.next().await, Err(ConnError::BadFrame)));
+            assert!(f.pending().starts_with(&[4, 0, 0, 4]), "{:?}", f.pending());
+        });
     }
 }
