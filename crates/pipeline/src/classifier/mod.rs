@@ -614,6 +614,15 @@ impl Auto {
         }
     }
 
+    /// A structure for no entries, with this one's settings (the exact
+    /// index kept or not).
+    pub fn emptied(&self) -> Auto {
+        Auto {
+            exact_on: self.exact_on,
+            ..Auto::default()
+        }
+    }
+
     /// Turns the exact index on (built now if the table qualifies) or off
     /// (dropped; `hash` lookups then probe the tuple space's one
     /// subtable). A copy of the tables that serves few packets saves the
