@@ -30,7 +30,7 @@
 //! anything but TCP and UDP over IPv4 and IPv6 (without extension
 //! headers), which no sender leaves partial here.
 
-use crate::vnet::{l4_layout, L4};
+use crate::vnet::{finish_partial, l4_layout, pseudo_header, L4};
 use packet::checksum;
 
 /// Offset of the checksum field in the TCP and UDP headers.
@@ -66,21 +66,7 @@ pub fn complete_unmarked(frame: &mut [u8]) -> bool {
     if field == 0 && proto == 17 && !v6 {
         return false;
     }
-    let pseudo = if v6 {
-        checksum::pseudo_v6(
-            &frame[ip + 8..ip + 24],
-            &frame[ip + 24..ip + 40],
-            proto,
-            len,
-        )
-    } else {
-        checksum::pseudo_v4(
-            &frame[ip + 12..ip + 16],
-            &frame[ip + 16..ip + 20],
-            proto,
-            len,
-        )
-    };
+    let pseudo = pseudo_header(frame, ip, v6, proto, len);
     if field != checksum::fold(pseudo) {
         return false;
     }
@@ -89,13 +75,7 @@ pub fn complete_unmarked(frame: &mut [u8]) -> bool {
     if checksum::fold(checksum::sum_bytes(pseudo, seg, false)) == 0xffff {
         return false;
     }
-    // The field holds the pseudo-header sum: the segment's sum with it in
-    // place is the whole sum. As the kernel does (CSUM_MANGLED_0), 0 is
-    // written as 0xffff (the same in one's complement; 0 means "no
-    // checksum" for UDP).
-    let c = checksum::checksum(0, seg);
-    let c = if c == 0 { 0xffff } else { c };
-    seg[at..at + 2].copy_from_slice(&c.to_be_bytes());
+    finish_partial(seg, at);
     true
 }
 

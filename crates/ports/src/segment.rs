@@ -22,7 +22,7 @@
 //! cut; any other frame over the MTU stays as it is (the port drops it
 //! and counts an error).
 
-use crate::vnet::tcp_layout;
+use crate::vnet::{pseudo_header, tcp_layout};
 use packet::checksum;
 
 /// TCP flag bits in the 14th byte of the header.
@@ -136,11 +136,7 @@ impl<'a> Segments<'a> {
         }
         out[t + 16..t + 18].copy_from_slice(&[0, 0]);
         let seg_len = tcp + chunk;
-        let pseudo = if self.v6 {
-            checksum::pseudo_v6(&out[ip + 8..ip + 24], &out[ip + 24..ip + 40], 6, seg_len)
-        } else {
-            checksum::pseudo_v4(&out[ip + 12..ip + 16], &out[ip + 16..ip + 20], 6, seg_len)
-        };
+        let pseudo = pseudo_header(out, ip, self.v6, 6, seg_len);
         let c = checksum::checksum(pseudo, &out[t..t + seg_len]);
         out[t + 16..t + 18].copy_from_slice(&c.to_be_bytes());
         Some(len)

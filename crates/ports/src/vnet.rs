@@ -94,14 +94,41 @@ pub fn complete_rx(frame: &mut [u8], h: &VnetHdr, shift: usize) -> bool {
     if field + 2 > frame.len() {
         return false;
     }
-    // The field holds the folded pseudo-header sum: summing the whole
-    // region with it in place gives the final checksum.
-    let c = checksum::checksum(0, &frame[start..]);
-    // As the kernel does (CSUM_MANGLED_0): 0 and 0xffff are the same in
-    // one's complement, and 0 means "no checksum" for UDP.
-    let c = if c == 0 { 0xffff } else { c };
-    frame[field..field + 2].copy_from_slice(&c.to_be_bytes());
+    finish_partial(&mut frame[start..], usize::from(h.csum_offset));
     true
+}
+
+/// Finishes the unfinished L4 checksum of `region` (the L4 header and
+/// payload), whose field at `at` holds the folded pseudo-header sum (what
+/// a sender with checksum offload leaves): summing the region with it in
+/// place gives the final checksum. As the kernel does (CSUM_MANGLED_0),
+/// 0 is written as 0xffff (the same in one's complement; 0 means "no
+/// checksum" for UDP). `at + 2` must be within `region`.
+pub(crate) fn finish_partial(region: &mut [u8], at: usize) {
+    let c = checksum::checksum(0, region);
+    let c = if c == 0 { 0xffff } else { c };
+    region[at..at + 2].copy_from_slice(&c.to_be_bytes());
+}
+
+/// The pseudo-header sum of an L4 segment of `len` bytes and protocol
+/// `proto` under the IPv4 or IPv6 (`v6`) header at `ip` in `frame` (its
+/// addresses; the caller checked that the header is within `frame`).
+pub(crate) fn pseudo_header(frame: &[u8], ip: usize, v6: bool, proto: u8, len: usize) -> u64 {
+    if v6 {
+        checksum::pseudo_v6(
+            &frame[ip + 8..ip + 24],
+            &frame[ip + 24..ip + 40],
+            proto,
+            len,
+        )
+    } else {
+        checksum::pseudo_v4(
+            &frame[ip + 12..ip + 16],
+            &frame[ip + 16..ip + 20],
+            proto,
+            len,
+        )
+    }
 }
 
 /// Where the L4 header of an unfragmented TCP or UDP frame over IPv4 or
@@ -207,11 +234,7 @@ pub fn fix_tcp_checksum(frame: &mut [u8]) {
     let ip = l2;
     let tcp = l2 + l3;
     let len = frame.len() - tcp;
-    let pseudo = if v6 {
-        checksum::pseudo_v6(&frame[ip + 8..ip + 24], &frame[ip + 24..ip + 40], 6, len)
-    } else {
-        checksum::pseudo_v4(&frame[ip + 12..ip + 16], &frame[ip + 16..ip + 20], 6, len)
-    };
+    let pseudo = pseudo_header(frame, ip, v6, 6, len);
     frame[tcp + 16..tcp + 18].copy_from_slice(&[0, 0]);
     let c = checksum::checksum(pseudo, &frame[tcp..]);
     frame[tcp + 16..tcp + 18].copy_from_slice(&c.to_be_bytes());
