@@ -5,12 +5,15 @@ file and one JSON file.
     bench_report.py RUN_DIR OUT.md OUT.json "options line"
 
 RUN_DIR holds one `oxflow bench run` output folder per part (pipeline, raw,
-fwd_afpacket, fwd_xdp, oxflow, oxflow_xdp, ovs, and SWITCH-100k when the
-100K size was measured separately) and SWITCH-latency.json files.
+fwd_afpacket, fwd_xdp, oxflow, oxflow_xdp, ovs, SWITCH-100k when the
+100K size was measured separately, paired-BACKEND-ROUND-fwd and
+paired-BACKEND-ROUND-oxflow from the paired part) and SWITCH-latency.json
+files.
 """
 import json
 import os
 import platform
+import statistics
 import sys
 
 SWITCHES = ["oxflow", "oxflow_xdp", "ovs"]
@@ -58,6 +61,41 @@ def ratio(a, b):
     if a is None or b is None or b == 0:
         return None
     return a / b
+
+
+def paired_rows(run):
+    """The `paired` part: for each backend and workload, the forwarder's
+    and oxflow's max rate per round (a round counts only when both ran),
+    their medians and the ratio of the medians."""
+    rows = []
+    for b in ["afpacket", "xdp"]:
+        per = {}   # workload -> [(fwd, oxflow)] by round
+        order = []
+        i = 1
+        while os.path.isdir(os.path.join(run, f"paired-{b}-{i}-fwd")) or \
+                os.path.isdir(os.path.join(run, f"paired-{b}-{i}-oxflow")):
+            fwd = scalar(load(run, f"paired-{b}-{i}-fwd"), "max_mpps")
+            for r in table(load(run, f"paired-{b}-{i}-oxflow"), "throughput"):
+                w = r["workload"]
+                if w not in per:
+                    per[w] = []
+                    order.append(w)
+                if fwd and r.get("max_mpps"):
+                    per[w].append((fwd, r["max_mpps"]))
+            i += 1
+        for w in order:
+            pairs = per[w]
+            if not pairs:
+                continue
+            f = statistics.median(p[0] for p in pairs)
+            o = statistics.median(p[1] for p in pairs)
+            rr = [p[1] / p[0] for p in pairs]
+            rows.append({"backend": b, "workload": w, "rounds": len(pairs),
+                         "forwarder_median_mpps": f, "oxflow_median_mpps": o,
+                         "ratio_of_medians": ratio(o, f),
+                         "round_ratio_min": min(rr), "round_ratio_max": max(rr),
+                         "rounds_mpps": pairs})
+    return rows
 
 
 def main():
@@ -215,6 +253,26 @@ def main():
                          f"{fmt(m['mpps'] if m else None, 2)} | "
                          f"{fmt(ratio(m['mpps'], r['mpps']) if m else None, 2)} | "
                          f"{' '.join(cls.get(w.removesuffix('/tse'), []))} |")
+        lines.append("")
+
+    # --- paired: forwarder and oxflow back to back, PAIRS rounds
+    paired = paired_rows(run)
+    out["paired"] = paired
+    if paired:
+        lines += ["## Paired with the plain forwarder (ratio of medians)", "",
+                  "Each round runs the forwarder, then oxflow, seconds apart, one max-rate "
+                  "run per row; the generator's rate drifts between minutes on this "
+                  "machine, so these ratios, not the ones above, decide the 95 % targets.",
+                  "",
+                  "| backend | workload | rounds | forwarder median Mpps | oxflow median Mpps | "
+                  "ratio of medians | round ratios min-max |",
+                  "|---|---|---|---|---|---|---|"]
+        for p in paired:
+            lines.append(
+                f"| {p['backend']} | {p['workload']} | {p['rounds']} | "
+                f"{fmt(p['forwarder_median_mpps'])} | {fmt(p['oxflow_median_mpps'])} | "
+                f"{fmt(p['ratio_of_medians'], 2)} | {fmt(p['round_ratio_min'], 2)}-"
+                f"{fmt(p['round_ratio_max'], 2)} |")
         lines.append("")
 
     notes = []
