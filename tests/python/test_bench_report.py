@@ -61,3 +61,35 @@ def test_ratios_unsteady_ceiling_and_latency_rows(tmp_path):
     assert "| oxflow_busy | 0.070 | -0.010 |" in text, rows
     doc = json.load(open(js))
     assert doc["per_switch"]["floor"]["ping_rtt_ms_median"] == 0.040
+
+
+def test_paired_rounds_give_the_ratio_of_medians(tmp_path):
+    """The `paired` part: per backend and workload, the medians of the
+    forwarder's and oxflow's rates over the rounds where both ran, their
+    ratio, and the spread of the per-round ratios. A round whose oxflow
+    part is missing (it did not start) does not count."""
+    run = str(tmp_path / "run")
+    os.makedirs(run)
+    cols = ["workload", "max_mpps", "no_loss_mpps"]
+    fwd = {"afpacket": [0.40, 0.44, 0.30], "xdp": [0.42, 0.36]}
+    ox = {"afpacket": [[("l2/100000", 0.38), ("gateway/100000", 0.36)],
+                       [("l2/100000", 0.44), ("gateway/100000", 0.40)],
+                       [("l2/100000", 0.30), ("gateway/100000", 0.27)]],
+          "xdp": [[("l2/100000", 0.42)], None]}
+    for b in fwd:
+        for i, mpps in enumerate(fwd[b], 1):
+            ceiling(run, "paired-%s-%d-fwd" % (b, i), mpps, 0.0)
+            if ox[b][i - 1] is not None:
+                results(run, "paired-%s-%d-oxflow" % (b, i), tables=[
+                    ("throughput", cols, [[w, m, None] for w, m in ox[b][i - 1]])])
+    md, js = str(tmp_path / "r.md"), str(tmp_path / "r.json")
+    subprocess.run([sys.executable, REPORT, run, md, js, "test"], check=True)
+    text = open(md).read()
+    # afpacket l2: medians 0.40 and 0.38; round ratios 0.95, 1.00, 1.00.
+    assert "| afpacket | l2/100000 | 3 | 0.400 | 0.380 | 0.95 | 0.95-1.00 |" in text, text
+    # gateway: medians 0.40 / 0.36 -> 0.90; rounds 0.90, 0.909, 0.90.
+    assert "| afpacket | gateway/100000 | 3 | 0.400 | 0.360 | 0.90 | 0.90-0.91 |" in text
+    # xdp: round 2 has no oxflow part; one round counts.
+    assert "| xdp | l2/100000 | 1 | 0.420 | 0.420 | 1.00 | 1.00-1.00 |" in text
+    doc = json.load(open(js))
+    assert [p["rounds"] for p in doc["paired"]] == [3, 3, 1]
