@@ -658,6 +658,112 @@ def test_ipv4_router_pipeline(dp):
     assert re.search(r"group_id=3,.*packet_count=1\b", stats), stats
 
 
+def test_access_gateway_pipeline(dp):
+    """An access gateway as HARMLESS's has it (table 0 pops each customer
+    VLAN and sends it to the customer's NAT table; the same private
+    address is translated differently per customer; the NAT goes on to a
+    routing table of next-hop groups): the shape the switch's chain
+    template serves. Frames it takes (one 802.1Q tag, UDP or TCP, with or
+    without IP options) and frames it leaves to the general path or that
+    find no entry come out as the pipeline says, with correct checksums,
+    and the flow and group counters count them all."""
+    router = "02:00:00:00:00:fe"
+    for g, port in {1: 2, 2: 3}.items():
+        dp.group("group_id=%d,type=indirect,bucket=dec_ttl,"
+                 "set_field:%s->eth_src,set_field:%s->eth_dst,output:%d"
+                 % (g, router, mac(port), port))
+    routes = [("10.50.1.0/24", 1), ("10.50.2.0/24", 2), ("10.50.0.0/16", 1)]
+    # More routes, so that the table is big enough for its trie.
+    routes += [("10.60.%d.0/24" % i, 2) for i in range(10)]
+    dp.flows(
+        "table=0,priority=10,in_port=1,dl_vlan=100,actions=pop_vlan,goto_table:1",
+        "table=0,priority=10,in_port=1,dl_vlan=101,actions=pop_vlan,goto_table:2",
+        "table=1,priority=10,udp,nw_src=10.0.0.7,actions=set_field:198.18.0.1->ip_src,"
+        "set_field:1025->udp_src,goto_table:20",
+        "table=1,priority=10,tcp,nw_src=10.0.0.7,actions=set_field:198.18.0.1->ip_src,"
+        "set_field:1026->tcp_src,goto_table:20",
+        "table=2,priority=10,udp,nw_src=10.0.0.7,actions=set_field:198.18.0.2->ip_src,"
+        "set_field:2049->udp_src,goto_table:20",
+        "table=2,priority=10,udp,nw_src=10.0.0.8,actions=set_field:198.18.0.3->ip_src,"
+        "set_field:2050->udp_src,goto_table:20",
+        *["table=20,priority=%s,ip,nw_dst=%s,actions=group:%d"
+          % (net.split("/")[1], net, g) for net, g in routes])
+
+    def frame(tag, vlan, src, dst, l4="udp", ttl=64, **ip):
+        t = TCP(sport=1000, dport=80, flags="A") if l4 == "tcp" else UDP(sport=1000, dport=53)
+        p = Ether(src=mac(1), dst=router)
+        if vlan is not None:
+            p = p / Dot1Q(vlan=vlan)
+        return p / IP(src=src, dst=dst, ttl=ttl, **ip) / t / tag_payload(tag, 24)
+
+    def nat(host, src, sport):
+        """What the tag pop, the NAT and a route to `host` make of a frame."""
+        def change(p):
+            inner = p[IP]
+            p[Ether].remove_payload()
+            p[Ether].type = 0x0800
+            p[Ether].add_payload(inner)
+            p[Ether].src = router
+            p[Ether].dst = mac(int(host[1:]))
+            p[IP].ttl -= 1
+            p[IP].src = src
+            p[IP].payload.sport = sport
+        return change
+
+    sent = {
+        "ce100-udp": (frame("ce100-udp", 100, "10.0.0.7", "10.50.1.9"),
+                      "h2", "198.18.0.1", 1025),
+        "ce100-tcp": (frame("ce100-tcp", 100, "10.0.0.7", "10.50.2.9", l4="tcp"),
+                      "h3", "198.18.0.1", 1026),
+        "ce101-udp": (frame("ce101-udp", 101, "10.0.0.7", "10.50.2.4"),
+                      "h3", "198.18.0.2", 2049),
+        "ce101-b": (frame("ce101-b", 101, "10.0.0.8", "10.50.7.7"),
+                    "h2", "198.18.0.3", 2050),
+        "options": (frame("options", 100, "10.0.0.7", "10.50.1.8",
+                          options=[IPOption(b"\x94\x04\x00\x00")]),
+                    "h2", "198.18.0.1", 1025),
+    }
+    lost = {
+        "untagged": frame("untagged", None, "10.0.0.7", "10.50.1.9"),
+        "other-vlan": frame("other-vlan", 102, "10.0.0.7", "10.50.1.9"),
+        "no-nat": frame("no-nat", 100, "10.0.0.9", "10.50.1.9"),
+        "no-route": frame("no-route", 100, "10.0.0.7", "10.70.0.1"),
+        "ttl1": frame("ttl1", 100, "10.0.0.7", "10.50.1.9", ttl=1),
+    }
+    got = dp.exchange([f for f, *_ in sent.values()] + list(lost.values()))
+    failures = []
+    for tag, (f, host, src, sport) in sent.items():
+        want = expect(f, nat(host, src, sport))
+        have = by_case(got[host]).get(tag)
+        if have != [want]:
+            failures.append("%s at %s: expected\n%s\ngot\n%s" % (
+                tag, host, show([want]), show(have or [])))
+        elif checksum_errors(want):
+            failures.append("%s: %s" % (tag, checksum_errors(want)))
+        for other in ("h2", "h3", "h4"):
+            if other != host and tag in by_case(got[other]):
+                failures.append("%s also at %s" % (tag, other))
+    for tag in lost:
+        for h in ("h2", "h3", "h4"):
+            if tag in by_case(got[h]):
+                failures.append("%s must not be forwarded (at %s)" % (tag, h))
+    assert not failures, "\n".join(failures)
+    # Counters: the VLAN 100 entry saw six frames (three to the routes,
+    # the NAT miss, the route miss, TTL 1), NAT table 1's UDP entry four
+    # (its two routed frames, the route miss, TTL 1),
+    # group 1 four (TTL 1 included: the group runs, its TTL decrement
+    # fails), group 2 two.
+    t0 = ctl(dp.sw, "dump-flows", "table=0")
+    line = [ln for ln in t0.splitlines() if "dl_vlan=100" in ln]
+    assert line and re.search(r"n_packets=6\b", line[0]), t0
+    t1 = ctl(dp.sw, "dump-flows", "table=1")
+    line = [ln for ln in t1.splitlines() if "udp" in ln]
+    assert line and re.search(r"n_packets=4\b", line[0]), t1
+    stats = ctl(dp.sw, "dump-group-stats")
+    assert re.search(r"group_id=1,.*packet_count=4\b", stats), stats
+    assert re.search(r"group_id=2,.*packet_count=2\b", stats), stats
+
+
 def test_group_select_spreads_and_sticks(dp):
     dp.group("group_id=4,type=select,bucket=output:2,bucket=output:3")
     dp.flows("priority=100,in_port=1,udp,actions=group:4")

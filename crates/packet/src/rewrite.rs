@@ -556,7 +556,46 @@ fn fast_ipv4_port(
     if l3 == 0 || l4 + ck_off + 2 > usize::from(key.offsets.l3_end) {
         return false;
     }
-    let Some((front, back)) = buf.data_mut().split_at_mut_checked(l4) else {
+    if !nat_ipv4_at(buf.data_mut(), l3, l4, udp, a_off, a, p_off, p) {
+        return false;
+    }
+    if a_off == 12 {
+        key.ipv4_src = a;
+    } else {
+        key.ipv4_dst = a;
+    }
+    if p_off == 0 {
+        key.tp_src = p;
+    } else {
+        key.tp_dst = p;
+    }
+    true
+}
+
+/// The bytes [`set_ipv4_port`]'s fast path writes, on a frame whose
+/// IPv4 header (20 bytes at least) starts at `l3` and whose TCP (`udp`
+/// false) or UDP header starts at `l4`, within the datagram up to its
+/// checksum (the caller checked): the address at `a_off` in the IP header
+/// (12 source, 16 destination) becomes `a` with the header checksum
+/// updated, the port at `p_off` in the L4 header (0 source, 2
+/// destination) becomes `p`, and the L4 checksum takes both deltas in one
+/// (a UDP checksum 0, "none", stays 0; one that would become 0 is written
+/// 0xffff). False, with nothing written, when the frame is too short for
+/// either header (the callers' checks make that impossible).
+#[allow(clippy::too_many_arguments)]
+#[inline]
+pub fn nat_ipv4_at(
+    data: &mut [u8],
+    l3: usize,
+    l4: usize,
+    udp: bool,
+    a_off: usize,
+    a: u32,
+    p_off: usize,
+    p: u16,
+) -> bool {
+    let ck_off = if udp { 6 } else { 16 };
+    let Some((front, back)) = data.split_at_mut_checked(l4) else {
         return false;
     };
     let Some(ip) = front.get_mut(l3..).and_then(|h| h.first_chunk_mut::<20>()) else {
@@ -565,7 +604,7 @@ fn fast_ipv4_port(
     let Some(th) = back.get_mut(..ck_off + 2) else {
         return false;
     };
-    let Some(ad) = ip.get_mut(a_off..a_off + 4) else {
+    let (Some(ad), true) = (ip.get_mut(a_off..a_off + 4), p_off + 2 <= ck_off) else {
         return false;
     };
     let old_a = u32::from_be_bytes([ad[0], ad[1], ad[2], ad[3]]);
@@ -583,16 +622,6 @@ fn fast_ipv4_port(
             v = 0xffff;
         }
         [th[ck_off], th[ck_off + 1]] = v.to_be_bytes();
-    }
-    if a_off == 12 {
-        key.ipv4_src = a;
-    } else {
-        key.ipv4_dst = a;
-    }
-    if p_off == 0 {
-        key.tp_src = p;
-    } else {
-        key.tp_dst = p;
     }
     true
 }

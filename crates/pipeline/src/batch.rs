@@ -35,13 +35,14 @@
 //! already and the extra passes would only cost); they run exactly as
 //! `process`.
 //!
-//! Either way, when the pipeline has the shape of an L2 switch's or of
-//! an IPv4 router's (see `crate::template`), every packet the Ethernet
-//! or the route template fits is forwarded by it, in its place in the
-//! batch, and only the others are parsed, warmed and run as above. The
-//! route template classifies a chunk at a time (its trie walks overlap
-//! like the warm stages), so a router's batches go chunk by chunk
-//! whatever the size of its tables.
+//! Either way, when the pipeline has the shape of an L2 switch's, of an
+//! IPv4 router's or of a chain of exact tables such as an access
+//! gateway's (see `crate::template`), every packet the Ethernet, the
+//! route or the chain template fits is forwarded by it, in its place in
+//! the batch, and only the others are parsed, warmed and run as above.
+//! The route and chain templates classify a chunk at a time (their
+//! probes and trie walks overlap like the warm stages), so such a
+//! pipeline's batches go chunk by chunk whatever the size of its tables.
 
 use crate::process::Output;
 use crate::program::Program;
@@ -137,14 +138,35 @@ impl Pipeline {
             true => None,
             false => template::route_plan(&self.tables, in_port),
         };
-        if !warm && route.is_none() {
+        // The chain template for the other pipelines that need L3 or L4
+        // and start with an exact-match table.
+        let chain = match (refuses, route, layer) {
+            (false, None, Layer::L3 | Layer::L4) => template::chain_plan(&self.tables, layer),
+            _ => None,
+        };
+        if !warm && route.is_none() && chain.is_none() {
             self.run_small(bufs, in_port, now, out, template, refuses, &mut done);
         } else {
             let mut hops = self.route_hops.take();
+            let mut chains = self.chains.take();
+            let plans = template::Plans {
+                ethernet: template,
+                route,
+                chain,
+            };
             self.run_chunks(
-                bufs, in_port, now, out, template, route, &mut hops, warm, &mut done,
+                bufs,
+                in_port,
+                now,
+                out,
+                plans,
+                &mut hops,
+                &mut chains,
+                warm,
+                &mut done,
             );
             self.route_hops = hops;
+            self.chains = chains;
         }
     }
 
@@ -175,7 +197,17 @@ impl Pipeline {
                     .map(template::Fast::Ethernet),
                 false => None,
             };
-            let r = self.run_one(&mut tables, buf, fast, None, i, refuses, in_port, now, out);
+            let r = self.run_one(
+                &mut tables,
+                buf,
+                fast,
+                template::Ways::None,
+                i,
+                refuses,
+                in_port,
+                now,
+                out,
+            );
             done(&self.ports, out, i, r);
         }
         self.tables = tables;
@@ -183,8 +215,8 @@ impl Pipeline {
 
     /// One packet of a batch that is not warmed (`i`: its place in its
     /// chunk): dropped unseen if its port `refuses`, else run by the
-    /// template that took it (`fast`; `route`: the chunk's route plan and
-    /// next hops) or the general way.
+    /// template that took it (`fast`; `ways`: what the route or chain
+    /// template kept for the chunk) or the general way.
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     fn run_one(
@@ -192,7 +224,7 @@ impl Pipeline {
         tables: &mut [crate::table::FlowTable],
         buf: &mut PacketBuf,
         fast: Option<template::Fast>,
-        route: Option<(template::RoutePlan, &template::Hops)>,
+        ways: template::Ways<'_>,
         i: usize,
         refuses: bool,
         in_port: u32,
@@ -202,7 +234,7 @@ impl Pipeline {
         match (refuses, fast) {
             (true, _) => Ok(()),
             (false, Some(f)) => {
-                self.run_fast(tables, route, i, buf, f, in_port, now, out);
+                self.run_fast(tables, ways, i, buf, f, in_port, now, out);
                 Ok(())
             }
             (false, None) => self.process_in(tables, buf, in_port, now, out),
@@ -210,8 +242,9 @@ impl Pipeline {
     }
 
     /// `process_batch` chunk by chunk: the templates' classification of
-    /// a chunk (the Ethernet one's if `template`, the route one's under
-    /// `route`, its next hops in `hops`), then, unless they took the
+    /// a chunk (under `plans`: the Ethernet one's, the route one's with
+    /// its next hops in `hops`, or the chain one's with its ways in
+    /// `chains`), then, unless they took the
     /// whole chunk, the parse and (if `warm`) the warm stages for the
     /// others, then every packet in order (module comment).
     #[allow(clippy::too_many_arguments)]
@@ -222,9 +255,9 @@ impl Pipeline {
         in_port: u32,
         now: Nanos,
         out: &mut O,
-        template: bool,
-        route: Option<template::RoutePlan>,
+        plans: template::Plans,
         hops: &mut Option<Box<template::Hops>>,
+        chains: &mut Option<Box<template::Chains>>,
         warm: bool,
         done: &mut impl FnMut(&PortTable, &mut O, usize, Result<(), ParseError>),
     ) {
@@ -232,14 +265,20 @@ impl Pipeline {
         for (c, chunk) in bufs.chunks_mut(CHUNK).enumerate() {
             let base = c * CHUNK;
             let mut fast = [None; CHUNK];
-            if template {
+            if plans.ethernet {
                 if let Some((t, ex)) = template::ethernet_table(&self.tables) {
                     template::classify_chunk(t, ex, chunk, in_port, &mut fast);
                 }
-            } else if let (Some(plan), Some(h)) = (route, hops.as_deref_mut()) {
+            } else if let (Some(plan), Some(h)) = (plans.route, hops.as_deref_mut()) {
                 self.classify_route_chunk(plan, chunk, h, &mut fast);
+            } else if let (Some(plan), Some(c)) = (plans.chain, chains.as_deref_mut()) {
+                self.classify_chain_chunk(plan, chunk, in_port, c, &mut fast);
             }
-            let route = route.zip(hops.as_deref());
+            let ways = match (plans.route.zip(hops.as_deref()), chains.as_deref()) {
+                (Some((plan, h)), _) => template::Ways::Route(plan, h),
+                (None, Some(c)) if plans.chain.is_some() => template::Ways::Chain(c),
+                _ => template::Ways::None,
+            };
             // A chunk the templates take whole (an L2 switch's or a
             // router's traffic) needs no keys and no warm stages; a small
             // pipeline's is not warmed either way.
@@ -247,7 +286,7 @@ impl Pipeline {
             if whole || !warm {
                 let mut tables = std::mem::take(&mut self.tables);
                 for (i, (buf, f)) in chunk.iter_mut().zip(fast).enumerate() {
-                    let r = self.run_one(&mut tables, buf, f, route, i, refuses, in_port, now, out);
+                    let r = self.run_one(&mut tables, buf, f, ways, i, refuses, in_port, now, out);
                     done(&self.ports, out, base + i, r);
                 }
                 self.tables = tables;
@@ -294,7 +333,7 @@ impl Pipeline {
                         Ok(())
                     }
                     Admit::Fast(f) => {
-                        self.run_fast(&mut tables, route, i, buf, f, in_port, now, out);
+                        self.run_fast(&mut tables, ways, i, buf, f, in_port, now, out);
                         Ok(())
                     }
                     Admit::Drop => Ok(()),

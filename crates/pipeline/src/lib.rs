@@ -118,6 +118,8 @@ pub struct Pipeline {
     /// kept so that no chunk initialises them; `process_batch` takes them
     /// out while it runs.
     route_hops: Option<Box<template::Hops>>,
+    /// The chain template's ways for a chunk, kept as `route_hops` are.
+    chains: Option<Box<template::Chains>>,
     /// `process_batch`'s last decision whether to warm (see `batch`):
     /// batches left before looking again, and the decision.
     warm_check: (u16, bool),
@@ -158,6 +160,7 @@ impl Pipeline {
             config: Config::default(),
             scratch: Vec::new(),
             route_hops: Some(Box::default()),
+            chains: Some(Box::default()),
             warm_check: (0, false),
             parse_layer: Layer::L2,
             recent_programs: Vec::new(),

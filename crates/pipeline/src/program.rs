@@ -381,6 +381,28 @@ pub struct Program {
     /// The table, when the whole program is one goto-table (a dispatch
     /// entry: `in_port=1 -> goto:1`). Computed by `compile`.
     pub only_goto: Option<u8>,
+    /// What the chain template (`crate::template`) asks of an entry on
+    /// the way: at most one [`ChainStep`] in its apply-actions, then a
+    /// goto (no meter, clear, write or metadata), with that goto's table.
+    /// Computed by `compile`.
+    pub chain: Option<(ChainStep, u8)>,
+}
+
+/// The apply-actions of an entry the chain template goes through
+/// (`Program::chain`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChainStep {
+    /// None (or an empty list).
+    Nothing,
+    /// One pop-VLAN.
+    PopVlan,
+    /// One [`Op::SetIpv4Port`] (a NAT's rewrite).
+    Nat {
+        addr: u32,
+        port: u16,
+        addr_field: Field,
+        port_field: Field,
+    },
 }
 
 impl Program {
@@ -420,6 +442,25 @@ impl Program {
             _ => None,
         };
         p.only_goto = p.goto.filter(|_| only && p.apply.is_none());
+        let step = match p.apply.as_deref() {
+            None | Some([]) => Some(ChainStep::Nothing),
+            Some(&[Op::PopVlan]) => Some(ChainStep::PopVlan),
+            Some(
+                &[Op::SetIpv4Port {
+                    addr,
+                    port,
+                    addr_field,
+                    port_field,
+                }],
+            ) => Some(ChainStep::Nat {
+                addr,
+                port,
+                addr_field,
+                port_field,
+            }),
+            Some(_) => None,
+        };
+        p.chain = step.zip(p.goto).filter(|_| only);
         p
     }
 

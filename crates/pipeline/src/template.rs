@@ -89,21 +89,70 @@
 //! stages (every frame, every trie walk level by level, every entry),
 //! then run in batch order, the template's packets and the others alike.
 
+//!
+//! # The chain template
+//!
+//! A pipeline that starts with an exact-match table and moves packets
+//! from table to table with little on the way: an access gateway
+//! (HARMLESS's: table 0 maps `in_port, vlan_vid` to a pop-VLAN and a
+//! customer's NAT table, which rewrites the source address and port and
+//! goes to a routing table), or exact tables that end in an output.
+//!
+//! It serves a batch when
+//! - the deepest layer any rule needs is L3 or L4, the route template
+//!   does not serve the batch, and table 0's classifier has an exact
+//!   index (`Auto::exact_index`: one shape besides match-everything
+//!   entries) over fields it can read from a frame (`Exact::common_only`:
+//!   in_port, metadata, the MACs, eth_type, vlan_vid, ip_proto, the IPv4
+//!   addresses, the L4 ports);
+//!
+//! and within such a batch, a packet when
+//! - its frame is IPv4 with no VLAN tag or one 802.1Q tag (TPID 0x8100),
+//!   a header the general parse accepts, not a fragment, carrying TCP or
+//!   UDP with a header the general parse accepts at L4 (`chain_frame`);
+//! - from table 0 on, each table it reaches either
+//!   - has an exact index whose shape reads only those fields, all of
+//!     which the packet has, and whose answer needs no tuple space lookup
+//!     (`Auto::answer_known`), where the entry found either outputs to a
+//!     standard port (`Program::only_output`: the trip ends) or runs at
+//!     most one step and a goto (`Program::chain`): nothing, a pop-VLAN
+//!     of the frame's tag, or a NAT rewrite (`Op::SetIpv4Port`) of its
+//!     protocol's port (at most `CHAIN_MAX` such entries);
+//!   - or is a routing table the route template could use
+//!     (`Auto::ipv4_routes`), reached without a tag, with a TTL above 1,
+//!     whose best entry for the destination (after any NAT on the way)
+//!     is a route as the route template takes them: the trip ends.
+//!
+//! It reads the fields a key would have straight from the frame into the
+//! exact indexes' common values (`Exact::pack_common`: no `FlowKey`, no
+//! parse), applies each step's change to them (a pop sets vlan_vid to 0,
+//! a NAT writes its address and port), and probes table after table for
+//! the whole chunk at once (every probe of a step, then every entry; the
+//! trie walks of the routing table last, together). Then it runs each
+//! packet it took in its place in the batch: every table's lookup and
+//! entry counted with the frame's length at that table, the tag removed,
+//! the NAT written with the checksums (`packet::rewrite::nat_ipv4_at`,
+//! the bytes `set_ipv4_port` writes), and the output or the next hop as
+//! the general path does them (`tests::chain_props` compares them).
+
 use crate::batch::CHUNK;
+use crate::classifier::exact::{at, Common, COMMON};
 use crate::classifier::{Exact, Hit, Ref};
 use crate::process::Output;
-use crate::program::Op;
+use crate::program::{ChainStep, Op};
 use crate::table::{FlowTable, Nanos};
 use crate::Pipeline;
 use ofp::group::group_type;
 use ofp::port::port_no;
-use packet::{ethertype, Field, FieldSet, FlowKey, PacketBuf};
+use packet::{ethertype, ipproto, Field, FieldSet, FlowKey, Layer, PacketBuf};
 
 /// A packet a template takes: how it goes on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Fast {
     /// Forwarded by the Ethernet template.
     Ethernet(Forward),
+    /// Taken by the chain template (its way kept apart, in `Chains`).
+    Chain,
     /// Routed by the route template (its next hop kept apart, in
     /// `Hops`: a `Fast` stays as small as a `Forward`, which the batch
     /// path copies around).
@@ -191,6 +240,25 @@ pub(crate) fn classify_chunk(
     for ((f, k), h) in fwd[..n].iter_mut().zip(&keys[..n]).zip(&hits[..n]) {
         *f = k.and_then(|_| decide(table, *h)).map(Fast::Ethernet);
     }
+}
+
+/// Which templates serve a batch (`Pipeline::process_batch`): the
+/// Ethernet one, the route one under its plan, or the chain one under
+/// its plan.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Plans {
+    pub ethernet: bool,
+    pub route: Option<RoutePlan>,
+    pub chain: Option<ChainPlan>,
+}
+
+/// What the route or the chain template kept for a chunk's packets
+/// (`Pipeline::run_fast` reads the one its `Fast` names).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Ways<'a> {
+    None,
+    Route(RoutePlan, &'a Hops),
+    Chain(&'a Chains),
 }
 
 /// How the route template serves a batch from one port (module comment).
@@ -381,7 +449,17 @@ impl Pipeline {
         if let Some(t) = tables.get_mut(usize::from(plan.table)) {
             count(t, hop.pos, len, now);
         }
+        self.next_hop(pkt, hop, in_port, out);
+    }
+
+    /// What a route entry does to an untagged IPv4 frame (the route
+    /// template's and the chain template's): the group and its bucket
+    /// counted, the TTL lowered with the checksum, the MACs written, and
+    /// the output as to any standard port (`send_standard`).
+    #[inline(always)]
+    fn next_hop(&mut self, pkt: &mut PacketBuf, hop: &Hop, in_port: u32, out: &mut impl Output) {
         if hop.group != NO_GROUP {
+            let len = pkt.len();
             if let Some(g) = self.groups.at_mut(hop.group as usize) {
                 g.count(&(0..1), len);
             }
@@ -396,15 +474,15 @@ impl Pipeline {
         self.send_standard(pkt, hop.port, in_port, None, out);
     }
 
-    /// Runs packet `i` of a chunk, which a template took (`f`; `route`:
-    /// the batch's route plan and the chunk's next hops, which a
-    /// `Fast::Route` comes with).
+    /// Runs packet `i` of a chunk, which a template took (`f`; `ways`:
+    /// what the route template (the batch's plan and the chunk's next
+    /// hops) or the chain template (the chunk's ways) kept for it).
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn run_fast(
         &mut self,
         tables: &mut [FlowTable],
-        route: Option<(RoutePlan, &Hops)>,
+        ways: Ways<'_>,
         i: usize,
         pkt: &mut PacketBuf,
         f: Fast,
@@ -412,18 +490,24 @@ impl Pipeline {
         now: Nanos,
         out: &mut impl Output,
     ) {
-        match (f, route) {
+        match (f, ways) {
             (Fast::Ethernet(f), _) => {
                 if let Some(t0) = tables.first_mut() {
                     self.forward(t0, pkt, f, in_port, now, out);
                 }
             }
-            (Fast::Route, Some((plan, hops))) => {
+            (Fast::Route, Ways::Route(plan, hops)) => {
                 if let Some(hop) = hops.0.get(i) {
                     self.route_template(tables, plan, pkt, hop, in_port, now, out);
                 }
             }
-            (Fast::Route, None) => {}
+            (Fast::Chain, Ways::Chain(chains)) => {
+                if let Some(c) = chains.0.get(i) {
+                    self.chain_template(tables, pkt, c, in_port, now, out);
+                }
+            }
+            // (A `Fast` comes with its template's ways.)
+            (Fast::Route | Fast::Chain, _) => {}
         }
     }
 }
@@ -455,5 +539,426 @@ impl Pipeline {
     ) {
         count(table, f.pos, pkt.len(), now);
         self.send_standard(pkt, f.port, in_port, None, out);
+    }
+}
+
+/// Most entries a packet goes through in the chain template before the
+/// one that ends its trip (a dispatch, a pop, a NAT: gateway's three
+/// tables use two).
+const CHAIN_MAX: usize = 4;
+
+/// The fields the chain template's frames (IPv4 with TCP or UDP) have
+/// at every table, among those `Exact::pack_common` reads, besides the
+/// L4 ports of their protocol.
+const CHAIN_UDP: FieldSet = FieldSet::of(&[
+    Field::InPort,
+    Field::Metadata,
+    Field::EthDst,
+    Field::EthSrc,
+    Field::EthType,
+    Field::VlanVid,
+    Field::IpProto,
+    Field::Ipv4Src,
+    Field::Ipv4Dst,
+    Field::UdpSrc,
+    Field::UdpDst,
+]);
+/// `CHAIN_UDP` for TCP frames.
+const CHAIN_TCP: FieldSet = FieldSet::of(&[
+    Field::InPort,
+    Field::Metadata,
+    Field::EthDst,
+    Field::EthSrc,
+    Field::EthType,
+    Field::VlanVid,
+    Field::IpProto,
+    Field::Ipv4Src,
+    Field::Ipv4Dst,
+    Field::TcpSrc,
+    Field::TcpDst,
+]);
+
+/// The chain template serves a batch (module comment). (It holds no
+/// more: a NAT step's L4 key needs the general parse to read L4, which
+/// the entry's program makes it do, `Pipeline::parse_layer`.)
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ChainPlan;
+
+/// The chain template's plan for a batch of this pipeline (module
+/// comment; the caller checked the port and that the route template does
+/// not serve it): the general parse reads L3 or L4, and table 0 is
+/// answered by an exact index whose keys the template can make.
+pub(crate) fn chain_plan(tables: &[FlowTable], layer: Layer) -> Option<ChainPlan> {
+    if !matches!(layer, Layer::L3 | Layer::L4) {
+        return None;
+    }
+    let ex = tables.first()?.classifier().exact_index()?;
+    ex.common_only().then_some(ChainPlan)
+}
+
+/// How a packet's trip through the chain template ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ChainEnd {
+    /// The entry at `pos` of table `table` outputs it to standard port
+    /// `port` (`Program::only_output`).
+    Output { table: u8, pos: u32, port: u32 },
+    /// Routed by routing table `table` (`Pipeline::route_hop`).
+    Route { table: u8, hop: Hop },
+}
+
+/// A packet the chain template takes: the entries it goes through
+/// (table, position, the step its program asks), in order, then its
+/// end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Chain {
+    steps: [(u8, u32, ChainStep); CHAIN_MAX],
+    n: u8,
+    end: ChainEnd,
+}
+
+/// The chains of a chunk's packets (`0[i]` for packet i when the chain
+/// template took it), kept in the pipeline between batches
+/// (`Pipeline::chains`) as the route template's `Hops` are.
+#[derive(Debug, Clone)]
+pub(crate) struct Chains([Chain; CHUNK]);
+
+impl Default for Chains {
+    fn default() -> Self {
+        let none = Chain {
+            steps: [(0, 0, ChainStep::Nothing); CHAIN_MAX],
+            n: 0,
+            end: ChainEnd::Output {
+                table: 0,
+                pos: 0,
+                port: 0,
+            },
+        };
+        Chains([none; CHUNK])
+    }
+}
+
+/// A frame on its way through the chain template's classification: the
+/// values its key has at the current table, and what the steps so far
+/// left of it.
+#[derive(Debug, Clone, Copy)]
+struct Walk {
+    common: Common,
+    /// Fields its key has (`CHAIN_UDP` or `CHAIN_TCP`).
+    have: FieldSet,
+    udp: bool,
+    /// An 802.1Q tag is still in the frame.
+    tagged: bool,
+    ttl: u8,
+    /// The table it is at.
+    table: u8,
+}
+
+/// What the chain template reads of a frame received on `in_port`:
+/// `None` unless it is IPv4 with no VLAN tag or one 802.1Q tag (TPID
+/// 0x8100), whose header the general parse accepts (as `route_dst`
+/// checks), not a fragment, carrying a TCP or UDP header the general
+/// parse accepts at L4 (TCP: 20 bytes at least and a data offset within
+/// the datagram; UDP: 8 bytes).
+#[inline(always)]
+fn chain_frame(data: &[u8], in_port: u32) -> Option<Walk> {
+    let eth = data.first_chunk::<14>()?;
+    let et = u16::from_be_bytes([eth[12], eth[13]]);
+    let (l3, vid) = match et {
+        ethertype::IPV4 => (14, 0),
+        ethertype::VLAN => {
+            let t = data.get(14..18)?;
+            if u16::from_be_bytes([t[2], t[3]]) != ethertype::IPV4 {
+                return None;
+            }
+            (
+                18,
+                packet::VID_PRESENT | (u16::from_be_bytes([t[0], t[1]]) & 0x0fff),
+            )
+        }
+        _ => return None,
+    };
+    let h = data.get(l3..)?.first_chunk::<20>()?;
+    // As `packet::parse` checks: it reads at most the first 64 KiB.
+    let len = data.len().min(0xffff);
+    let ihl = usize::from(h[0] & 0x0f) * 4;
+    let total = usize::from(u16::from_be_bytes([h[2], h[3]]));
+    let frag = u16::from_be_bytes([h[6], h[7]]) & 0x3fff;
+    if h[0] >> 4 != 4 || ihl < 20 || total < ihl || l3 + total > len || frag != 0 {
+        return None;
+    }
+    let seg = data.get(l3 + ihl..l3 + total)?;
+    let udp = match h[9] {
+        ipproto::UDP if seg.len() >= 8 => true,
+        ipproto::TCP => {
+            let hlen = usize::from(*seg.get(12)? >> 4) * 4;
+            if seg.len() < 20 || hlen < 20 || hlen > seg.len() {
+                return None;
+            }
+            false
+        }
+        _ => return None,
+    };
+    let mac = |m: &[u8]| m.iter().fold(0u64, |a, b| a << 8 | u64::from(*b));
+    let mut common = [0; COMMON];
+    common[at::IN_PORT] = u64::from(in_port);
+    common[at::ETH_DST] = mac(&eth[0..6]);
+    common[at::ETH_SRC] = mac(&eth[6..12]);
+    common[at::ETH_TYPE] = u64::from(ethertype::IPV4);
+    common[at::VLAN_VID] = u64::from(vid);
+    common[at::IP_PROTO] = u64::from(h[9]);
+    common[at::IPV4_SRC] = u64::from(u32::from_be_bytes([h[12], h[13], h[14], h[15]]));
+    common[at::IPV4_DST] = u64::from(u32::from_be_bytes([h[16], h[17], h[18], h[19]]));
+    common[at::TP_SRC] = u64::from(u16::from_be_bytes([seg[0], seg[1]]));
+    common[at::TP_DST] = u64::from(u16::from_be_bytes([seg[2], seg[3]]));
+    Some(Walk {
+        common,
+        have: if udp { CHAIN_UDP } else { CHAIN_TCP },
+        udp,
+        tagged: vid != 0,
+        ttl: h[8],
+        table: 0,
+    })
+}
+
+/// The TCP/UDP port field a NAT step of a frame of this protocol may
+/// write: (offset in the L4 header, the common position), or `None` for
+/// a field of another protocol (the template then leaves the packet; an
+/// entry whose match lets such a frame reach such a set-field is refused
+/// as inconsistent, so this does not happen).
+fn nat_port(udp: bool, f: Field) -> Option<(usize, usize)> {
+    match (udp, f) {
+        (true, Field::UdpSrc) | (false, Field::TcpSrc) => Some((0, at::TP_SRC)),
+        (true, Field::UdpDst) | (false, Field::TcpDst) => Some((2, at::TP_DST)),
+        _ => None,
+    }
+}
+
+impl Pipeline {
+    /// The chain template's decisions for a chunk of frames (at most
+    /// `CHUNK`): `fast[i]` for `bufs[i]`, with the way of a taken one in
+    /// `chains`, table by table for the whole chunk (every probe of a
+    /// step, then every entry), so the cache misses of the chunk's
+    /// packets overlap. Reads only.
+    pub(crate) fn classify_chain_chunk(
+        &self,
+        _plan: ChainPlan,
+        bufs: &[PacketBuf],
+        in_port: u32,
+        chains: &mut Chains,
+        fast: &mut [Option<Fast>],
+    ) {
+        let n = bufs.len().min(fast.len()).min(CHUNK);
+        let mut walk = [None; CHUNK];
+        for (w, b) in walk.iter_mut().zip(&bufs[..n]) {
+            *w = chain_frame(b.data(), in_port);
+        }
+        for (c, f) in chains.0[..n].iter_mut().zip(fast[..n].iter_mut()) {
+            c.n = 0;
+            *f = None;
+        }
+        // `dsts[i]`: packet i is at the routing table `route_at` with
+        // this destination (the frame's, or a NAT's), to be walked in its
+        // trie after the steps.
+        let mut dsts = [None; CHUNK];
+        let mut route_at = None;
+        for _ in 0..=CHAIN_MAX {
+            // Every probe of this step (the packets at an exact table).
+            let mut hits = [None; CHUNK];
+            let mut live = false;
+            for (i, w) in walk[..n].iter_mut().enumerate() {
+                let Some(wk) = w else { continue };
+                let Some(table) = self.tables.get(usize::from(wk.table)) else {
+                    *w = None;
+                    continue;
+                };
+                let cl = table.classifier();
+                if cl.ipv4_routes().is_some() {
+                    // A routing table (checked first: a table of one
+                    // prefix length also has an exact index).
+                    if route_at.is_none_or(|t| t == wk.table) && !wk.tagged && wk.ttl > 1 {
+                        route_at = Some(wk.table);
+                        dsts[i] = Some(wk.common[at::IPV4_DST] as u32);
+                    }
+                    *w = None;
+                    continue;
+                }
+                // (A shape's fields beyond the packet's would need a match
+                // OpenFlow's prerequisites refuse; checked as `pack_key`
+                // does all the same.)
+                match cl
+                    .exact_index()
+                    .filter(|ex| wk.have.contains_all(ex.required()))
+                    .and_then(|ex| ex.pack_common(&wk.common).map(|k| ex.get(k)))
+                {
+                    Some(hit) => {
+                        hits[i] = Some(hit);
+                        live = true;
+                    }
+                    None => *w = None,
+                }
+            }
+            if !live {
+                break;
+            }
+            // Every entry found: where the packet goes on.
+            for (i, w) in walk[..n].iter_mut().enumerate() {
+                let (Some(wk), Some(hit)) = (w.as_mut(), hits[i]) else {
+                    continue;
+                };
+                let t = wk.table;
+                let Some(table) = self.tables.get(usize::from(t)) else {
+                    *w = None;
+                    continue;
+                };
+                let found = table
+                    .classifier()
+                    .answer_known(hit)
+                    .flatten()
+                    .and_then(|h| table.pos_of_handle(h))
+                    .and_then(|pos| Some((pos, &table.hot(pos)?.program)));
+                let Some((pos, program)) = found else {
+                    *w = None;
+                    continue;
+                };
+                let c = &mut chains.0[i];
+                if let Some(port) = program.only_output {
+                    c.end = ChainEnd::Output {
+                        table: t,
+                        pos: pos as u32,
+                        port,
+                    };
+                    fast[i] = Some(Fast::Chain);
+                    *w = None;
+                    continue;
+                }
+                let Some((step, next)) = program.chain else {
+                    *w = None;
+                    continue;
+                };
+                let ok = match step {
+                    ChainStep::Nothing => true,
+                    ChainStep::PopVlan if wk.tagged => {
+                        wk.tagged = false;
+                        wk.common[at::VLAN_VID] = 0;
+                        true
+                    }
+                    ChainStep::PopVlan => false,
+                    ChainStep::Nat {
+                        addr,
+                        port,
+                        addr_field,
+                        port_field,
+                    } => {
+                        let a = match addr_field {
+                            Field::Ipv4Src => Some(at::IPV4_SRC),
+                            Field::Ipv4Dst => Some(at::IPV4_DST),
+                            _ => None,
+                        };
+                        match (a, nat_port(wk.udp, port_field)) {
+                            (Some(a), Some((_, p))) => {
+                                wk.common[a] = u64::from(addr);
+                                wk.common[p] = u64::from(port);
+                                true
+                            }
+                            _ => false,
+                        }
+                    }
+                };
+                if !ok || usize::from(c.n) == CHAIN_MAX {
+                    *w = None;
+                    continue;
+                }
+                c.steps[usize::from(c.n)] = (t, pos as u32, step);
+                c.n += 1;
+                wk.table = next;
+            }
+        }
+        // The routing table's trie walks, all at once.
+        let Some(rt) = route_at else { return };
+        let Some(table) = self.tables.get(usize::from(rt)) else {
+            return;
+        };
+        let Some((lpm, start)) = table.classifier().ipv4_routes() else {
+            return;
+        };
+        let mut refs = [Ref::NONE; CHUNK];
+        lpm.lookup_v4_many(start, &dsts[..n], &mut refs[..n]);
+        for i in 0..n {
+            if dsts[i].is_none() {
+                continue;
+            }
+            if let Some(hop) = self.route_hop(table, refs[i]) {
+                chains.0[i].end = ChainEnd::Route { table: rt, hop };
+                fast[i] = Some(Fast::Chain);
+            }
+        }
+    }
+
+    /// Runs a packet the chain template classified (`c`) with the effect
+    /// of the general path: each table's lookup and entry counted with
+    /// the packet's length there, each step done to the frame (the tag
+    /// removed as `packet::rewrite::pop_vlan` removes it, the NAT's
+    /// rewrite as `set_ipv4_port`'s fast path writes it), then the end:
+    /// the output, or the route as the route template does it.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn chain_template(
+        &mut self,
+        tables: &mut [FlowTable],
+        pkt: &mut PacketBuf,
+        c: &Chain,
+        in_port: u32,
+        now: Nanos,
+        out: &mut impl Output,
+    ) {
+        let mut l3 = 14;
+        if pkt.data().get(12..14) == Some(&ethertype::VLAN.to_be_bytes()[..]) {
+            l3 = 18;
+        }
+        for &(t, pos, step) in &c.steps[..usize::from(c.n)] {
+            if let Some(table) = tables.get_mut(usize::from(t)) {
+                count(table, pos, pkt.len(), now);
+            }
+            match step {
+                ChainStep::Nothing => {}
+                ChainStep::PopVlan => {
+                    if pkt.remove(12, 4).is_ok() {
+                        l3 = 14;
+                    }
+                }
+                ChainStep::Nat {
+                    addr,
+                    port,
+                    addr_field,
+                    port_field,
+                } => {
+                    let data = pkt.data_mut();
+                    let (Some(&vihl), Some(&proto)) = (data.get(l3), data.get(l3 + 9)) else {
+                        continue;
+                    };
+                    let udp = proto == ipproto::UDP;
+                    let a_off = if addr_field == Field::Ipv4Src { 12 } else { 16 };
+                    if let Some((p_off, _)) = nat_port(udp, port_field) {
+                        let l4 = l3 + usize::from(vihl & 0x0f) * 4;
+                        packet::rewrite::nat_ipv4_at(data, l3, l4, udp, a_off, addr, p_off, port);
+                    }
+                }
+            }
+        }
+        match c.end {
+            ChainEnd::Output { table, pos, port } => {
+                if let Some(t) = tables.get_mut(usize::from(table)) {
+                    count(t, pos, pkt.len(), now);
+                }
+                self.send_standard(pkt, port, in_port, None, out);
+            }
+            ChainEnd::Route { table, hop } => {
+                let len = pkt.len();
+                if let Some(t) = tables.get_mut(usize::from(table)) {
+                    count(t, hop.pos, len, now);
+                }
+                self.next_hop(pkt, &hop, in_port, out);
+            }
+        }
     }
 }

@@ -2341,12 +2341,12 @@ mod route_props {
     }
 
     /// Every group's counters and its buckets'.
-    type GroupCounts = Vec<(u32, (u64, u64), Vec<(u64, u64)>)>;
+    pub(super) type GroupCounts = Vec<(u32, (u64, u64), Vec<(u64, u64)>)>;
 
     /// What a run gives: per packet the result and the events, then the
     /// frames, the tables' counters with each entry's last hit, and the
     /// groups' counters.
-    type Outcome = (
+    pub(super) type Outcome = (
         Vec<(bool, Vec<Ev>)>,
         Vec<Vec<u8>>,
         Vec<super::batch_props::Counts>,
@@ -2354,7 +2354,7 @@ mod route_props {
         GroupCounts,
     );
 
-    fn outcome(p: &Pipeline, per: Vec<(bool, Vec<Ev>)>, bufs: Vec<Vec<u8>>) -> Outcome {
+    pub(super) fn outcome(p: &Pipeline, per: Vec<(bool, Vec<Ev>)>, bufs: Vec<Vec<u8>>) -> Outcome {
         let hits = p
             .tables()
             .iter()
@@ -2474,7 +2474,7 @@ mod route_props {
 
     /// Groups of every type, mostly of one or two buckets, mostly a
     /// router's next hop (`group_exec_props::bucket_actions` kind 0).
-    fn any_group() -> impl Strategy<Value = GroupSpec> {
+    pub(super) fn any_group() -> impl Strategy<Value = GroupSpec> {
         let kind = prop_oneof![3 => Just(0u8), 1 => 0u8..8];
         (
             0u8..4,
@@ -2549,6 +2549,421 @@ mod route_props {
             let bufs = [PacketBuf::from_slice(&frame(&(0, 1, false, 255, 255)))];
             p.classify_route_chunk(plan, &bufs, &mut hops, &mut fast);
             assert_eq!(fast[0], None);
+        }
+    }
+}
+
+/// The chain template (`crate::template`) against `process`: access
+/// gateways (a VLAN dispatch with pop-VLAN, per-customer NAT tables, a
+/// routing table) and exact-match chains that end in an output, with
+/// programs the template takes or leaves, ties with match-everything
+/// entries, shapes it cannot read, and frames it must leave to the
+/// general path (other tags, protocols, broken headers, fragments, TTL 1).
+mod chain_props {
+    use super::route_props::{outcome, Outcome};
+    use super::*;
+    use group_exec_props::{group_mod_of, GroupSpec};
+    use proptest::prelude::*;
+
+    const VIDS: [u16; 3] = [100, 101, 102];
+    const SRCS: [[u8; 4]; 3] = [[10, 0, 0, 1], [10, 0, 0, 2], [10, 0, 0, 3]];
+    const DSTS: [[u8; 4]; 3] = [[192, 0, 2, 1], [198, 51, 100, 7], [203, 0, 113, 9]];
+    const ROUTES: u8 = 9;
+
+    /// Table 0's program for a VLAN (by kind).
+    fn dispatch_program(kind: u8, v: u8) -> Vec<Instruction> {
+        let next = 1 + v % 3;
+        match kind {
+            0..=3 => vec![apply(vec![Action::PopVlan]), goto(next)],
+            4 => vec![goto(next)],
+            5 => vec![apply(vec![out(u32::from(v % 4) + 1)])],
+            6 => vec![apply(vec![Action::PopVlan, Action::DecNwTtl]), goto(next)],
+            7 => vec![apply(nat(v)), goto(next)],
+            8 => vec![Instruction::WriteActions(vec![out(2)]), goto(next)],
+            _ => vec![apply(vec![out(port_no::CONTROLLER)])],
+        }
+    }
+
+    /// A NAT's two set-fields (by `v`: source or destination, UDP or TCP
+    /// port).
+    fn nat(v: u8) -> Vec<Action> {
+        let a = Ipv4Addr::new(198, 18, 0, v);
+        let addr = match v % 4 {
+            3 => OxmField::Ipv4Dst(Ipv4Addr::from(DSTS[usize::from(v) % 3]), None),
+            _ => OxmField::Ipv4Src(a, None),
+        };
+        let port = match v % 3 {
+            0 => OxmField::UdpSrc(1024 + u16::from(v)),
+            1 => OxmField::TcpSrc(2048 + u16::from(v)),
+            _ => OxmField::UdpDst(53),
+        };
+        vec![Action::SetField(addr), Action::SetField(port)]
+    }
+
+    /// A NAT table entry's program (by kind).
+    fn nat_program(kind: u8, v: u8) -> Vec<Instruction> {
+        match kind {
+            0..=3 => vec![apply(nat(v)), goto(10)],
+            4 => vec![goto(10)],
+            5 => vec![apply(vec![out(u32::from(v % 4) + 1)])],
+            6 => vec![apply(vec![Action::PopVlan]), goto(10)],
+            7 => vec![
+                apply(vec![Action::SetField(OxmField::Ipv4Src(
+                    Ipv4Addr::new(198, 18, 1, v),
+                    None,
+                ))]),
+                goto(10),
+            ],
+            8 => vec![apply(nat(v)), goto(4)],
+            _ => vec![apply(vec![Action::DecNwTtl, out(2)])],
+        }
+    }
+
+    /// A route's program: kinds 0-5 a next-hop group (ids 1..=4), 6 the
+    /// next hop in the entry, the others what the template leaves.
+    fn route_program(kind: u8, v: u8) -> Vec<Instruction> {
+        let port = u32::from(v % 4) + 1;
+        match kind {
+            0..=5 => vec![apply(vec![Action::Group(u32::from(v % 4) + 1)])],
+            6 => vec![apply(vec![
+                Action::DecNwTtl,
+                Action::SetField(OxmField::EthSrc([2, 0, 0, 0, 0, 0xa], None)),
+                Action::SetField(OxmField::EthDst([2, 0, 0, 0, 0, 0xb], None)),
+                out(port),
+            ])],
+            7 => vec![apply(vec![out(port)])],
+            _ => vec![apply(vec![out(port_no::CONTROLLER)])],
+        }
+    }
+
+    fn goto(t: u8) -> Instruction {
+        Instruction::GotoTable(t)
+    }
+
+    /// (vid index, priority, program kind, v)
+    type DispatchSpec = (u8, u16, u8, u8);
+    /// (table 1-3, proto (0 UDP, 1 TCP, 2 none), source index, priority,
+    /// program kind, v)
+    type NatSpec = (u8, u8, u8, u16, u8, u8);
+    /// (destination index, prefix length, priority, program kind, v)
+    type RouteSpec = (u8, u8, u16, u8, u8);
+
+    /// A gateway: with `base`, a whole one (every VLAN of `VIDS` on
+    /// ports 1 and 2 popped and sent to NAT table 1-3, each with a NAT
+    /// entry per source address and protocol, and a routing table of
+    /// prefixes of several lengths to the groups), then the entries of
+    /// the specs on top, and now and then what turns the template off or
+    /// makes it decline: match-everything entries (of `misses`: table,
+    /// priority, kind) tying with or beating exact ones, a table-0 rule
+    /// of another shape (`wide`), an `in_phy_port` shape in NAT table 3
+    /// (`phy`), a port that cannot forward (`down`).
+    #[allow(clippy::too_many_arguments)]
+    fn gateway(
+        base: bool,
+        groups: &[GroupSpec],
+        dispatch: &[DispatchSpec],
+        nats: &[NatSpec],
+        routes: &[RouteSpec],
+        misses: &[(u8, u16, u8)],
+        wide: bool,
+        phy: bool,
+        down: u32,
+    ) -> Pipeline {
+        let mut p = pipeline(4);
+        if let Some(port) = p.ports.get_mut(down) {
+            port.config |= config::NO_FWD;
+        }
+        for (i, g) in groups.iter().enumerate() {
+            let _ = p.group_mod(&group_mod_of(i as u32 + 1, g), 0);
+        }
+        let mut add = |t: u8, prio: u16, m: Vec<OxmField>, insts: Vec<Instruction>, c: u64| {
+            let mut f = fm(cmd::ADD, t, prio, m, insts);
+            f.cookie = c;
+            let _ = p.flow_mod(&f, 0);
+        };
+        if base {
+            for (j, &vid) in VIDS.iter().enumerate() {
+                for port in 1..=2 {
+                    let m = vec![
+                        OxmField::InPort(port),
+                        OxmField::VlanVid(packet::VID_PRESENT | vid, None),
+                    ];
+                    add(0, 10, m, dispatch_program(0, j as u8), 500);
+                }
+            }
+            for t in 1..=3u8 {
+                for (k, src) in SRCS.iter().enumerate() {
+                    for (proto, v) in [(17u8, 3 * k as u8 + 3), (6, 3 * k as u8 + 1)] {
+                        let mut m = vec![
+                            OxmField::EthType(0x0800),
+                            OxmField::IpProto(proto),
+                            OxmField::Ipv4Src(Ipv4Addr::from(*src), None),
+                        ];
+                        if t == 3 {
+                            // Table 3 also matches on the VLAN, which the
+                            // pop took away (a packet still tagged would
+                            // find the second entry), and on the source's
+                            // last byte only (the shape must pack in 64
+                            // bits).
+                            m[2] = OxmField::Ipv4Src(
+                                Ipv4Addr::new(0, 0, 0, src[3]),
+                                Some(Ipv4Addr::new(0, 0, 0, 255)),
+                            );
+                            let mut tagged = m.clone();
+                            tagged.push(OxmField::VlanVid(packet::VID_PRESENT | VIDS[2], None));
+                            add(t, 10, tagged, vec![apply(vec![out(3)])], 503);
+                            m.push(OxmField::VlanVid(0, None));
+                        }
+                        let mut insts = nat_program(0, v + 12 * t);
+                        if t == 2 && proto == 17 {
+                            // UDP in table 2 goes on to table 4, which
+                            // matches the port the NAT wrote.
+                            insts[1] = goto(4);
+                            let m = vec![
+                                OxmField::EthType(0x0800),
+                                OxmField::IpProto(17),
+                                OxmField::UdpSrc(1024 + u16::from(v + 24)),
+                            ];
+                            add(4, 10, m, vec![goto(10)], 504);
+                        }
+                        add(t, 10, m, insts, 501);
+                    }
+                }
+            }
+            // (The port before the NAT.)
+            let m = vec![
+                OxmField::EthType(0x0800),
+                OxmField::IpProto(17),
+                OxmField::UdpSrc(1000),
+            ];
+            add(4, 10, m, vec![apply(vec![out(3)])], 505);
+            for i in 0..12u8 {
+                let a = u32::from_be_bytes(DSTS[usize::from(i % 3)]);
+                let len = 16 + u32::from(i);
+                let mask = u32::MAX << (32 - len);
+                let m = vec![
+                    OxmField::EthType(0x0800),
+                    OxmField::Ipv4Dst(Ipv4Addr::from(a & mask), Some(Ipv4Addr::from(mask))),
+                ];
+                add(10, 10, m, route_program(i % 7, i), 502);
+            }
+        }
+        for (i, &(vid, prio, kind, v)) in dispatch.iter().enumerate() {
+            let vid = VIDS[usize::from(vid) % VIDS.len()];
+            let m = vec![
+                OxmField::InPort(1 + u32::from(v % 2)),
+                OxmField::VlanVid(packet::VID_PRESENT | vid, None),
+            ];
+            add(0, prio, m, dispatch_program(kind, v), i as u64);
+        }
+        for (i, &(t, proto, src, prio, kind, v)) in nats.iter().enumerate() {
+            let mut m = vec![OxmField::EthType(0x0800)];
+            match proto % 3 {
+                0 => m.push(OxmField::IpProto(17)),
+                1 => m.push(OxmField::IpProto(6)),
+                _ => {}
+            }
+            m.push(OxmField::Ipv4Src(
+                Ipv4Addr::from(SRCS[usize::from(src) % SRCS.len()]),
+                None,
+            ));
+            add(1 + t % 3, prio, m, nat_program(kind, v), 100 + i as u64);
+        }
+        for (i, &(d, len, prio, kind, v)) in routes.iter().enumerate() {
+            let a = u32::from_be_bytes(DSTS[usize::from(d) % DSTS.len()]);
+            let len = u32::from(len % 33);
+            let mut m = vec![OxmField::EthType(0x0800)];
+            if len > 0 {
+                let mask = u32::MAX << (32 - len);
+                m.push(OxmField::Ipv4Dst(
+                    Ipv4Addr::from(a & mask),
+                    (len < 32).then(|| Ipv4Addr::from(mask)),
+                ));
+            }
+            add(10, prio, m, route_program(kind % ROUTES, v), 200 + i as u64);
+        }
+        for &(t, prio, kind) in misses {
+            let t = [0, 1, 2, 10][usize::from(t % 4)];
+            let insts = match t {
+                0 => dispatch_program(kind, 1),
+                10 => route_program(kind, 1),
+                _ => nat_program(kind, 1),
+            };
+            add(t, prio, vec![], insts, 300);
+        }
+        if wide {
+            add(0, 5, vec![OxmField::EthType(0x0800)], vec![goto(1)], 400);
+        }
+        if phy {
+            let m = vec![OxmField::InPhyPort(1), OxmField::InPort(1)];
+            add(3, 5, m, vec![goto(10)], 401);
+        }
+        p
+    }
+
+    /// (vid index or untagged, TPID kind, proto kind, source index,
+    /// destination index, ttl, mutation, cut, UDP checksum)
+    type FrameSpec = (Option<u8>, u8, u8, u8, u8, u8, u8, u8, bool);
+
+    fn frame(&(vid, tpid, proto, src, dst, ttl, mutation, cut, cksum): &FrameSpec) -> Vec<u8> {
+        let ttl = [1, 2, 64][usize::from(ttl % 3)];
+        let mut f = udp_frame(DSTS[usize::from(dst) % DSTS.len()], 53, ttl);
+        f[26..30].copy_from_slice(&SRCS[usize::from(src) % SRCS.len()]);
+        match proto % 4 {
+            // TCP: a 20-byte header (data offset 5) after the ports.
+            1 => {
+                f[23] = 6;
+                f.truncate(38);
+                f.extend_from_slice(&[0, 0, 0, 1, 0, 0, 0, 0, 0x50, 0x10, 0x20, 0, 0, 0, 0, 0]);
+                f[16..18].copy_from_slice(&40u16.to_be_bytes());
+            }
+            // ICMP.
+            2 => f[23] = 1,
+            _ => {}
+        }
+        // The IP header checksum, then (with `cksum`) the L4 one.
+        f[24..26].copy_from_slice(&[0, 0]);
+        let ck = packet::checksum::checksum(0, &f[14..34]);
+        f[24..26].copy_from_slice(&ck.to_be_bytes());
+        if cksum && proto % 4 < 2 {
+            let at = if proto % 4 == 1 { 50 } else { 40 };
+            f[at..at + 2].copy_from_slice(&0x1234u16.to_be_bytes());
+        }
+        match mutation {
+            0 => f[14] = 0x46,
+            1 => f[16..18].copy_from_slice(&24u16.to_be_bytes()),
+            2 => f[20] = 0x20,
+            3 => f[20] = 0x40,
+            4 if proto % 4 == 1 => f[46] = 0x40,
+            5 if proto % 4 == 1 => f[46] = 0xf0,
+            6 => f.extend_from_slice(&[0; 10]),
+            _ => {}
+        }
+        if let Some(v) = vid {
+            let tpid: u16 = match tpid % 4 {
+                0 => 0x88a8,
+                _ => 0x8100,
+            };
+            let tci = 0x2000 | VIDS[usize::from(v) % VIDS.len()];
+            let mut tag = tpid.to_be_bytes().to_vec();
+            tag.extend_from_slice(&tci.to_be_bytes());
+            f.splice(12..12, tag);
+        }
+        if cut < 8 {
+            let n = f.len().saturating_sub(usize::from(cut) * 3 + 1);
+            f.truncate(n);
+        }
+        f
+    }
+
+    fn any_frame() -> impl Strategy<Value = FrameSpec> {
+        (
+            proptest::option::weighted(0.8, 0u8..3),
+            0u8..8,
+            prop_oneof![6 => 0u8..2, 1 => 2u8..4],
+            0u8..3,
+            0u8..3,
+            prop_oneof![1 => Just(0u8), 6 => 1u8..3],
+            prop_oneof![8 => Just(255u8), 1 => 0u8..7],
+            prop_oneof![8 => Just(255u8), 1 => 0u8..8],
+            any::<bool>(),
+        )
+    }
+
+    fn by_packet(mut p: Pipeline, frames: &[Vec<u8>], in_port: u32) -> Outcome {
+        let (per, bufs) = template_props::run_by_packet(&mut p, frames, in_port);
+        outcome(&p, per, bufs)
+    }
+
+    fn by_batch(mut p: Pipeline, frames: &[Vec<u8>], in_port: u32, warm: bool) -> Outcome {
+        let (per, bufs) = template_props::run_by_batch(&mut p, frames, in_port, warm);
+        outcome(&p, per, bufs)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1024))]
+        #[test]
+        fn chain_template_equals_process(
+            groups in proptest::collection::vec(
+                prop_oneof![
+                    3 => Just((0u8, vec![(0u8, 2u32, 1u16)])),
+                    1 => route_props::any_group(),
+                ],
+                4,
+            ),
+            dispatch in proptest::collection::vec(
+                (0u8..3, prop_oneof![Just(10u16), 1u16..20], 0u8..12, any::<u8>()),
+                0..6,
+            ),
+            nats in proptest::collection::vec(
+                (0u8..3, prop_oneof![3 => 0u8..2, 1 => Just(2u8)], 0u8..3, prop_oneof![Just(10u16), 1u16..20], 0u8..12, any::<u8>()),
+                0..6,
+            ),
+            routes in proptest::collection::vec(
+                (0u8..3, prop_oneof![0u8..=32, Just(24u8)], 1u16..40, 0u8..12, any::<u8>()),
+                0..10,
+            ),
+            misses in proptest::option::weighted(
+                0.3,
+                (0u8..4, prop_oneof![Just(0u16), Just(10u16), 1u16..20], 0u8..12),
+            ),
+            (base, wide, phy) in (
+                proptest::bool::weighted(0.8),
+                proptest::bool::weighted(0.1),
+                proptest::bool::weighted(0.1),
+            ),
+            frames in proptest::collection::vec(any_frame(), 1..70),
+            in_port in 1u32..3,
+            down in 0u32..8,
+        ) {
+            let misses: Vec<_> = misses.into_iter().collect();
+            let p = gateway(base, &groups, &dispatch, &nats, &routes, &misses, wide, phy, down);
+            let frames: Vec<Vec<u8>> = frames.iter().map(frame).collect();
+            let want = by_packet(p.clone(), &frames, in_port);
+            prop_assert_eq!(&by_batch(p.clone(), &frames, in_port, false), &want);
+            prop_assert_eq!(&by_batch(p, &frames, in_port, true), &want);
+        }
+    }
+
+    /// The template does serve a gateway (so the property above tests
+    /// it): a tagged UDP frame goes through the dispatch, the NAT and the
+    /// route; an exact chain that ends in an output too; a frame with TTL
+    /// 1 toward the route, or with a QinQ TPID, is left to the general
+    /// path.
+    #[test]
+    fn chain_template_serves_a_gateway() {
+        let indirect = (0, vec![(0, 2, 1)]);
+        let groups = vec![indirect; 4];
+        let dispatch = [(0, 10, 0, 0)];
+        let nats = [(0, 0, 0, 10, 0, 0), (0, 1, 1, 10, 5, 1)];
+        // Prefixes of several lengths: a trie (a table of one length is
+        // an exact table to the template, and a route is not its end).
+        let routes: Vec<RouteSpec> = (0..12).map(|i| (i % 3, 16 + i, 10, 0, i)).collect();
+        let p = gateway(
+            false,
+            &groups,
+            &dispatch,
+            &nats,
+            &routes,
+            &[],
+            false,
+            false,
+            0,
+        );
+        let plan = crate::template::chain_plan(p.tables(), p.parse_layer()).expect("a plan");
+        let mut chains = crate::template::Chains::default();
+        let cases = [
+            ((Some(0), 1, 0, 0, 0, 2, 255, 255, false), true),
+            ((Some(0), 1, 1, 1, 0, 2, 255, 255, false), true),
+            ((Some(0), 1, 0, 0, 0, 0, 255, 255, false), false),
+            ((Some(0), 0, 0, 0, 0, 2, 255, 255, false), false),
+            ((None, 1, 0, 0, 0, 2, 255, 255, false), false),
+        ];
+        for (spec, taken) in cases {
+            let bufs = [PacketBuf::from_slice(&frame(&spec))];
+            let mut fast = [None];
+            p.classify_chain_chunk(plan, &bufs, 1, &mut chains, &mut fast);
+            assert_eq!(fast[0].is_some(), taken, "{spec:?}");
         }
     }
 }

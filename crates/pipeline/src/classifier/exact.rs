@@ -101,51 +101,72 @@ impl Reader {
 impl Reader {
     /// Position in `common`'s array (`None` for `Other`).
     fn at(self) -> Option<u8> {
-        let at = match self {
-            Reader::InPort => 0,
-            Reader::Metadata => 1,
-            Reader::EthDst => 2,
-            Reader::EthSrc => 3,
-            Reader::EthType => 4,
-            Reader::VlanVid => 5,
-            Reader::IpProto => 6,
-            Reader::Ipv4Src => 7,
-            Reader::Ipv4Dst => 8,
-            Reader::TpSrc => 9,
-            Reader::TpDst => 10,
+        let i = match self {
+            Reader::InPort => at::IN_PORT,
+            Reader::Metadata => at::METADATA,
+            Reader::EthDst => at::ETH_DST,
+            Reader::EthSrc => at::ETH_SRC,
+            Reader::EthType => at::ETH_TYPE,
+            Reader::VlanVid => at::VLAN_VID,
+            Reader::IpProto => at::IP_PROTO,
+            Reader::Ipv4Src => at::IPV4_SRC,
+            Reader::Ipv4Dst => at::IPV4_DST,
+            Reader::TpSrc => at::TP_SRC,
+            Reader::TpDst => at::TP_DST,
             Reader::Other(_) => return None,
         };
-        Some(at)
+        Some(i as u8)
     }
 }
 
 /// The last `Reader::at` of a field an untagged Ethernet frame's header
 /// gives at table 0 (`Exact::ethernet`): in_port, metadata, the MACs,
 /// eth_type, vlan_vid.
-const ETHERNET_LAST: u8 = 5;
+const ETHERNET_LAST: u8 = at::VLAN_VID as u8;
 
 /// Size of `common`'s array (a power of two: the index is masked, no
 /// bounds check).
-const COMMON: usize = 16;
+pub(crate) const COMMON: usize = 16;
+
+/// The values of a key's common fields (`common`, `Exact::pack_common`),
+/// by `Reader::at`: in_port, metadata, eth_dst, eth_src (as
+/// `packet::mac_bits` gives them), eth_type, vlan_vid, ip_proto,
+/// ipv4_src, ipv4_dst, the L4 source and destination ports; the rest 0.
+pub(crate) type Common = [u64; COMMON];
+
+/// Positions in [`Common`] (`Reader::at`).
+pub(crate) mod at {
+    pub const IN_PORT: usize = 0;
+    pub const METADATA: usize = 1;
+    pub const ETH_DST: usize = 2;
+    pub const ETH_SRC: usize = 3;
+    pub const ETH_TYPE: usize = 4;
+    pub const VLAN_VID: usize = 5;
+    pub const IP_PROTO: usize = 6;
+    pub const IPV4_SRC: usize = 7;
+    pub const IPV4_DST: usize = 8;
+    pub const TP_SRC: usize = 9;
+    pub const TP_DST: usize = 10;
+}
 
 /// Every `Reader` field but `Other` of a key, by `Reader::at`. A shape of
 /// several such fields reads them all (straight-line loads) and picks
 /// its own by index: no branch per field, where a `match` per field is an
 /// indirect jump whose target changes from field to field.
 #[inline(always)]
-fn common(key: &FlowKey) -> [u64; COMMON] {
+fn common(key: &FlowKey) -> Common {
     let mut v = [0; COMMON];
-    v[0] = key.in_port.into();
-    v[1] = key.metadata;
-    v[2] = mac(&key.eth_dst);
-    v[3] = mac(&key.eth_src);
-    v[4] = key.eth_type.into();
-    v[5] = key.vlan_vid.into();
-    v[6] = key.ip_proto.into();
-    v[7] = key.ipv4_src.into();
-    v[8] = key.ipv4_dst.into();
-    v[9] = key.tp_src.into();
-    v[10] = key.tp_dst.into();
+    v[at::IN_PORT] = key.in_port.into();
+    v[at::METADATA] = key.metadata;
+    v[at::ETH_DST] = mac(&key.eth_dst);
+    v[at::ETH_SRC] = mac(&key.eth_src);
+    v[at::ETH_TYPE] = key.eth_type.into();
+    v[at::VLAN_VID] = key.vlan_vid.into();
+    v[at::IP_PROTO] = key.ip_proto.into();
+    v[at::IPV4_SRC] = key.ipv4_src.into();
+    v[at::IPV4_DST] = key.ipv4_dst.into();
+    v[at::TP_SRC] = key.tp_src.into();
+    v[at::TP_DST] = key.tp_dst.into();
     v
 }
 
@@ -193,7 +214,7 @@ impl Part {
     /// `read` from the `common` values of the key (`Reader::Other` not
     /// allowed).
     #[inline(always)]
-    fn read_common(&self, common: &[u64; COMMON]) -> u64 {
+    fn read_common(&self, common: &Common) -> u64 {
         ((common[usize::from(self.at) & (COMMON - 1)] >> self.low) & self.mask) << self.offset
     }
 }
@@ -429,6 +450,29 @@ impl Exact {
             }
             i = (i + 1) & mask;
         }
+    }
+
+    /// The packed key of a packet whose common fields are `c` (made
+    /// without a `FlowKey`: the chain template of `crate::template`);
+    /// `None` when the shape reads a field outside them. The caller
+    /// checks that the packet has the fields of `required`.
+    #[inline(always)]
+    pub(crate) fn pack_common(&self, c: &Common) -> Option<u64> {
+        self.all_common
+            .then(|| self.parts.iter().fold(0, |k, p| k | p.read_common(c)))
+    }
+
+    /// Whether every field of the shape is one of `Common`'s
+    /// (`pack_common` can make its keys).
+    #[inline]
+    pub fn common_only(&self) -> bool {
+        self.all_common
+    }
+
+    /// The fields a packet must have to be probed (`pack_key`).
+    #[inline]
+    pub fn required(&self) -> FieldSet {
+        self.required
     }
 
     /// The best entry with packed key `key`.

@@ -519,6 +519,14 @@ impl Auto {
         self.exact.as_ref().filter(|ex| ex.ethernet())
     }
 
+    /// The exact index, when it holds every entry but the match-everything
+    /// ones (it exists exactly then, whatever the kind): what the chain
+    /// template (`crate::template`) looks packets up in.
+    #[inline]
+    pub fn exact_index(&self) -> Option<&Exact> {
+        self.exact.as_ref()
+    }
+
     /// The trie and where IPv4 packets' walks start in it, when this
     /// table is an IPv4 routing table that the trie answers for alone:
     /// the kind is `lpm`, the trie is over `ipv4_dst` with `eth_type=0x0800`
