@@ -88,7 +88,6 @@
 //! outputs, as the general path does for it. A chunk is classified in
 //! stages (every frame, every trie walk level by level, every entry),
 //! then run in batch order, the template's packets and the others alike.
-
 //!
 //! # The chain template
 //!
