@@ -697,11 +697,13 @@ fn chain_frame(data: &[u8], in_port: u32) -> Option<Walk> {
         }
         _ => return None,
     };
-    let mac = |m: &[u8]| m.iter().fold(0u64, |a, b| a << 8 | u64::from(*b));
+    // Six bytes big-endian, as `packet::mac_bits` gives a MAC: one 8-byte
+    // load each, the two bytes after the address shifted out.
+    let (dst, src) = (eth.first_chunk::<8>()?, eth.get(6..)?.first_chunk::<8>()?);
     let mut common = [0; COMMON];
     common[at::IN_PORT] = u64::from(in_port);
-    common[at::ETH_DST] = mac(&eth[0..6]);
-    common[at::ETH_SRC] = mac(&eth[6..12]);
+    common[at::ETH_DST] = u64::from_be_bytes(*dst) >> 16;
+    common[at::ETH_SRC] = u64::from_be_bytes(*src) >> 16;
     common[at::ETH_TYPE] = u64::from(ethertype::IPV4);
     common[at::VLAN_VID] = u64::from(vid);
     common[at::IP_PROTO] = u64::from(h[9]);
