@@ -370,19 +370,27 @@ if has_part raw; then
     ping_floor
 fi
 
+# start_fwd NAME LABEL: start the plain forwarder NAME (fwd_afpacket,
+# fwd_xdp) on the switch's ports, pinned to core 1, logging to
+# LABEL.log; SW_PID is its pid. Fails (and logs why) if it exited at
+# start.
+start_fwd() {
+    ip netns exec $NS_S taskset -c 1 "$EX/$1" ${P}s1 ${P}s2 --seconds 3600 \
+        > "$RUN/$2.log" 2>&1 &
+    SW_PID=$!
+    PIDS+=("$SW_PID")
+    sleep 1
+    kill -0 "$SW_PID" 2>/dev/null && return 0
+    log "$2: $1 exited at start: $(tail -n 2 "$RUN/$2.log")"
+    return 1
+}
+
 if has_part fwd; then
     for f in fwd_afpacket fwd_xdp; do
         if [ ! -x "$EX/$f" ]; then log "$f: not built, skipped"; continue; fi
-        ip netns exec $NS_S taskset -c 1 "$EX/$f" ${P}s1 ${P}s2 --seconds 3600 \
-            > "$RUN/$f.log" 2>&1 &
-        SW_PID=$!
-        PIDS+=("$SW_PID")
-        sleep 1
-        if kill -0 "$SW_PID" 2>/dev/null; then
+        if start_fwd "$f" "$f"; then
             bench_ext "$f" throughput_raw --set "seconds=$WINDOW" --set "warmup=$WARMUP" \
                 --set "search_steps=$STEPS" --set "repeats=$REPEATS"
-        else
-            log "$f: exited at start: $(tail -n 2 "$RUN/$f.log")"
         fi
         stop_switch "$SW_PID"
     done
@@ -427,16 +435,9 @@ if has_part paired; then
     for b in afpacket xdp; do
         if [ ! -x "$EX/fwd_$b" ]; then log "paired: fwd_$b not built, skipped"; continue; fi
         for i in $(seq "$PAIRS"); do
-            ip netns exec $NS_S taskset -c 1 "$EX/fwd_$b" ${P}s1 ${P}s2 --seconds 3600 \
-                > "$RUN/paired-$b-$i-fwd.log" 2>&1 &
-            SW_PID=$!
-            PIDS+=("$SW_PID")
-            sleep 1
-            if kill -0 "$SW_PID" 2>/dev/null; then
+            if start_fwd "fwd_$b" "paired-$b-$i-fwd"; then
                 bench_ext "paired-$b-$i-fwd" throughput_raw --set "seconds=$WINDOW" \
                     --set "warmup=$WARMUP" --set search=false --set repeats=1
-            else
-                log "paired: fwd_$b exited at start: $(tail -n 2 "$RUN/paired-$b-$i-fwd.log")"
             fi
             stop_switch "$SW_PID"
             if start_oxflow "$b"; then

@@ -574,6 +574,28 @@ def test_groups_all_indirect_chain(dp):
     assert re.search(r"group_id=3,.*packet_count=1\b", stats), stats
 
 
+def assert_forwarded(got, sent, lost, hosts=("h2", "h3", "h4")):
+    """Each frame of `sent` ({case tag: (expected bytes, host)}) arrived
+    exactly once, as expected, at its host and at no other, with correct
+    checksums; no frame of `lost` (case tags) arrived anywhere."""
+    failures = []
+    for tag, (want, host) in sent.items():
+        have = by_case(got[host]).get(tag)
+        if have != [want]:
+            failures.append("%s at %s: expected\n%s\ngot\n%s" % (
+                tag, host, show([want]), show(have or [])))
+        elif checksum_errors(want):
+            failures.append("%s: %s" % (tag, checksum_errors(want)))
+        for other in hosts:
+            if other != host and tag in by_case(got[other]):
+                failures.append("%s also at %s" % (tag, other))
+    for tag in lost:
+        for h in hosts:
+            if tag in by_case(got[h]):
+                failures.append("%s must not be forwarded (at %s)" % (tag, h))
+    assert not failures, "\n".join(failures)
+
+
 def test_ipv4_router_pipeline(dp):
     """An IPv4 router as HARMLESS's L3 pipeline has it (table 0 sends port
     1 to routing table 1; routes of several lengths to next-hop groups
@@ -628,23 +650,8 @@ def test_ipv4_router_pipeline(dp):
         return change
 
     got = dp.exchange([f for f, _ in sent.values()] + list(lost.values()))
-    failures = []
-    for tag, (f, host) in sent.items():
-        want = expect(f, routed(host))
-        have = by_case(got[host]).get(tag)
-        if have != [want]:
-            failures.append("%s at %s: expected\n%s\ngot\n%s" % (
-                tag, host, show([want]), show(have or [])))
-        elif checksum_errors(want):
-            failures.append("%s: %s" % (tag, checksum_errors(want)))
-        for other in ("h2", "h3", "h4"):
-            if other != host and tag in by_case(got[other]):
-                failures.append("%s also at %s" % (tag, other))
-    for tag in lost:
-        for h in ("h2", "h3", "h4"):
-            if tag in by_case(got[h]):
-                failures.append("%s must not be forwarded (at %s)" % (tag, h))
-    assert not failures, "\n".join(failures)
+    assert_forwarded(got, {tag: (expect(f, routed(host)), host)
+                           for tag, (f, host) in sent.items()}, lost)
     # Counters: table 0 saw all 9, the /24 to h2 five (TTL 1 included: the
     # group runs, its TTL decrement fails), group 1 five, group 3 one.
     t0 = ctl(dp.sw, "dump-flows", "table=0")
@@ -731,23 +738,8 @@ def test_access_gateway_pipeline(dp):
         "ttl1": frame("ttl1", 100, "10.0.0.7", "10.50.1.9", ttl=1),
     }
     got = dp.exchange([f for f, *_ in sent.values()] + list(lost.values()))
-    failures = []
-    for tag, (f, host, src, sport) in sent.items():
-        want = expect(f, nat(host, src, sport))
-        have = by_case(got[host]).get(tag)
-        if have != [want]:
-            failures.append("%s at %s: expected\n%s\ngot\n%s" % (
-                tag, host, show([want]), show(have or [])))
-        elif checksum_errors(want):
-            failures.append("%s: %s" % (tag, checksum_errors(want)))
-        for other in ("h2", "h3", "h4"):
-            if other != host and tag in by_case(got[other]):
-                failures.append("%s also at %s" % (tag, other))
-    for tag in lost:
-        for h in ("h2", "h3", "h4"):
-            if tag in by_case(got[h]):
-                failures.append("%s must not be forwarded (at %s)" % (tag, h))
-    assert not failures, "\n".join(failures)
+    assert_forwarded(got, {tag: (expect(f, nat(host, src, sport)), host)
+                           for tag, (f, host, src, sport) in sent.items()}, lost)
     # Counters: the VLAN 100 entry saw six frames (three to the routes,
     # the NAT miss, the route miss, TTL 1), NAT table 1's UDP entry four
     # (its two routed frames, the route miss, TTL 1),

@@ -397,12 +397,18 @@ pub enum ChainStep {
     /// One pop-VLAN.
     PopVlan,
     /// One [`Op::SetIpv4Port`] (a NAT's rewrite).
-    Nat {
-        addr: u32,
-        port: u16,
-        addr_field: Field,
-        port_field: Field,
-    },
+    Nat(Nat),
+}
+
+/// The rewrite of an [`Op::SetIpv4Port`]: the IPv4 address `addr_field`
+/// (`Ipv4Src` or `Ipv4Dst`) set to `addr`, then the TCP or UDP port
+/// `port_field` set to `port`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Nat {
+    pub addr: u32,
+    pub port: u16,
+    pub addr_field: Field,
+    pub port_field: Field,
 }
 
 impl Program {
@@ -452,12 +458,12 @@ impl Program {
                     addr_field,
                     port_field,
                 }],
-            ) => Some(ChainStep::Nat {
+            ) => Some(ChainStep::Nat(Nat {
                 addr,
                 port,
                 addr_field,
                 port_field,
-            }),
+            })),
             Some(_) => None,
         };
         p.chain = step.zip(p.goto).filter(|_| only);

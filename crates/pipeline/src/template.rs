@@ -548,8 +548,8 @@ const CHAIN_MAX: usize = 4;
 
 /// The fields the chain template's frames (IPv4 with TCP or UDP) have
 /// at every table, among those `Exact::pack_common` reads, besides the
-/// L4 ports of their protocol.
-const CHAIN_UDP: FieldSet = FieldSet::of(&[
+/// L4 ports of their protocol (`UDP_PORTS`, `TCP_PORTS`).
+const CHAIN_FIELDS: FieldSet = FieldSet::of(&[
     Field::InPort,
     Field::Metadata,
     Field::EthDst,
@@ -559,23 +559,9 @@ const CHAIN_UDP: FieldSet = FieldSet::of(&[
     Field::IpProto,
     Field::Ipv4Src,
     Field::Ipv4Dst,
-    Field::UdpSrc,
-    Field::UdpDst,
 ]);
-/// `CHAIN_UDP` for TCP frames.
-const CHAIN_TCP: FieldSet = FieldSet::of(&[
-    Field::InPort,
-    Field::Metadata,
-    Field::EthDst,
-    Field::EthSrc,
-    Field::EthType,
-    Field::VlanVid,
-    Field::IpProto,
-    Field::Ipv4Src,
-    Field::Ipv4Dst,
-    Field::TcpSrc,
-    Field::TcpDst,
-]);
+const UDP_PORTS: FieldSet = FieldSet::of(&[Field::UdpSrc, Field::UdpDst]);
+const TCP_PORTS: FieldSet = FieldSet::of(&[Field::TcpSrc, Field::TcpDst]);
 
 /// The chain template serves a batch (module comment). (It holds no
 /// more: a NAT step's L4 key needs the general parse to read L4, which
@@ -642,7 +628,7 @@ impl Default for Chains {
 #[derive(Debug, Clone, Copy)]
 struct Walk {
     common: Common,
-    /// Fields its key has (`CHAIN_UDP` or `CHAIN_TCP`).
+    /// Fields its key has (`CHAIN_FIELDS` and its protocol's ports).
     have: FieldSet,
     udp: bool,
     /// An 802.1Q tag is still in the frame.
@@ -711,9 +697,11 @@ fn chain_frame(data: &[u8], in_port: u32) -> Option<Walk> {
     common[at::IPV4_DST] = u64::from(u32::from_be_bytes([h[16], h[17], h[18], h[19]]));
     common[at::TP_SRC] = u64::from(u16::from_be_bytes([seg[0], seg[1]]));
     common[at::TP_DST] = u64::from(u16::from_be_bytes([seg[2], seg[3]]));
+    let mut have = CHAIN_FIELDS;
+    have.insert_all(if udp { UDP_PORTS } else { TCP_PORTS });
     Some(Walk {
         common,
-        have: if udp { CHAIN_UDP } else { CHAIN_TCP },
+        have,
         udp,
         tagged: vid != 0,
         ttl: h[8],
@@ -844,21 +832,16 @@ impl Pipeline {
                         true
                     }
                     ChainStep::PopVlan => false,
-                    ChainStep::Nat {
-                        addr,
-                        port,
-                        addr_field,
-                        port_field,
-                    } => {
-                        let a = match addr_field {
+                    ChainStep::Nat(nat) => {
+                        let a = match nat.addr_field {
                             Field::Ipv4Src => Some(at::IPV4_SRC),
                             Field::Ipv4Dst => Some(at::IPV4_DST),
                             _ => None,
                         };
-                        match (a, nat_port(wk.udp, port_field)) {
+                        match (a, nat_port(wk.udp, nat.port_field)) {
                             (Some(a), Some((_, p))) => {
-                                wk.common[a] = u64::from(addr);
-                                wk.common[p] = u64::from(port);
+                                wk.common[a] = u64::from(nat.addr);
+                                wk.common[p] = u64::from(nat.port);
                                 true
                             }
                             _ => false,
@@ -927,21 +910,21 @@ impl Pipeline {
                         l3 = 14;
                     }
                 }
-                ChainStep::Nat {
-                    addr,
-                    port,
-                    addr_field,
-                    port_field,
-                } => {
+                ChainStep::Nat(nat) => {
                     let data = pkt.data_mut();
                     let (Some(&vihl), Some(&proto)) = (data.get(l3), data.get(l3 + 9)) else {
                         continue;
                     };
                     let udp = proto == ipproto::UDP;
-                    let a_off = if addr_field == Field::Ipv4Src { 12 } else { 16 };
-                    if let Some((p_off, _)) = nat_port(udp, port_field) {
+                    let a_off = if nat.addr_field == Field::Ipv4Src {
+                        12
+                    } else {
+                        16
+                    };
+                    if let Some((p_off, _)) = nat_port(udp, nat.port_field) {
                         let l4 = l3 + usize::from(vihl & 0x0f) * 4;
-                        packet::rewrite::nat_ipv4_at(data, l3, l4, udp, a_off, addr, p_off, port);
+                        let (a, p) = (nat.addr, nat.port);
+                        packet::rewrite::nat_ipv4_at(data, l3, l4, udp, a_off, a, p_off, p);
                     }
                 }
             }

@@ -2262,7 +2262,13 @@ mod route_props {
     /// A route's match: `eth_type=0x0800` and a prefix of one of the
     /// destinations (length 0: no `ipv4_dst`).
     fn route_match(base: u8, len: u8) -> Vec<OxmField> {
-        let a = u32::from_be_bytes(DSTS[usize::from(base) % DSTS.len()]);
+        prefix_match(DSTS[usize::from(base) % DSTS.len()], len)
+    }
+
+    /// `eth_type=0x0800` and the prefix of `dst` of length `len` modulo
+    /// 33 (length 0: no `ipv4_dst`).
+    pub(super) fn prefix_match(dst: [u8; 4], len: u8) -> Vec<OxmField> {
+        let a = u32::from_be_bytes(dst);
         let len = u32::from(len % 33);
         let mut m = vec![OxmField::EthType(0x0800)];
         if len > 0 {
@@ -2341,12 +2347,12 @@ mod route_props {
     }
 
     /// Every group's counters and its buckets'.
-    pub(super) type GroupCounts = Vec<(u32, (u64, u64), Vec<(u64, u64)>)>;
+    type GroupCounts = Vec<(u32, (u64, u64), Vec<(u64, u64)>)>;
 
     /// What a run gives: per packet the result and the events, then the
     /// frames, the tables' counters with each entry's last hit, and the
     /// groups' counters.
-    pub(super) type Outcome = (
+    type Outcome = (
         Vec<(bool, Vec<Ev>)>,
         Vec<Vec<u8>>,
         Vec<super::batch_props::Counts>,
@@ -2354,7 +2360,7 @@ mod route_props {
         GroupCounts,
     );
 
-    pub(super) fn outcome(p: &Pipeline, per: Vec<(bool, Vec<Ev>)>, bufs: Vec<Vec<u8>>) -> Outcome {
+    fn outcome(p: &Pipeline, per: Vec<(bool, Vec<Ev>)>, bufs: Vec<Vec<u8>>) -> Outcome {
         let hits = p
             .tables()
             .iter()
@@ -2383,6 +2389,19 @@ mod route_props {
     fn by_batch(mut p: Pipeline, frames: &[Vec<u8>], in_port: u32, warm: bool) -> Outcome {
         let (per, bufs) = template_props::run_by_batch(&mut p, frames, in_port, warm);
         outcome(&p, per, bufs)
+    }
+
+    /// `frames` through `p` as one batch, warmed and not, give what they
+    /// give packet by packet (events, frames, flow and group counters).
+    pub(super) fn batches_equal_process(
+        p: Pipeline,
+        frames: &[Vec<u8>],
+        in_port: u32,
+    ) -> Result<(), TestCaseError> {
+        let want = by_packet(p.clone(), frames, in_port);
+        prop_assert_eq!(&by_batch(p.clone(), frames, in_port, false), &want);
+        prop_assert_eq!(&by_batch(p, frames, in_port, true), &want);
+        Ok(())
     }
 
     /// A router: groups 1..=4 from `groups`, table 0 dispatching by port
@@ -2514,9 +2533,7 @@ mod route_props {
         ) {
             let p = router(&groups, dispatch, &routes, miss, wide, odd, l4, down, frag_drop);
             let frames: Vec<Vec<u8>> = frames.iter().map(frame).collect();
-            let want = by_packet(p.clone(), &frames, in_port);
-            prop_assert_eq!(&by_batch(p.clone(), &frames, in_port, false), &want);
-            prop_assert_eq!(&by_batch(p, &frames, in_port, true), &want);
+            batches_equal_process(p, &frames, in_port)?;
         }
     }
 
@@ -2560,7 +2577,6 @@ mod route_props {
 /// entries, shapes it cannot read, and frames it must leave to the
 /// general path (other tags, protocols, broken headers, fragments, TTL 1).
 mod chain_props {
-    use super::route_props::{outcome, Outcome};
     use super::*;
     use group_exec_props::{group_mod_of, GroupSpec};
     use proptest::prelude::*;
@@ -2738,13 +2754,7 @@ mod chain_props {
             ];
             add(4, 10, m, vec![apply(vec![out(3)])], 505);
             for i in 0..12u8 {
-                let a = u32::from_be_bytes(DSTS[usize::from(i % 3)]);
-                let len = 16 + u32::from(i);
-                let mask = u32::MAX << (32 - len);
-                let m = vec![
-                    OxmField::EthType(0x0800),
-                    OxmField::Ipv4Dst(Ipv4Addr::from(a & mask), Some(Ipv4Addr::from(mask))),
-                ];
+                let m = route_props::prefix_match(DSTS[usize::from(i % 3)], 16 + i);
                 add(10, 10, m, route_program(i % 7, i), 502);
             }
         }
@@ -2770,16 +2780,7 @@ mod chain_props {
             add(1 + t % 3, prio, m, nat_program(kind, v), 100 + i as u64);
         }
         for (i, &(d, len, prio, kind, v)) in routes.iter().enumerate() {
-            let a = u32::from_be_bytes(DSTS[usize::from(d) % DSTS.len()]);
-            let len = u32::from(len % 33);
-            let mut m = vec![OxmField::EthType(0x0800)];
-            if len > 0 {
-                let mask = u32::MAX << (32 - len);
-                m.push(OxmField::Ipv4Dst(
-                    Ipv4Addr::from(a & mask),
-                    (len < 32).then(|| Ipv4Addr::from(mask)),
-                ));
-            }
+            let m = route_props::prefix_match(DSTS[usize::from(d) % DSTS.len()], len);
             add(10, prio, m, route_program(kind % ROUTES, v), 200 + i as u64);
         }
         for &(t, prio, kind) in misses {
@@ -2870,16 +2871,6 @@ mod chain_props {
         )
     }
 
-    fn by_packet(mut p: Pipeline, frames: &[Vec<u8>], in_port: u32) -> Outcome {
-        let (per, bufs) = template_props::run_by_packet(&mut p, frames, in_port);
-        outcome(&p, per, bufs)
-    }
-
-    fn by_batch(mut p: Pipeline, frames: &[Vec<u8>], in_port: u32, warm: bool) -> Outcome {
-        let (per, bufs) = template_props::run_by_batch(&mut p, frames, in_port, warm);
-        outcome(&p, per, bufs)
-    }
-
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(1024))]
         #[test]
@@ -2919,9 +2910,7 @@ mod chain_props {
             let misses: Vec<_> = misses.into_iter().collect();
             let p = gateway(base, &groups, &dispatch, &nats, &routes, &misses, wide, phy, down);
             let frames: Vec<Vec<u8>> = frames.iter().map(frame).collect();
-            let want = by_packet(p.clone(), &frames, in_port);
-            prop_assert_eq!(&by_batch(p.clone(), &frames, in_port, false), &want);
-            prop_assert_eq!(&by_batch(p, &frames, in_port, true), &want);
+            route_props::batches_equal_process(p, &frames, in_port)?;
         }
     }
 
