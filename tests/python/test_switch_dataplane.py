@@ -596,6 +596,14 @@ def assert_forwarded(got, sent, lost, hosts=("h2", "h3", "h4")):
     assert not failures, "\n".join(failures)
 
 
+def assert_flow_packets(dp, table, needle, n):
+    """The first flow of `table` whose dump-flows line holds `needle`
+    counted `n` packets."""
+    out = ctl(dp.sw, "dump-flows", "table=%d" % table)
+    line = [ln for ln in out.splitlines() if needle in ln]
+    assert line and re.search(r"n_packets=%d\b" % n, line[0]), out
+
+
 def test_ipv4_router_pipeline(dp):
     """An IPv4 router as HARMLESS's L3 pipeline has it (table 0 sends port
     1 to routing table 1; routes of several lengths to next-hop groups
@@ -654,11 +662,8 @@ def test_ipv4_router_pipeline(dp):
                            for tag, (f, host) in sent.items()}, lost)
     # Counters: table 0 saw all 9, the /24 to h2 five (TTL 1 included: the
     # group runs, its TTL decrement fails), group 1 five, group 3 one.
-    t0 = ctl(dp.sw, "dump-flows", "table=0")
-    assert re.search(r"n_packets=9\b", t0), t0
-    t1 = ctl(dp.sw, "dump-flows", "table=1")
-    line = [ln for ln in t1.splitlines() if "10.20.2.0/24" in ln]
-    assert line and re.search(r"n_packets=5\b", line[0]), t1
+    assert_flow_packets(dp, 0, "in_port=1", 9)
+    assert_flow_packets(dp, 1, "10.20.2.0/24", 5)
     stats = ctl(dp.sw, "dump-group-stats")
     assert re.search(r"group_id=1,.*packet_count=5\b", stats), stats
     assert re.search(r"group_id=2,.*packet_count=2\b", stats), stats
@@ -745,12 +750,8 @@ def test_access_gateway_pipeline(dp):
     # (its two routed frames, the route miss, TTL 1),
     # group 1 four (TTL 1 included: the group runs, its TTL decrement
     # fails), group 2 two.
-    t0 = ctl(dp.sw, "dump-flows", "table=0")
-    line = [ln for ln in t0.splitlines() if "dl_vlan=100" in ln]
-    assert line and re.search(r"n_packets=6\b", line[0]), t0
-    t1 = ctl(dp.sw, "dump-flows", "table=1")
-    line = [ln for ln in t1.splitlines() if "udp" in ln]
-    assert line and re.search(r"n_packets=4\b", line[0]), t1
+    assert_flow_packets(dp, 0, "dl_vlan=100", 6)
+    assert_flow_packets(dp, 1, "udp", 4)
     stats = ctl(dp.sw, "dump-group-stats")
     assert re.search(r"group_id=1,.*packet_count=4\b", stats), stats
     assert re.search(r"group_id=2,.*packet_count=2\b", stats), stats

@@ -140,11 +140,8 @@ impl Pipeline {
         };
         // The chain template for the other pipelines that need L3 or L4
         // and start with an exact-match table.
-        let chain = match (refuses, route, layer) {
-            (false, None, Layer::L3 | Layer::L4) => template::chain_plan(&self.tables, layer),
-            _ => None,
-        };
-        if !warm && route.is_none() && chain.is_none() {
+        let chain = !refuses && route.is_none() && template::chain_serves(&self.tables, layer);
+        if !warm && route.is_none() && !chain {
             self.run_small(bufs, in_port, now, out, template, refuses, &mut done);
         } else {
             let mut hops = self.route_hops.take();
@@ -271,12 +268,12 @@ impl Pipeline {
                 }
             } else if let (Some(plan), Some(h)) = (plans.route, hops.as_deref_mut()) {
                 self.classify_route_chunk(plan, chunk, h, &mut fast);
-            } else if let (Some(plan), Some(c)) = (plans.chain, chains.as_deref_mut()) {
-                self.classify_chain_chunk(plan, chunk, in_port, c, &mut fast);
+            } else if let (true, Some(c)) = (plans.chain, chains.as_deref_mut()) {
+                self.classify_chain_chunk(chunk, in_port, c, &mut fast);
             }
             let ways = match (plans.route.zip(hops.as_deref()), chains.as_deref()) {
                 (Some((plan, h)), _) => template::Ways::Route(plan, h),
-                (None, Some(c)) if plans.chain.is_some() => template::Ways::Chain(c),
+                (None, Some(c)) if plans.chain => template::Ways::Chain(c),
                 _ => template::Ways::None,
             };
             // A chunk the templates take whole (an L2 switch's or a

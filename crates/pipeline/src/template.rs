@@ -186,13 +186,18 @@ fn frame_key(ex: &Exact, data: &[u8], in_port: u32) -> Option<u64> {
     {
         return None;
     }
-    // Six bytes big-endian, as `packet::mac_bits` gives a MAC: one 8-byte
-    // load each, the two bytes after the address shifted out.
-    let word = |at: usize| {
-        let b = eth.get(at..at + 8)?.first_chunk::<8>()?;
-        Some(u64::from_be_bytes(*b) >> 16)
-    };
-    Some(ex.pack_ethernet(in_port, word(0)?, word(6)?, et))
+    let (dst, src) = macs(eth);
+    Some(ex.pack_ethernet(in_port, dst, src, et))
+}
+
+/// The destination and source MACs of an Ethernet header as
+/// `packet::mac_bits` gives them (six bytes big-endian): one 8-byte load
+/// each, the two bytes after the address shifted out.
+#[inline(always)]
+fn macs(eth: &[u8; 14]) -> (u64, u64) {
+    let word = |b: [u8; 8]| u64::from_be_bytes(b) >> 16;
+    let (d, s) = (eth.first_chunk::<8>(), eth.last_chunk::<8>());
+    (d.map_or(0, |b| word(*b)), s.map_or(0, |b| word(*b)))
 }
 
 /// What table 0 does with a packet whose probe found `hit`: `Some` when
@@ -242,13 +247,13 @@ pub(crate) fn classify_chunk(
 }
 
 /// Which templates serve a batch (`Pipeline::process_batch`): the
-/// Ethernet one, the route one under its plan, or the chain one under
-/// its plan.
+/// Ethernet one, the route one under its plan, or the chain one
+/// (`chain_serves`).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Plans {
     pub ethernet: bool,
     pub route: Option<RoutePlan>,
-    pub chain: Option<ChainPlan>,
+    pub chain: bool,
 }
 
 /// What the route or the chain template kept for a chunk's packets
@@ -342,16 +347,27 @@ fn route_dst(data: &[u8]) -> Option<u32> {
     if u16::from_be_bytes([f[12], f[13]]) != ethertype::IPV4 {
         return None;
     }
+    let (h, _, _) = ipv4_header(data, 14)?;
+    (h[8] > 1).then(|| u32::from_be_bytes([h[16], h[17], h[18], h[19]]))
+}
+
+/// The IPv4 header at `l3` of a frame, with its length and the
+/// datagram's total length, when the general parse accepts it (version
+/// 4, header length at least 20 bytes, a total length between the
+/// header's and the frame's) and it is no fragment (`frag_drop` may drop
+/// those, and a later one has no L4 header); `None` otherwise.
+#[inline(always)]
+fn ipv4_header(data: &[u8], l3: usize) -> Option<(&[u8; 20], usize, usize)> {
+    let h = data.get(l3..)?.first_chunk::<20>()?;
     // As `packet::parse` checks: it reads at most the first 64 KiB.
     let len = data.len().min(0xffff);
-    let ihl = usize::from(f[14] & 0x0f) * 4;
-    let total = usize::from(u16::from_be_bytes([f[16], f[17]]));
-    let frag = u16::from_be_bytes([f[20], f[21]]) & 0x3fff;
+    let ihl = usize::from(h[0] & 0x0f) * 4;
+    let total = usize::from(u16::from_be_bytes([h[2], h[3]]));
+    let frag = u16::from_be_bytes([h[6], h[7]]) & 0x3fff;
     // (A total length within the frame and at least the header's puts
     // the header within the frame too.)
-    let ok =
-        f[14] >> 4 == 4 && ihl >= 20 && total >= ihl && 14 + total <= len && frag == 0 && f[22] > 1;
-    ok.then(|| u32::from_be_bytes([f[30], f[31], f[32], f[33]]))
+    let ok = h[0] >> 4 == 4 && ihl >= 20 && total >= ihl && l3 + total <= len && frag == 0;
+    ok.then_some((h, ihl, total))
 }
 
 impl Pipeline {
@@ -563,22 +579,18 @@ const CHAIN_FIELDS: FieldSet = FieldSet::of(&[
 const UDP_PORTS: FieldSet = FieldSet::of(&[Field::UdpSrc, Field::UdpDst]);
 const TCP_PORTS: FieldSet = FieldSet::of(&[Field::TcpSrc, Field::TcpDst]);
 
-/// The chain template serves a batch (module comment). (It holds no
-/// more: a NAT step's L4 key needs the general parse to read L4, which
-/// the entry's program makes it do, `Pipeline::parse_layer`.)
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct ChainPlan;
-
-/// The chain template's plan for a batch of this pipeline (module
+/// Whether the chain template may serve a batch of this pipeline (module
 /// comment; the caller checked the port and that the route template does
 /// not serve it): the general parse reads L3 or L4, and table 0 is
-/// answered by an exact index whose keys the template can make.
-pub(crate) fn chain_plan(tables: &[FlowTable], layer: Layer) -> Option<ChainPlan> {
-    if !matches!(layer, Layer::L3 | Layer::L4) {
-        return None;
-    }
-    let ex = tables.first()?.classifier().exact_index()?;
-    ex.common_only().then_some(ChainPlan)
+/// answered by an exact index whose keys the template can make. (A NAT
+/// step's L4 key needs the general parse to read L4, which the entry's
+/// program makes it do, `Pipeline::parse_layer`.)
+pub(crate) fn chain_serves(tables: &[FlowTable], layer: Layer) -> bool {
+    matches!(layer, Layer::L3 | Layer::L4)
+        && tables
+            .first()
+            .and_then(|t| t.classifier().exact_index())
+            .is_some_and(Exact::common_only)
 }
 
 /// How a packet's trip through the chain template ends.
@@ -628,14 +640,22 @@ impl Default for Chains {
 #[derive(Debug, Clone, Copy)]
 struct Walk {
     common: Common,
-    /// Fields its key has (`CHAIN_FIELDS` and its protocol's ports).
-    have: FieldSet,
     udp: bool,
     /// An 802.1Q tag is still in the frame.
     tagged: bool,
     ttl: u8,
     /// The table it is at.
     table: u8,
+}
+
+impl Walk {
+    /// The fields its key has: `CHAIN_FIELDS` and its protocol's ports.
+    #[inline(always)]
+    fn have(&self) -> FieldSet {
+        let mut have = CHAIN_FIELDS;
+        have.insert_all(if self.udp { UDP_PORTS } else { TCP_PORTS });
+        have
+    }
 }
 
 /// What the chain template reads of a frame received on `in_port`:
@@ -662,15 +682,7 @@ fn chain_frame(data: &[u8], in_port: u32) -> Option<Walk> {
         }
         _ => return None,
     };
-    let h = data.get(l3..)?.first_chunk::<20>()?;
-    // As `packet::parse` checks: it reads at most the first 64 KiB.
-    let len = data.len().min(0xffff);
-    let ihl = usize::from(h[0] & 0x0f) * 4;
-    let total = usize::from(u16::from_be_bytes([h[2], h[3]]));
-    let frag = u16::from_be_bytes([h[6], h[7]]) & 0x3fff;
-    if h[0] >> 4 != 4 || ihl < 20 || total < ihl || l3 + total > len || frag != 0 {
-        return None;
-    }
+    let (h, ihl, total) = ipv4_header(data, l3)?;
     let seg = data.get(l3 + ihl..l3 + total)?;
     let udp = match h[9] {
         ipproto::UDP if seg.len() >= 8 => true,
@@ -683,13 +695,11 @@ fn chain_frame(data: &[u8], in_port: u32) -> Option<Walk> {
         }
         _ => return None,
     };
-    // Six bytes big-endian, as `packet::mac_bits` gives a MAC: one 8-byte
-    // load each, the two bytes after the address shifted out.
-    let (dst, src) = (eth.first_chunk::<8>()?, eth.get(6..)?.first_chunk::<8>()?);
+    let (dst, src) = macs(eth);
     let mut common = [0; COMMON];
     common[at::IN_PORT] = u64::from(in_port);
-    common[at::ETH_DST] = u64::from_be_bytes(*dst) >> 16;
-    common[at::ETH_SRC] = u64::from_be_bytes(*src) >> 16;
+    common[at::ETH_DST] = dst;
+    common[at::ETH_SRC] = src;
     common[at::ETH_TYPE] = u64::from(ethertype::IPV4);
     common[at::VLAN_VID] = u64::from(vid);
     common[at::IP_PROTO] = u64::from(h[9]);
@@ -697,11 +707,8 @@ fn chain_frame(data: &[u8], in_port: u32) -> Option<Walk> {
     common[at::IPV4_DST] = u64::from(u32::from_be_bytes([h[16], h[17], h[18], h[19]]));
     common[at::TP_SRC] = u64::from(u16::from_be_bytes([seg[0], seg[1]]));
     common[at::TP_DST] = u64::from(u16::from_be_bytes([seg[2], seg[3]]));
-    let mut have = CHAIN_FIELDS;
-    have.insert_all(if udp { UDP_PORTS } else { TCP_PORTS });
     Some(Walk {
         common,
-        have,
         udp,
         tagged: vid != 0,
         ttl: h[8],
@@ -730,7 +737,6 @@ impl Pipeline {
     /// packets overlap. Reads only.
     pub(crate) fn classify_chain_chunk(
         &self,
-        _plan: ChainPlan,
         bufs: &[PacketBuf],
         in_port: u32,
         chains: &mut Chains,
@@ -776,7 +782,7 @@ impl Pipeline {
                 // does all the same.)
                 match cl
                     .exact_index()
-                    .filter(|ex| wk.have.contains_all(ex.required()))
+                    .filter(|ex| wk.have().contains_all(ex.required()))
                     .and_then(|ex| ex.pack_common(&wk.common).map(|k| ex.get(k)))
                 {
                     Some(hit) => {

@@ -516,7 +516,7 @@ impl Auto {
     /// Ethernet template (`crate::template`) looks packets up in.
     #[inline]
     pub fn ethernet_index(&self) -> Option<&Exact> {
-        self.exact.as_ref().filter(|ex| ex.ethernet())
+        self.exact_index().filter(|ex| ex.ethernet())
     }
 
     /// The exact index, when it holds every entry but the match-everything
