@@ -680,9 +680,34 @@ fn fast_ipv4(buf: &mut PacketBuf, key: &mut FlowKey, off: usize, a: u32) -> bool
     if key.depth < Layer::L3 || !key.has(f) || key.eth_type != ethertype::IPV4 || l3 == 0 {
         return false;
     }
-    let l4 = l4_ck(key, true);
-    let d = buf.data_mut();
-    let Some(ip) = d.get_mut(l3..).and_then(|h| h.first_chunk_mut::<20>()) else {
+    let l4 = l4_ck(key, true).map(|ck| (ck.at, ck.zero_is_none));
+    if !ipv4_addr_at(buf.data_mut(), l3, off, a, l4) {
+        return false;
+    }
+    if off == 12 {
+        key.ipv4_src = a;
+    } else {
+        key.ipv4_dst = a;
+    }
+    true
+}
+
+/// The bytes [`set_field`]'s fast path for an IPv4 address writes, on a
+/// frame whose IPv4 header starts at `l3`: the address at `off` in it
+/// (12 source, 16 destination) becomes `a` with the header checksum
+/// updated, and the TCP or UDP checksum at `l4_ck` (its offset in the
+/// frame and whether a stored 0 means "none", as for UDP), if any, takes
+/// the pseudo-header's delta. False, with nothing written, when the frame
+/// ends inside the 20 bytes of the IP header.
+#[inline]
+pub fn ipv4_addr_at(
+    data: &mut [u8],
+    l3: usize,
+    off: usize,
+    a: u32,
+    l4_ck: Option<(usize, bool)>,
+) -> bool {
+    let Some(ip) = data.get_mut(l3..).and_then(|h| h.first_chunk_mut::<20>()) else {
         return false;
     };
     let Some(at) = ip.get_mut(off..off + 4) else {
@@ -693,13 +718,13 @@ fn fast_ipv4(buf: &mut PacketBuf, key: &mut FlowKey, off: usize, a: u32) -> bool
     let delta = checksum::delta32(old, a);
     let hc = u16::from_be_bytes([ip[10], ip[11]]);
     [ip[10], ip[11]] = checksum::apply_delta(hc, delta).to_be_bytes();
-    if let Some(ck) = l4 {
-        apply_even(d, ck, delta);
-    }
-    if off == 12 {
-        key.ipv4_src = a;
-    } else {
-        key.ipv4_dst = a;
+    if let Some((at, zero_is_none)) = l4_ck {
+        let ck = Ck {
+            at,
+            base: l3,
+            zero_is_none,
+        };
+        apply_even(data, ck, delta);
     }
     true
 }

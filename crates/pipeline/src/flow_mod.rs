@@ -278,12 +278,11 @@ impl Pipeline {
             // nothing.
             if fm.command == cmd::MODIFY_STRICT {
                 // One probe of the strict index.
-                if let Some(e) = table
+                if let Some(i) = table
                     .find_strict(&p.compiled, fm.priority)
                     .filter(|i| table.entry(*i).is_some_and(|e| cookie_ok(e.cookie())))
-                    .and_then(|i| table.entry_mut(i))
                 {
-                    modify(e);
+                    table.modify_at(i, modify);
                 }
             } else {
                 table.for_each_where(

@@ -113,20 +113,42 @@ enum Flow {
 /// an IPv4 packet's IPv6 fields are always zero and would add nothing but
 /// four dependent multiplies.
 fn flow_hash(k: &FlowKey) -> u64 {
-    const M: u64 = 0x9e37_79b9_7f4a_7c15;
     let mac = packet::mac_bits;
+    let ipv6 = (k.eth_type == packet::ethertype::IPV6).then_some([k.ipv6_src, k.ipv6_dst]);
+    flow_hash_of(
+        [mac(&k.eth_src), mac(&k.eth_dst)],
+        k.eth_type,
+        k.ip_proto,
+        [k.ipv4_src, k.ipv4_dst],
+        ipv6,
+        [k.tp_src, k.tp_dst],
+    )
+}
+
+/// `flow_hash` of a packet with these fields (MACs as
+/// `packet::mac_bits` gives them; `ipv6`: the addresses of an IPv6
+/// packet, `None` for any other): the chain template's, which has no
+/// `FlowKey`.
+#[inline(always)]
+pub(crate) fn flow_hash_of(
+    macs: [u64; 2],
+    eth_type: u16,
+    ip_proto: u8,
+    ipv4: [u32; 2],
+    ipv6: Option<[u128; 2]>,
+    tp: [u16; 2],
+) -> u64 {
+    const M: u64 = 0x9e37_79b9_7f4a_7c15;
     let fold = |h: u64, w: u64| (h ^ w).wrapping_mul(M).rotate_left(29);
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    h = fold(h, mac(&k.eth_src) << 16 | u64::from(k.eth_type));
-    h = fold(h, mac(&k.eth_dst) << 8 | u64::from(k.ip_proto));
-    h = fold(h, u64::from(k.ipv4_src) << 32 | u64::from(k.ipv4_dst));
-    if k.eth_type == packet::ethertype::IPV6 {
-        for a in [k.ipv6_src, k.ipv6_dst] {
-            h = fold(h, (a >> 64) as u64);
-            h = fold(h, a as u64);
-        }
+    h = fold(h, macs[0] << 16 | u64::from(eth_type));
+    h = fold(h, macs[1] << 8 | u64::from(ip_proto));
+    h = fold(h, u64::from(ipv4[0]) << 32 | u64::from(ipv4[1]));
+    for a in ipv6.into_iter().flatten() {
+        h = fold(h, (a >> 64) as u64);
+        h = fold(h, a as u64);
     }
-    h = fold(h, u64::from(k.tp_src) << 16 | u64::from(k.tp_dst));
+    h = fold(h, u64::from(tp[0]) << 16 | u64::from(tp[1]));
     h ^= h >> 30;
     h = h.wrapping_mul(0xbf58_476d_1ce4_e5b9);
     h ^= h >> 27;

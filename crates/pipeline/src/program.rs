@@ -412,6 +412,37 @@ pub struct Nat {
 }
 
 impl Program {
+    /// Whether the whole program does nothing to the packet (no
+    /// instruction but, perhaps, an empty apply-actions): the packet is
+    /// dropped after its counters (the action set it has is empty where
+    /// the chain template takes it).
+    #[inline]
+    pub fn drops(&self) -> bool {
+        self.apply_only && self.apply.as_deref().is_none_or(<[Op]>::is_empty)
+    }
+
+    /// The group, when the whole program is one apply-actions with one
+    /// group action (a load balancer's VIP, a route to a next hop).
+    #[inline]
+    pub fn only_group(&self) -> Option<u32> {
+        match self.apply.as_deref() {
+            Some(&[Op::Group(g)]) if self.apply_only => Some(g),
+            _ => None,
+        }
+    }
+
+    /// Whether the chain template (`crate::template`) can take a packet
+    /// through this entry or to its end: one output to a standard port,
+    /// a step and a goto, a drop, or one group. A table whose entries all
+    /// are such is one it looks packets up in even when it has no exact
+    /// index (`FlowTable::unchained`).
+    pub fn chainable(&self) -> bool {
+        self.only_output.is_some()
+            || self.chain.is_some()
+            || self.drops()
+            || self.only_group().is_some()
+    }
+
     /// Compiles validated instructions (experimenter instructions, which
     /// validation refuses, are ignored).
     pub fn compile(insts: &[Instruction]) -> Program {

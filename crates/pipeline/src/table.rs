@@ -61,7 +61,7 @@
 //! Insert and remove of one entry cost O(log n) plus the classifier's
 //! update (no rebuild); see the classifier module for lookup costs.
 //! Entries' `compiled` match and `priority` cannot be changed through
-//! [`FlowTable::entry_mut`] (modify changes instructions and counters
+//! [`FlowTable::modify_at`] (modify changes instructions and counters
 //! only): they are keys of the structures.
 
 use crate::classifier::{Auto, Rank, Ref, SEQ_LIMIT};
@@ -315,6 +315,10 @@ pub struct FlowTable {
     /// How many entries have an idle or hard timeout (expiry scans are
     /// skipped while there are none).
     timed: usize,
+    /// How many entries have a program the chain template cannot take
+    /// (`Program::chainable`): while there is one, the template does not
+    /// look packets up here without an exact index (`unchained`).
+    unchained: usize,
 }
 
 impl FlowTable {
@@ -331,6 +335,7 @@ impl FlowTable {
             counters: TableCounters::default(),
             next_seq: 0,
             timed: 0,
+            unchained: 0,
         }
     }
 
@@ -480,12 +485,26 @@ impl FlowTable {
         self.hot.get_mut(i)
     }
 
-    /// Mutable access to the entry at position `i` (modify).
-    pub fn entry_mut(&mut self, i: usize) -> Option<EntryMut<'_>> {
-        Some(EntryMut {
-            hot: self.hot.get_mut(i)?,
-            instructions: &mut self.cold.get_mut(i)?.instructions,
-        })
+    /// Runs `f` with mutable access to the entry at position `i`
+    /// (modify); false if there is none.
+    pub fn modify_at(&mut self, i: usize, f: impl FnOnce(EntryMut<'_>)) -> bool {
+        let (Some(hot), Some(cold)) = (self.hot.get_mut(i), self.cold.get_mut(i)) else {
+            return false;
+        };
+        let was = !hot.program.chainable();
+        f(EntryMut {
+            hot: &mut *hot,
+            instructions: &mut cold.instructions,
+        });
+        self.unchained = self.unchained - usize::from(was) + usize::from(!hot.program.chainable());
+        true
+    }
+
+    /// How many entries have a program the chain template cannot take
+    /// (`Program::chainable`).
+    #[inline]
+    pub(crate) fn unchained(&self) -> usize {
+        self.unchained
     }
 
     /// Position of the entry with exactly this match and priority.
@@ -516,6 +535,7 @@ impl FlowTable {
         self.pos_of[handle as usize] = self.hot.len() as u32;
         self.handle_at.push(handle);
         self.timed += usize::from(cold.has_timeout());
+        self.unchained += usize::from(!hot.program.chainable());
         self.hot.push(hot);
         self.cold.push(cold);
     }
@@ -538,6 +558,7 @@ impl FlowTable {
         self.order.remove(&Reverse(rank));
         self.classifier.remove(Ref { rank, handle }, &cold.compiled);
         self.timed -= usize::from(cold.has_timeout());
+        self.unchained -= usize::from(!hot.program.chainable());
         Some(FlowEntry { hot, cold })
     }
 
@@ -601,6 +622,7 @@ impl FlowTable {
         self.order.clear();
         self.classifier = self.classifier.emptied();
         self.timed = 0;
+        self.unchained = 0;
         out
     }
 
@@ -614,10 +636,13 @@ impl FlowTable {
         let mut n = 0;
         for (hot, cold) in self.hot.iter_mut().zip(self.cold.iter_mut()) {
             if pred(EntryRef { hot, cold }) {
+                let was = !hot.program.chainable();
                 f(EntryMut {
-                    hot,
+                    hot: &mut *hot,
                     instructions: &mut cold.instructions,
                 });
+                self.unchained =
+                    self.unchained - usize::from(was) + usize::from(!hot.program.chainable());
                 n += 1;
             }
         }

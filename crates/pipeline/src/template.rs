@@ -91,31 +91,42 @@
 //!
 //! # The chain template
 //!
-//! A pipeline that starts with an exact-match table and moves packets
-//! from table to table with little on the way: an access gateway
-//! (HARMLESS's: table 0 maps `in_port, vlan_vid` to a pop-VLAN and a
-//! customer's NAT table, which rewrites the source address and port and
-//! goes to a routing table), or exact tables that end in an output.
+//! A pipeline that moves packets from table to table with little on the
+//! way: an access gateway (HARMLESS's: table 0 maps `in_port, vlan_vid`
+//! to a pop-VLAN and a customer's NAT table, which rewrites the source
+//! address and port and goes to a routing table), a load balancer behind
+//! an ACL (HARMLESS's `lb_acl`: table 0 allows source blocks to a virtual
+//! IP and denies some hosts' ports, table 1 hands each VIP to a SELECT
+//! group of backends), or exact tables that end in an output.
 //!
-//! It serves a batch when
-//! - the deepest layer any rule needs is L3 or L4, the route template
-//!   does not serve the batch, and table 0's classifier has an exact
-//!   index (`Auto::exact_index`: one shape besides match-everything
-//!   entries) over fields it can read from a frame (`Exact::common_only`:
-//!   in_port, metadata, the MACs, eth_type, vlan_vid, ip_proto, the IPv4
-//!   addresses, the L4 ports);
-//!
-//! and within such a batch, a packet when
+//! It serves a batch when the deepest layer any rule needs is L3 or L4,
+//! the route template does not serve the batch, and table 0 is a table
+//! it can look packets up in (below). Within such a batch, it takes a
+//! packet when
 //! - its frame is IPv4 with no VLAN tag or one 802.1Q tag (TPID 0x8100),
 //!   a header the general parse accepts, not a fragment, carrying TCP or
 //!   UDP with a header the general parse accepts at L4 (`chain_frame`);
 //! - from table 0 on, each table it reaches either
-//!   - has an exact index whose shape reads only those fields, all of
-//!     which the packet has, and whose answer needs no tuple space lookup
-//!     (`Auto::answer_known`), where the entry found either outputs to a
-//!     standard port (`Program::only_output`: the trip ends) or runs at
-//!     most one step and a goto (`Program::chain`): nothing, a pop-VLAN
-//!     of the frame's tag, or a NAT rewrite (`Op::SetIpv4Port`) of its
+//!   - is one it looks packets up in: with an exact index whose shape
+//!     reads only the fields it reads of a frame (`Exact::common_only`:
+//!     in_port, metadata, the MACs, eth_type, vlan_vid, ip_proto, the
+//!     IPv4 addresses, the L4 ports), all of which the packet has, and
+//!     whose answer needs no tuple space lookup (`Auto::answer_known`);
+//!     or without one, when the table matches on those fields alone and
+//!     every entry's program is one it can take (`by_fields`,
+//!     `Program::chainable`), through the trie and the tuple space
+//!     (`Auto::lookup_fields_many`: the same probes as a key's, with the
+//!     values read from the frame, `FrameFields`);
+//!
+//!     where the entry found (there must be one) either ends the trip:
+//!     an output to a standard port (`Program::only_output`), nothing at
+//!     all (`Program::drops`: a drop), or one group (`Program::only_group`)
+//!     whose one bucket for the packet (chosen as the general path
+//!     chooses: by the flow hash of the packet's fields there for
+//!     SELECT, by liveness for fast-failover) is one output to a standard
+//!     port or a backend's rewrite (`Op::SetIpv4EthDstOutput`); or runs at
+//!     most one step and a goto (`Program::chain`): nothing, a pop-VLAN of
+//!     the frame's tag, or a NAT rewrite (`Op::SetIpv4Port`) of its
 //!     protocol's port (at most `CHAIN_MAX` such entries);
 //!   - or is a routing table the route template could use
 //!     (`Auto::ipv4_routes`), reached without a tag, with a TTL above 1,
@@ -125,19 +136,32 @@
 //! It reads the fields a key would have straight from the frame into the
 //! exact indexes' common values (`Exact::pack_common`: no `FlowKey`, no
 //! parse), applies each step's change to them (a pop sets vlan_vid to 0,
-//! a NAT writes its address and port), and probes table after table for
-//! the whole chunk at once (every probe of a step, then every entry; the
-//! trie walks of the routing table last, together). Then it runs each
-//! packet it took in its place in the batch: every table's lookup and
-//! entry counted with the frame's length at that table, the tag removed,
-//! the NAT written with the checksums (`packet::rewrite::nat_ipv4_at`,
-//! the bytes `set_ipv4_port` writes), and the output or the next hop as
-//! the general path does them (`tests::chain_props` compares them).
+//! a NAT writes its address and port), and looks table after table up
+//! for the whole chunk at once (every probe of a step, then the lookups
+//! by fields a table at a time, then every entry; the trie walks of the
+//! routing table last, together). Then it runs each packet it took in
+//! its place in the batch: every table's lookup and entry counted with
+//! the frame's length at that table, the tag removed, the NAT written
+//! with the checksums (`packet::rewrite::nat_ipv4_at`, the bytes
+//! `set_ipv4_port` writes), and the end: the output, the drop (counters
+//! only), the group's bucket counted and its rewrite written
+//! (`packet::rewrite::ipv4_addr_at`, the bytes `set_ipv4_addr` writes,
+//! and the MAC) before the output, or the next hop as the general path
+//! does them (`tests::chain_props` and `tests::balancer_props` compare
+//! them).
+//!
+//! Why `by_fields` asks every entry to be one the template can take: the
+//! general path looks a packet the template leaves up again from the
+//! start, so a table whose entries mostly send packets elsewhere (to the
+//! controller, through write-actions) would pay for two lookups. The
+//! count of such entries is kept per table (`FlowTable::unchained`), so
+//! the choice depends on the rules only, never on the traffic.
 
 use crate::batch::CHUNK;
-use crate::classifier::exact::{at, Common, COMMON};
+use crate::classifier::exact::{at, COMMON};
+use crate::classifier::fields::{Fields, FrameFields};
 use crate::classifier::{Exact, Hit, Ref};
-use crate::process::Output;
+use crate::process::{flow_hash_of, Output};
 use crate::program::{ChainStep, Op};
 use crate::table::{FlowTable, Nanos};
 use crate::Pipeline;
@@ -579,6 +603,25 @@ const CHAIN_FIELDS: FieldSet = FieldSet::of(&[
 const UDP_PORTS: FieldSet = FieldSet::of(&[Field::UdpSrc, Field::UdpDst]);
 const TCP_PORTS: FieldSet = FieldSet::of(&[Field::TcpSrc, Field::TcpDst]);
 
+/// Every field the chain template knows of a frame (`CHAIN_FIELDS` and
+/// both protocols' ports): a table matching on these alone can be looked
+/// up with a frame's `FrameFields`.
+const FRAME_FIELDS: FieldSet = FieldSet::of(&[
+    Field::InPort,
+    Field::Metadata,
+    Field::EthDst,
+    Field::EthSrc,
+    Field::EthType,
+    Field::VlanVid,
+    Field::IpProto,
+    Field::Ipv4Src,
+    Field::Ipv4Dst,
+    Field::UdpSrc,
+    Field::UdpDst,
+    Field::TcpSrc,
+    Field::TcpDst,
+]);
+
 /// Whether the chain template may serve a batch of this pipeline (module
 /// comment; the caller checked the port and that the route template does
 /// not serve it): the general parse reads L3 or L4, and table 0 is
@@ -587,10 +630,20 @@ const TCP_PORTS: FieldSet = FieldSet::of(&[Field::TcpSrc, Field::TcpDst]);
 /// program makes it do, `Pipeline::parse_layer`.)
 pub(crate) fn chain_serves(tables: &[FlowTable], layer: Layer) -> bool {
     matches!(layer, Layer::L3 | Layer::L4)
-        && tables
-            .first()
-            .and_then(|t| t.classifier().exact_index())
-            .is_some_and(Exact::common_only)
+        && tables.first().is_some_and(|t| {
+            t.classifier().exact_index().is_some_and(Exact::common_only) || by_fields(t)
+        })
+}
+
+/// Whether the chain template looks packets up in `table` with their
+/// `FrameFields` when it has no exact index for it: the table matches
+/// on no field beyond `FRAME_FIELDS`, and every entry's program is one
+/// the template can take (`FlowTable::unchained`), so the lookup it
+/// makes is not thrown away for most packets (the general path would
+/// look them up again).
+#[inline]
+fn by_fields(table: &FlowTable) -> bool {
+    table.unchained() == 0 && FRAME_FIELDS.contains_all(table.match_fields())
 }
 
 /// How a packet's trip through the chain template ends.
@@ -601,6 +654,36 @@ enum ChainEnd {
     Output { table: u8, pos: u32, port: u32 },
     /// Routed by routing table `table` (`Pipeline::route_hop`).
     Route { table: u8, hop: Hop },
+    /// Dropped by the entry at `pos` of table `table`
+    /// (`Program::drops`).
+    Drop { table: u8, pos: u32 },
+    /// The entry at `pos` of table `table` hands it to a group
+    /// (`Program::only_group`), at `slot` in the group table, which
+    /// takes one bucket, `bucket`, that does `act`.
+    Group {
+        table: u8,
+        pos: u32,
+        slot: u32,
+        bucket: u32,
+        act: BucketAct,
+    },
+}
+
+/// What the one bucket a group end takes does (its compiled actions).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum BucketAct {
+    /// `Op::Output` to standard port `port`.
+    Output { port: u32 },
+    /// `Op::SetIpv4EthDstOutput` (a load balancer's backend): the IPv4
+    /// address at `a_off` in the IP header (12 source, 16 destination)
+    /// set to `addr`, `eth_dst` to `dst`, then out of standard port
+    /// `port`.
+    Backend {
+        addr: u32,
+        a_off: u8,
+        dst: [u8; 6],
+        port: u32,
+    },
 }
 
 /// A packet the chain template takes: the entries it goes through
@@ -638,8 +721,10 @@ impl Default for Chains {
 /// values its key has at the current table, and what the steps so far
 /// left of it.
 #[derive(Debug, Clone, Copy)]
-struct Walk {
-    common: Common,
+pub(crate) struct Walk {
+    /// The values its key has of the common fields, and which fields it
+    /// has (`CHAIN_FIELDS` and its protocol's ports).
+    fields: FrameFields,
     udp: bool,
     /// An 802.1Q tag is still in the frame.
     tagged: bool,
@@ -648,14 +733,37 @@ struct Walk {
     table: u8,
 }
 
-impl Walk {
-    /// The fields its key has: `CHAIN_FIELDS` and its protocol's ports.
+/// A chunk's walks are looked up in a table without an exact index by
+/// their fields (`Auto::lookup_fields_many`); a packet the template left
+/// (`None`) has none, and is not asked for.
+impl Fields for Option<Walk> {
     #[inline(always)]
-    fn have(&self) -> FieldSet {
-        let mut have = CHAIN_FIELDS;
-        have.insert_all(if self.udp { UDP_PORTS } else { TCP_PORTS });
-        have
+    fn present(&self) -> FieldSet {
+        self.as_ref().map_or(FieldSet::EMPTY, |w| w.fields.have)
     }
+
+    #[inline(always)]
+    fn bits(&self, f: Field) -> u128 {
+        self.as_ref().map_or(0, |w| w.fields.bits(f))
+    }
+
+    #[inline(always)]
+    fn pack(&self, ex: &Exact) -> Option<u64> {
+        self.as_ref()?.fields.pack(ex)
+    }
+}
+
+/// How a packet at a table was looked up in one step of the chain
+/// template's classification.
+#[derive(Debug, Clone, Copy)]
+enum Probe {
+    /// Not (it left the template, or is done).
+    None,
+    /// In the table's exact index, which found this.
+    Exact(Option<Hit>),
+    /// By its fields (`by_fields`), which found the entry with this
+    /// handle (`None`: no entry matches).
+    Fields(Option<u32>),
 }
 
 /// What the chain template reads of a frame received on `in_port`:
@@ -696,6 +804,8 @@ fn chain_frame(data: &[u8], in_port: u32) -> Option<Walk> {
         _ => return None,
     };
     let (dst, src) = macs(eth);
+    let mut have = CHAIN_FIELDS;
+    have.insert_all(if udp { UDP_PORTS } else { TCP_PORTS });
     let mut common = [0; COMMON];
     common[at::IN_PORT] = u64::from(in_port);
     common[at::ETH_DST] = dst;
@@ -708,7 +818,7 @@ fn chain_frame(data: &[u8], in_port: u32) -> Option<Walk> {
     common[at::TP_SRC] = u64::from(u16::from_be_bytes([seg[0], seg[1]]));
     common[at::TP_DST] = u64::from(u16::from_be_bytes([seg[2], seg[3]]));
     Some(Walk {
-        common,
+        fields: FrameFields { common, have },
         udp,
         tagged: vid != 0,
         ttl: h[8],
@@ -726,6 +836,29 @@ fn nat_port(udp: bool, f: Field) -> Option<(usize, usize)> {
         (true, Field::UdpSrc) | (false, Field::TcpSrc) => Some((0, at::TP_SRC)),
         (true, Field::UdpDst) | (false, Field::TcpDst) => Some((2, at::TP_DST)),
         _ => None,
+    }
+}
+
+/// A backend's rewrite (`BucketAct::Backend`) of a frame the chain
+/// template took, whose IPv4 header is at `l3`: the bytes
+/// `set_ipv4_addr`'s and `set_eth_dst`'s fast paths write (the address
+/// with both checksums, the L4 one through the pseudo-header; the
+/// destination MAC).
+#[inline(always)]
+fn backend_at(data: &mut [u8], l3: usize, addr: u32, a_off: usize, dst: &[u8; 6]) {
+    let (Some(&vihl), Some(&proto)) = (data.get(l3), data.get(l3 + 9)) else {
+        return;
+    };
+    let l4 = l3 + usize::from(vihl & 0x0f) * 4;
+    // (The frame's TCP or UDP header holds its checksum: `chain_frame`.)
+    let ck = if proto == ipproto::UDP {
+        (l4 + 6, true)
+    } else {
+        (l4 + 16, false)
+    };
+    packet::rewrite::ipv4_addr_at(data, l3, a_off, addr, Some(ck));
+    if let Some(h) = data.first_chunk_mut::<6>() {
+        *h = *dst;
     }
 }
 
@@ -757,8 +890,11 @@ impl Pipeline {
         let mut dsts = [None; CHUNK];
         let mut route_at = None;
         for _ in 0..=CHAIN_MAX {
-            // Every probe of this step (the packets at an exact table).
-            let mut hits = [None; CHUNK];
+            // Every probe of this step (the packets at an exact table);
+            // the packets at a table without one wait (`waiting`) to be
+            // looked up by their fields (`by_fields`).
+            let mut probe = [Probe::None; CHUNK];
+            let mut waiting = [false; CHUNK];
             let mut live = false;
             for (i, w) in walk[..n].iter_mut().enumerate() {
                 let Some(wk) = w else { continue };
@@ -772,7 +908,7 @@ impl Pipeline {
                     // prefix length also has an exact index).
                     if route_at.is_none_or(|t| t == wk.table) && !wk.tagged && wk.ttl > 1 {
                         route_at = Some(wk.table);
-                        dsts[i] = Some(wk.common[at::IPV4_DST] as u32);
+                        dsts[i] = Some(wk.fields.common[at::IPV4_DST] as u32);
                     }
                     *w = None;
                     continue;
@@ -780,24 +916,52 @@ impl Pipeline {
                 // (A shape's fields beyond the packet's would need a match
                 // OpenFlow's prerequisites refuse; checked as `pack_key`
                 // does all the same.)
-                match cl
-                    .exact_index()
-                    .filter(|ex| wk.have().contains_all(ex.required()))
-                    .and_then(|ex| ex.pack_common(&wk.common).map(|k| ex.get(k)))
-                {
-                    Some(hit) => {
-                        hits[i] = Some(hit);
-                        live = true;
+                if let Some(ex) = cl.exact_index().filter(|ex| ex.common_only()) {
+                    match wk.fields.pack(ex) {
+                        Some(k) => {
+                            probe[i] = Probe::Exact(ex.get(k));
+                            live = true;
+                        }
+                        None => *w = None,
                     }
-                    None => *w = None,
+                } else if by_fields(table) {
+                    waiting[i] = true;
+                    live = true;
+                } else {
+                    *w = None;
                 }
             }
             if !live {
                 break;
             }
+            // The lookups by fields, a table at a time (a step's packets
+            // are at one or a few tables).
+            while let Some(first) = waiting[..n].iter().position(|b| *b) {
+                let Some(t) = walk[first].map(|w| w.table) else {
+                    break;
+                };
+                let mut at = [0u8; CHUNK];
+                let mut m = 0;
+                for (i, w) in walk[..n].iter().enumerate().skip(first) {
+                    if waiting[i] && w.is_some_and(|w| w.table == t) {
+                        waiting[i] = false;
+                        at[m] = i as u8;
+                        m += 1;
+                    }
+                }
+                let mut found = [None; CHUNK];
+                if let Some(table) = self.tables.get(usize::from(t)) {
+                    table
+                        .classifier()
+                        .lookup_fields_many(&walk[..n], &at[..m], &mut found[..m]);
+                }
+                for (&i, h) in at[..m].iter().zip(&found[..m]) {
+                    probe[usize::from(i)] = Probe::Fields(*h);
+                }
+            }
             // Every entry found: where the packet goes on.
             for (i, w) in walk[..n].iter_mut().enumerate() {
-                let (Some(wk), Some(hit)) = (w.as_mut(), hits[i]) else {
+                let Some(wk) = w.as_mut() else {
                     continue;
                 };
                 let t = wk.table;
@@ -805,10 +969,12 @@ impl Pipeline {
                     *w = None;
                     continue;
                 };
-                let found = table
-                    .classifier()
-                    .answer_known(hit)
-                    .flatten()
+                let handle = match probe[i] {
+                    Probe::Exact(hit) => table.classifier().answer_known(hit).flatten(),
+                    Probe::Fields(h) => h,
+                    Probe::None => None,
+                };
+                let found = handle
                     .and_then(|h| table.pos_of_handle(h))
                     .and_then(|pos| Some((pos, &table.hot(pos)?.program)));
                 let Some((pos, program)) = found else {
@@ -816,25 +982,45 @@ impl Pipeline {
                     continue;
                 };
                 let c = &mut chains.0[i];
-                if let Some(port) = program.only_output {
-                    c.end = ChainEnd::Output {
-                        table: t,
-                        pos: pos as u32,
-                        port,
-                    };
-                    fast[i] = Some(Fast::Chain);
-                    *w = None;
-                    continue;
-                }
+                let pos = pos as u32;
+                // A step and a goto (checked first: the commonest on the
+                // way; no program has both a goto and one of the ends).
                 let Some((step, next)) = program.chain else {
+                    let end = if let Some(port) = program.only_output {
+                        Some(ChainEnd::Output {
+                            table: t,
+                            pos,
+                            port,
+                        })
+                    } else if program.drops() {
+                        Some(ChainEnd::Drop { table: t, pos })
+                    } else if let Some(g) = program.only_group() {
+                        // Taken if the group's one bucket for it is one
+                        // the template does.
+                        self.group_end(g, &wk.fields)
+                            .map(|(slot, bucket, act)| ChainEnd::Group {
+                                table: t,
+                                pos,
+                                slot,
+                                bucket,
+                                act,
+                            })
+                    } else {
+                        None
+                    };
+                    if let Some(end) = end {
+                        c.end = end;
+                        fast[i] = Some(Fast::Chain);
+                    }
                     *w = None;
                     continue;
                 };
+                let common = &mut wk.fields.common;
                 let ok = match step {
                     ChainStep::Nothing => true,
                     ChainStep::PopVlan if wk.tagged => {
                         wk.tagged = false;
-                        wk.common[at::VLAN_VID] = 0;
+                        common[at::VLAN_VID] = 0;
                         true
                     }
                     ChainStep::PopVlan => false,
@@ -846,8 +1032,8 @@ impl Pipeline {
                         };
                         match (a, nat_port(wk.udp, nat.port_field)) {
                             (Some(a), Some((_, p))) => {
-                                wk.common[a] = u64::from(nat.addr);
-                                wk.common[p] = u64::from(nat.port);
+                                common[a] = u64::from(nat.addr);
+                                common[p] = u64::from(nat.port);
                                 true
                             }
                             _ => false,
@@ -858,7 +1044,7 @@ impl Pipeline {
                     *w = None;
                     continue;
                 }
-                c.steps[usize::from(c.n)] = (t, pos as u32, step);
+                c.steps[usize::from(c.n)] = (t, pos, step);
                 c.n += 1;
                 wk.table = next;
             }
@@ -882,6 +1068,55 @@ impl Pipeline {
                 fast[i] = Some(Fast::Chain);
             }
         }
+    }
+
+    /// What group `g` does with a frame whose fields are `f` at the
+    /// group, when the chain template can do it: the group's slot, the
+    /// one bucket it takes (as `execute_group` chooses: by the flow hash
+    /// of those fields for SELECT, by liveness for FF), and that bucket's
+    /// one op, an output to a standard port or a backend's rewrite and
+    /// output (`BucketAct`). `None` for anything else.
+    fn group_end(&self, g: u32, f: &FrameFields) -> Option<(u32, u32, BucketAct)> {
+        let slot = self.groups.slot(g)?;
+        let group = self.groups.at(slot)?;
+        let c = &f.common;
+        let hash = || {
+            flow_hash_of(
+                [c[at::ETH_SRC], c[at::ETH_DST]],
+                c[at::ETH_TYPE] as u16,
+                c[at::IP_PROTO] as u8,
+                [c[at::IPV4_SRC] as u32, c[at::IPV4_DST] as u32],
+                None,
+                [c[at::TP_SRC] as u16, c[at::TP_DST] as u16],
+            )
+        };
+        let chosen = match group.fixed_choice(hash) {
+            Some(chosen) => chosen,
+            None => self.groups.select_buckets(group, hash, &self.ports),
+        };
+        if chosen.len() != 1 {
+            return None;
+        }
+        let act = match *group.bucket(chosen.start)? {
+            [Op::Output { port, .. }] if port < port_no::IN_PORT => BucketAct::Output { port },
+            [Op::SetIpv4EthDstOutput {
+                addr,
+                addr_field,
+                dst,
+                port,
+            }] if port < port_no::IN_PORT => BucketAct::Backend {
+                addr,
+                a_off: match addr_field {
+                    Field::Ipv4Src => 12,
+                    Field::Ipv4Dst => 16,
+                    _ => return None,
+                },
+                dst,
+                port,
+            },
+            _ => return None,
+        };
+        Some((slot as u32, chosen.start as u32, act))
     }
 
     /// Runs a packet the chain template classified (`c`) with the effect
@@ -948,6 +1183,41 @@ impl Pipeline {
                     count(t, hop.pos, len, now);
                 }
                 self.next_hop(pkt, &hop, in_port, out);
+            }
+            ChainEnd::Drop { table, pos } => {
+                if let Some(t) = tables.get_mut(usize::from(table)) {
+                    count(t, pos, pkt.len(), now);
+                }
+            }
+            ChainEnd::Group {
+                table,
+                pos,
+                slot,
+                bucket,
+                act,
+            } => {
+                let len = pkt.len();
+                if let Some(t) = tables.get_mut(usize::from(table)) {
+                    count(t, pos, len, now);
+                }
+                if let Some(g) = self.groups.at_mut(slot as usize) {
+                    let b = bucket as usize;
+                    g.count(&(b..b + 1), len);
+                }
+                let port = match act {
+                    BucketAct::Output { port } => port,
+                    BucketAct::Backend {
+                        addr,
+                        a_off,
+                        dst,
+                        port,
+                    } => {
+                        let data = pkt.data_mut();
+                        backend_at(data, l3, addr, usize::from(a_off), &dst);
+                        port
+                    }
+                };
+                self.send_standard(pkt, port, in_port, None, out);
             }
         }
     }

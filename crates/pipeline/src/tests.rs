@@ -2501,7 +2501,7 @@ mod route_props {
         )
     }
 
-    fn any_frame() -> impl Strategy<Value = FrameSpec> {
+    pub(super) fn any_frame() -> impl Strategy<Value = FrameSpec> {
         (
             0u8..6,
             0u8..4,
@@ -2804,12 +2804,25 @@ mod chain_props {
 
     /// (vid index or untagged, TPID kind, proto kind, source index,
     /// destination index, ttl, mutation, cut, UDP checksum)
-    type FrameSpec = (Option<u8>, u8, u8, u8, u8, u8, u8, u8, bool);
+    pub(super) type FrameSpec = (Option<u8>, u8, u8, u8, u8, u8, u8, u8, bool);
 
-    fn frame(&(vid, tpid, proto, src, dst, ttl, mutation, cut, cksum): &FrameSpec) -> Vec<u8> {
+    fn frame(spec: &FrameSpec) -> Vec<u8> {
+        let (src, dst) = (spec.3, spec.4);
+        let src = SRCS[usize::from(src) % SRCS.len()];
+        frame_of(spec, src, DSTS[usize::from(dst) % DSTS.len()], 53)
+    }
+
+    /// The frame of `spec` from `src` to `dst` and UDP or TCP port
+    /// `dport` (the spec's source and destination indexes unused).
+    pub(super) fn frame_of(
+        &(vid, tpid, proto, _, _, ttl, mutation, cut, cksum): &FrameSpec,
+        src: [u8; 4],
+        dst: [u8; 4],
+        dport: u16,
+    ) -> Vec<u8> {
         let ttl = [1, 2, 64][usize::from(ttl % 3)];
-        let mut f = udp_frame(DSTS[usize::from(dst) % DSTS.len()], 53, ttl);
-        f[26..30].copy_from_slice(&SRCS[usize::from(src) % SRCS.len()]);
+        let mut f = udp_frame(dst, dport, ttl);
+        f[26..30].copy_from_slice(&src);
         match proto % 4 {
             // TCP: a 20-byte header (data offset 5) after the ports.
             1 => {
@@ -2857,7 +2870,7 @@ mod chain_props {
         f
     }
 
-    fn any_frame() -> impl Strategy<Value = FrameSpec> {
+    pub(super) fn any_frame() -> impl Strategy<Value = FrameSpec> {
         (
             proptest::option::weighted(0.8, 0u8..3),
             0u8..8,
@@ -2954,6 +2967,317 @@ mod chain_props {
             p.classify_chain_chunk(&bufs, 1, &mut chains, &mut fast);
             assert_eq!(fast[0].is_some(), taken, "{spec:?}");
         }
+    }
+}
+
+/// The chain template through tables without an exact index, ending in
+/// a drop or a group (a load balancer behind an ACL, HARMLESS's
+/// `lb_acl`) gives exactly what `Pipeline::process` gives, packet by
+/// packet (`route_props::batches_equal_process`).
+mod balancer_props {
+    use super::*;
+    use chain_props::{any_frame, frame_of, FrameSpec};
+    use proptest::prelude::*;
+
+    const VIPS: [[u8; 4]; 2] = [[172, 16, 0, 1], [172, 16, 0, 2]];
+    /// Sources: inside the allow blocks (10.1.2.0/24 and around), the
+    /// denied host, and outside every block.
+    const SRCS: [[u8; 4]; 5] = [
+        [10, 1, 2, 1],
+        [10, 1, 2, 13],
+        [10, 1, 3, 1],
+        [10, 2, 0, 1],
+        [11, 0, 0, 1],
+    ];
+    const DENIED: [u8; 4] = [10, 1, 2, 13];
+    const MAC: [u8; 6] = [2, 0, 0, 0, 0, 0xb];
+
+    /// A bucket's actions by kind: 0-1 a backend (destination or source
+    /// address), 2 a plain output, then what the template leaves.
+    fn bucket_actions(kind: u8, k: u32) -> Vec<Action> {
+        let set = Action::SetField;
+        let addr = Ipv4Addr::new(10, 200, 0, k as u8);
+        match kind {
+            0 => vec![
+                set(OxmField::Ipv4Dst(addr, None)),
+                set(OxmField::EthDst(MAC, None)),
+                out(k),
+            ],
+            1 => vec![
+                set(OxmField::Ipv4Src(addr, None)),
+                set(OxmField::EthDst(MAC, None)),
+                out(k),
+            ],
+            2 => vec![out(k)],
+            3 => vec![set(OxmField::EthDst(MAC, None)), out(k)],
+            4 => vec![out(port_no::IN_PORT)],
+            5 => vec![Action::DecNwTtl, out(k)],
+            _ => vec![out(port_no::CONTROLLER)],
+        }
+    }
+
+    /// (group type, buckets as (kind, port, weight))
+    type GroupSpec = (u8, Vec<(u8, u32, u16)>);
+
+    fn any_group() -> impl Strategy<Value = GroupSpec> {
+        (
+            prop_oneof![2 => Just(2u8), 1 => Just(3u8), 1 => 0u8..4],
+            proptest::collection::vec(
+                (prop_oneof![4 => 0u8..3, 1 => 3u8..7], 1u32..6, 0u16..3),
+                1..5,
+            ),
+        )
+    }
+
+    fn group_mod_of(id: u32, (ty, buckets): &GroupSpec) -> GroupMod {
+        let ty = [
+            group_type::INDIRECT,
+            group_type::ALL,
+            group_type::SELECT,
+            group_type::FF,
+        ][usize::from(*ty)];
+        let n = if ty == group_type::INDIRECT { 1 } else { 4 };
+        let buckets = buckets
+            .iter()
+            .take(n)
+            .map(|&(kind, k, w)| Bucket {
+                weight: if ty == group_type::SELECT { w } else { 0 },
+                watch_port: if ty == group_type::FF {
+                    k
+                } else {
+                    port_no::ANY
+                },
+                ..bucket(bucket_actions(kind, k))
+            })
+            .collect();
+        gmod(gcmd::ADD, ty, id, buckets)
+    }
+
+    /// An ACL entry's program by kind: 0-2 allow (goto the VIP table),
+    /// 3 drop, 4 an empty apply-actions (drop too), then what the template
+    /// cannot take (a controller output, a write-actions, an output with
+    /// a set-field: any of these turns the lookup by fields off).
+    fn acl_program(kind: u8) -> Vec<Instruction> {
+        match kind {
+            0..=2 => vec![Instruction::GotoTable(1)],
+            3 => vec![],
+            4 => vec![apply(vec![])],
+            5 => vec![apply(vec![out(port_no::CONTROLLER)])],
+            6 => vec![Instruction::WriteActions(vec![out(2)])],
+            _ => vec![apply(vec![Action::DecNwTtl, out(2)])],
+        }
+    }
+
+    /// A VIP entry's program by kind: 0-3 its group, 4 an output, 5 a
+    /// drop, 6 a goto to table 2 (which outputs), else the controller.
+    fn vip_program(kind: u8, v: u8) -> Vec<Instruction> {
+        match kind {
+            0..=3 => vec![apply(vec![Action::Group(u32::from(v % 4) + 1)])],
+            4 => vec![apply(vec![out(u32::from(v % 4) + 1)])],
+            5 => vec![],
+            6 => vec![Instruction::GotoTable(2)],
+            _ => vec![apply(vec![out(port_no::CONTROLLER)])],
+        }
+    }
+
+    /// (source index, prefix length, VIP index, TCP or UDP, priority,
+    /// program kind)
+    type AclSpec = (u8, u8, u8, bool, u16, u8);
+    /// (VIP index, extra field (0 none, 1 TCP port 80, 2 UDP port 53),
+    /// priority, program kind, v)
+    type VipSpec = (u8, u8, u16, u8, u8);
+
+    fn ipv4_prefix(a: [u8; 4], len: u8) -> OxmField {
+        let len = u32::from(len.min(32));
+        let mask = u32::MAX.checked_shl(32 - len).unwrap_or(0);
+        let v = u32::from_be_bytes(a) & mask;
+        let m = (len < 32).then(|| Ipv4Addr::from(mask));
+        OxmField::Ipv4Src(Ipv4Addr::from(v), m)
+    }
+
+    /// A balancer: with `base`, allow rules for 10.1.0.0/16 and
+    /// 10.1.2.0/24 to both VIPs (TCP and UDP), deny rules for the denied
+    /// host's TCP and UDP port 22, the VIP table to groups 1 and 2; then
+    /// the specs' entries on top, a match-everything entry now and then
+    /// (`miss`: table, priority, kind), and a rule on `in_phy_port`
+    /// (`phy`: outside what the template reads of a frame).
+    fn balancer(
+        base: bool,
+        groups: &[GroupSpec],
+        acl: &[AclSpec],
+        vips: &[VipSpec],
+        miss: Option<(u8, u16, u8)>,
+        phy: bool,
+        down: u32,
+    ) -> Pipeline {
+        let mut p = pipeline(4);
+        // A port that cannot forward, or is down (a fast-failover
+        // group's watch then picks another bucket).
+        if let Some(port) = p.ports.get_mut(down) {
+            port.config |= if down.is_multiple_of(2) {
+                config::PORT_DOWN
+            } else {
+                config::NO_FWD
+            };
+        }
+        for (i, g) in groups.iter().enumerate() {
+            let _ = p.group_mod(&group_mod_of(i as u32 + 1, g), 0);
+        }
+        let mut add = |t: u8, prio: u16, m: Vec<OxmField>, insts: Vec<Instruction>, c: u64| {
+            let mut f = fm(cmd::ADD, t, prio, m, insts);
+            f.cookie = c;
+            let _ = p.flow_mod(&f, 0);
+        };
+        let l4 = |tcp: bool, port: Option<u16>| -> Vec<OxmField> {
+            let mut m = vec![OxmField::IpProto(if tcp { 6 } else { 17 })];
+            match (tcp, port) {
+                (true, Some(p)) => m.push(OxmField::TcpDst(p)),
+                (false, Some(p)) => m.push(OxmField::UdpDst(p)),
+                _ => {}
+            }
+            m
+        };
+        if base {
+            for vip in VIPS {
+                for tcp in [true, false] {
+                    for len in [16, 24] {
+                        let mut m = vec![OxmField::EthType(0x0800)];
+                        m.extend(l4(tcp, None));
+                        m.push(ipv4_prefix(SRCS[0], len));
+                        m.push(OxmField::Ipv4Dst(Ipv4Addr::from(vip), None));
+                        add(0, 100, m, vec![Instruction::GotoTable(1)], 500);
+                    }
+                    let mut m = vec![OxmField::EthType(0x0800)];
+                    m.extend(l4(tcp, Some(22)));
+                    m.push(OxmField::Ipv4Src(Ipv4Addr::from(DENIED), None));
+                    m.push(OxmField::Ipv4Dst(Ipv4Addr::from(vip), None));
+                    add(0, 200, m, vec![], 501);
+                }
+            }
+            for (v, vip) in VIPS.iter().enumerate() {
+                let m = vec![
+                    OxmField::EthType(0x0800),
+                    OxmField::Ipv4Dst(Ipv4Addr::from(*vip), None),
+                ];
+                add(1, 100, m, vip_program(0, v as u8), 502);
+            }
+            add(2, 0, vec![], vec![apply(vec![out(3)])], 503);
+        }
+        for (i, &(src, len, vip, tcp, prio, kind)) in acl.iter().enumerate() {
+            let mut m = vec![OxmField::EthType(0x0800)];
+            m.extend(l4(tcp, (kind == 3).then_some(22)));
+            m.push(ipv4_prefix(SRCS[usize::from(src) % SRCS.len()], len));
+            m.push(OxmField::Ipv4Dst(
+                Ipv4Addr::from(VIPS[usize::from(vip) % VIPS.len()]),
+                None,
+            ));
+            add(0, prio, m, acl_program(kind), i as u64);
+        }
+        for (i, &(vip, extra, prio, kind, v)) in vips.iter().enumerate() {
+            let mut m = vec![OxmField::EthType(0x0800)];
+            match extra % 3 {
+                1 => m.extend(l4(true, Some(80))),
+                2 => m.extend(l4(false, Some(53))),
+                _ => {}
+            }
+            m.push(OxmField::Ipv4Dst(
+                Ipv4Addr::from(VIPS[usize::from(vip) % VIPS.len()]),
+                None,
+            ));
+            add(1, prio, m, vip_program(kind, v), 100 + i as u64);
+        }
+        if let Some((t, prio, kind)) = miss {
+            let insts = match t % 2 {
+                0 => acl_program(kind),
+                _ => vip_program(kind, 1),
+            };
+            add(t % 2, prio, vec![], insts, 300);
+        }
+        if phy {
+            let m = vec![OxmField::InPhyPort(1), OxmField::InPort(1)];
+            add(0, 5, m, vec![Instruction::GotoTable(1)], 400);
+        }
+        p
+    }
+
+    /// A frame of `spec` from source `src` to VIP `vip` (or elsewhere),
+    /// to port 22, 53 or 80.
+    fn frame(spec: &FrameSpec, src: u8, vip: u8, dport: u8) -> Vec<u8> {
+        let dst = VIPS
+            .get(usize::from(vip))
+            .copied()
+            .unwrap_or([192, 0, 2, 1]);
+        let dport = [22, 53, 80][usize::from(dport % 3)];
+        frame_of(spec, SRCS[usize::from(src) % SRCS.len()], dst, dport)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1024))]
+        #[test]
+        fn balancer_template_equals_process(
+            groups in proptest::collection::vec(any_group(), 4),
+            acl in proptest::collection::vec(
+                (0u8..5, prop_oneof![8u8..=32, Just(32u8)], 0u8..2, any::<bool>(),
+                 prop_oneof![Just(100u16), Just(200u16), 1u16..300],
+                 prop_oneof![8 => 0u8..5, 1 => 5u8..8]),
+                0..6,
+            ),
+            vips in proptest::collection::vec(
+                (0u8..2, 0u8..3, prop_oneof![Just(100u16), 1u16..200],
+                 prop_oneof![8 => 0u8..7, 1 => Just(7u8)], any::<u8>()),
+                0..4,
+            ),
+            miss in proptest::option::weighted(
+                0.2,
+                (0u8..2, prop_oneof![Just(0u16), Just(100u16), 1u16..200], 0u8..8),
+            ),
+            (base, phy) in (proptest::bool::weighted(0.8), proptest::bool::weighted(0.05)),
+            frames in proptest::collection::vec(
+                (any_frame(), 0u8..5, prop_oneof![6 => 0u8..2, 1 => Just(2u8)], 0u8..3),
+                1..70,
+            ),
+            in_port in 1u32..3,
+            down in 0u32..6,
+        ) {
+            let p = balancer(base, &groups, &acl, &vips, miss, phy, down);
+            let frames: Vec<Vec<u8>> = frames
+                .iter()
+                .map(|(spec, src, vip, dport)| frame(spec, *src, *vip, *dport))
+                .collect();
+            route_props::batches_equal_process(p, &frames, in_port)?;
+        }
+    }
+
+    /// The template serves a balancer (so the property above tests it):
+    /// an allowed TCP or UDP frame goes through the ACL (a trie and a
+    /// subtable: no exact index) to its VIP's group and a backend, a
+    /// denied one is dropped, an ICMP one is left; a controller output
+    /// in the ACL turns the lookup by fields off.
+    #[test]
+    fn chain_template_serves_a_balancer() {
+        let groups: Vec<GroupSpec> = vec![(2, vec![(0, 2, 1), (0, 3, 1), (1, 4, 2)]); 4];
+        let mut p = balancer(true, &groups, &[], &[], None, false, 0);
+        assert!(p.tables()[0].classifier().exact_index().is_none());
+        assert!(crate::template::chain_serves(p.tables(), p.parse_layer()));
+        let mut chains = crate::template::Chains::default();
+        let spec = |proto: u8| (None, 1, proto, 0, 0, 2, 255, 255, false);
+        let cases = [
+            (frame(&spec(1), 0, 0, 2), true),
+            (frame(&spec(0), 2, 1, 1), true),
+            (frame(&spec(1), 1, 0, 0), true),
+            (frame(&spec(1), 4, 0, 2), false),
+            (frame(&spec(2), 0, 0, 2), false),
+        ];
+        for (f, taken) in &cases {
+            let bufs = [PacketBuf::from_slice(f)];
+            let mut fast = [None];
+            p.classify_chain_chunk(&bufs, 1, &mut chains, &mut fast);
+            assert_eq!(fast[0].is_some(), *taken, "{f:?}");
+        }
+        let m = vec![OxmField::EthType(0x0800), OxmField::IpProto(1)];
+        let insts = vec![apply(vec![out(port_no::CONTROLLER)])];
+        p.flow_mod(&fm(cmd::ADD, 0, 1, m, insts), 0).unwrap();
+        assert!(!crate::template::chain_serves(p.tables(), p.parse_layer()));
     }
 }
 

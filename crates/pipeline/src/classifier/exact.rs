@@ -79,7 +79,8 @@ enum Reader {
 }
 
 impl Reader {
-    fn of(f: Field) -> Reader {
+    #[inline]
+    const fn of(f: Field) -> Reader {
         use Field::*;
         match f {
             InPort => Reader::InPort,
@@ -100,7 +101,8 @@ impl Reader {
 
 impl Reader {
     /// Position in `common`'s array (`None` for `Other`).
-    fn at(self) -> Option<u8> {
+    #[inline]
+    const fn at(self) -> Option<u8> {
         let i = match self {
             Reader::InPort => at::IN_PORT,
             Reader::Metadata => at::METADATA,
@@ -118,6 +120,30 @@ impl Reader {
         Some(i as u8)
     }
 }
+
+/// The position in [`Common`] of field `f`'s value, `None` for a field
+/// that is not one of its (one read of a table made from `Reader::at`).
+#[inline(always)]
+pub(crate) fn common_at(f: Field) -> Option<usize> {
+    let at = COMMON_AT.get(f as usize).copied().unwrap_or(NOT_COMMON);
+    (at != NOT_COMMON).then_some(usize::from(at))
+}
+
+/// `COMMON_AT`'s entry for a field that is not one of `Common`'s.
+const NOT_COMMON: u8 = u8::MAX;
+
+/// `Reader::of(f).at()` by field number (`common_at`).
+const COMMON_AT: [u8; Field::ALL.len()] = {
+    let mut t = [NOT_COMMON; Field::ALL.len()];
+    let mut i = 0;
+    while i < t.len() {
+        if let Some(at) = Reader::of(Field::ALL[i]).at() {
+            t[i] = at;
+        }
+        i += 1;
+    }
+    t
+};
 
 /// The last `Reader::at` of a field an untagged Ethernet frame's header
 /// gives at table 0 (`Exact::ethernet`): in_port, metadata, the MACs,

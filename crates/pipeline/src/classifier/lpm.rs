@@ -87,11 +87,11 @@
 //! child, and the context (with its direct table) when its root is empty.
 
 use super::exact::Exact;
+use super::fields::Fields;
 use super::{Rank, Ref, Same, Shape};
 use crate::batch::CHUNK;
-use crate::matcher::key_bits;
 use hashbrown::{DefaultHashBuilder, HashTable};
-use packet::{Field, FieldSet, FlowKey};
+use packet::{Field, FieldSet};
 use std::hash::{BuildHasher, Hasher};
 
 const NIL: u32 = u32::MAX;
@@ -452,23 +452,6 @@ fn nibble(v: u128, d: u32) -> usize {
     }
 }
 
-/// `key_bits` for the fields tries are usually made of, inlined (a
-/// context check reads one or a few fields per packet; the general
-/// `key_bits` is a call).
-#[inline(always)]
-fn bits(key: &FlowKey, f: Field) -> u128 {
-    match f {
-        Field::EthType => key.eth_type.into(),
-        Field::InPort => key.in_port.into(),
-        Field::IpProto => key.ip_proto.into(),
-        Field::Ipv4Dst => key.ipv4_dst.into(),
-        Field::Ipv4Src => key.ipv4_src.into(),
-        Field::Ipv6Dst => key.ipv6_dst,
-        Field::Ipv6Src => key.ipv6_src,
-        _ => key_bits(key, f),
-    }
-}
-
 /// The best entry of list `l` (`Ref::NONE` for `NIL` or a freed list).
 fn list_best(lists: &[Option<Same>], l: u32) -> Ref {
     match lists.get(l as usize) {
@@ -594,8 +577,8 @@ impl Lpm {
     /// The start of the packet's context by `scan` (`None`: no such
     /// context, or no scan list).
     #[inline]
-    fn scan_start(&self, key: &FlowKey) -> Option<Start> {
-        let packed = self.packer.as_ref()?.pack_key(key)?;
+    fn scan_start<K: Fields>(&self, key: &K) -> Option<Start> {
+        let packed = key.pack(self.packer.as_ref()?)?;
         self.scan
             .iter()
             .find(|(k, _)| *k == packed)
@@ -897,7 +880,7 @@ impl Lpm {
     /// The best entry matching `key` (`Ref::NONE` if none), see the module
     /// comment.
     #[inline]
-    pub fn lookup(&self, key: &FlowKey) -> Ref {
+    pub fn lookup<K: Fields>(&self, key: &K) -> Ref {
         match self.begin(key) {
             Walk::Done(r) => r,
             Walk::From { start, v } => {
@@ -919,7 +902,7 @@ impl Lpm {
     /// The walks advance one level at a time across all keys
     /// (`walk_many`), so the node reads of different keys, which do not
     /// depend on one another, overlap in memory.
-    pub fn lookup_many(&self, keys: &[FlowKey], at: &[u8], out: &mut [Ref]) {
+    pub fn lookup_many<K: Fields>(&self, keys: &[K], at: &[u8], out: &mut [Ref]) {
         let mut node = [NIL; CHUNK];
         let mut val = [0u128; CHUNK];
         let n = at.len().min(CHUNK).min(out.len());
@@ -1024,16 +1007,17 @@ impl Lpm {
     /// The context part of a lookup: where the packet's walk starts and
     /// its value of F, or the answer when no walk is needed.
     #[inline]
-    fn begin(&self, key: &FlowKey) -> Walk {
+    fn begin<K: Fields>(&self, key: &K) -> Walk {
         let form = &self.form;
-        if !key.present.contains_all(form.required) {
+        let present = key.present();
+        if !present.contains_all(form.required) {
             return Walk::Done(Ref::NONE);
         }
         let same = |values: &[u128]| {
             values
                 .iter()
                 .zip(form.context.iter())
-                .all(|(v, (f, m))| bits(key, *f) & m == *v)
+                .all(|(v, (f, m))| key.bits_inline(*f) & m == *v)
         };
         let start = match &self.sole {
             // A packed key against a few packed contexts (one included:
@@ -1047,7 +1031,7 @@ impl Lpm {
             None => {
                 let mut h = self.hasher.build_hasher();
                 for (f, m) in form.context.iter() {
-                    h.write_u128(bits(key, *f) & m);
+                    h.write_u128(key.bits_inline(*f) & m);
                 }
                 match self.contexts.find(h.finish(), |c| same(&c.values)) {
                     Some(c) => c.start,
@@ -1055,7 +1039,7 @@ impl Lpm {
                 }
             }
         };
-        if !key.present.contains(form.field) {
+        if !present.contains(form.field) {
             let r = self
                 .cold
                 .get(start.root as usize)
@@ -1064,7 +1048,7 @@ impl Lpm {
         }
         Walk::From {
             start,
-            v: bits(key, form.field) << (128 - form.width),
+            v: key.bits_inline(form.field) << (128 - form.width),
         }
     }
 

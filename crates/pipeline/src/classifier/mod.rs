@@ -169,6 +169,7 @@
 //! of shapes, not of entries).
 
 pub mod exact;
+pub mod fields;
 pub mod linear;
 pub mod lpm;
 pub mod tss;
@@ -178,6 +179,7 @@ mod tests;
 
 use crate::matcher::CompiledMatch;
 pub use exact::{Exact, Hit};
+use fields::Fields;
 use linear::Linear;
 use lpm::{Lpm, LpmForm};
 use packet::{Field, FieldSet, FlowKey};
@@ -611,12 +613,40 @@ impl Auto {
                 }
                 return;
             }
-            (Kind::Lpm, _, Some(lpm), _) => {
-                lpm.lookup_many(keys, &at[..n], &mut best[..n]);
-                self.tss.lookup_many(keys, &at[..n], &mut best[..n], true);
-            }
-            _ => self.tss.lookup_many(keys, &at[..n], &mut best[..n], false),
+            _ => self.lookup_trie_tss_many(keys, &at[..n], &mut best[..n]),
         }
+        for (o, b) in out[..n].iter_mut().zip(&best[..n]) {
+            *o = b.some().map(|r| r.handle);
+        }
+    }
+
+    /// `lookup_many` through the trie (when the kind is `lpm`) and the
+    /// tuple space: `best[j]` for `keys[at[j]]`.
+    #[inline(always)]
+    fn lookup_trie_tss_many<K: Fields>(&self, keys: &[K], at: &[u8], best: &mut [Ref]) {
+        match (self.kind, &self.lpm) {
+            (Kind::Lpm, Some(lpm)) => {
+                lpm.lookup_many(keys, at, best);
+                self.tss.lookup_many(keys, at, best, true);
+            }
+            _ => self.tss.lookup_many(keys, at, best, false),
+        }
+    }
+
+    /// `lookup_many` for packets whose fields come from elsewhere than a
+    /// `FlowKey` (the chain template's `FrameFields`), whatever the kind:
+    /// through the trie and the tuple space, which hold every entry (a
+    /// linear list's and an exact index's too). `out[j]` for
+    /// `keys[at[j]]`, at most `crate::batch::CHUNK`.
+    pub(crate) fn lookup_fields_many<K: Fields>(
+        &self,
+        keys: &[K],
+        at: &[u8],
+        out: &mut [Option<u32>],
+    ) {
+        let mut best = [Ref::NONE; crate::batch::CHUNK];
+        let n = at.len().min(out.len()).min(best.len());
+        self.lookup_trie_tss_many(keys, &at[..n], &mut best[..n]);
         for (o, b) in out[..n].iter_mut().zip(&best[..n]) {
             *o = b.some().map(|r| r.handle);
         }

@@ -43,8 +43,9 @@
 //! a fixed array on the stack (at most `UNION_MAX` fields; bigger unions
 //! read the key per probe).
 
+use super::fields::Fields;
 use super::{Ref, Same, Shape};
-use crate::matcher::{key_bits, CompiledMatch, FieldMatch};
+use crate::matcher::{CompiledMatch, FieldMatch};
 use hashbrown::{DefaultHashBuilder, HashTable};
 use packet::{Field, FieldSet, FlowKey};
 use smallvec::SmallVec;
@@ -161,8 +162,8 @@ impl Subtable {
 
     /// The best entry of the bucket the packet falls in.
     #[inline]
-    fn probe(&self, hasher: &DefaultHashBuilder, key: &FlowKey) -> Option<Ref> {
-        if !key.present.contains_all(self.required) {
+    fn probe<K: Fields>(&self, hasher: &DefaultHashBuilder, key: &K) -> Option<Ref> {
+        if !key.present().contains_all(self.required) {
             return None;
         }
         self.buckets
@@ -172,10 +173,10 @@ impl Subtable {
 
     /// The hash of the packet's masked values of this shape.
     #[inline]
-    fn key_hash(&self, hasher: &DefaultHashBuilder, key: &FlowKey) -> u64 {
+    fn key_hash<K: Fields>(&self, hasher: &DefaultHashBuilder, key: &K) -> u64 {
         let mut h = hasher.build_hasher();
         for (f, m) in self.shape.iter() {
-            h.write_u128(key_bits(key, *f) & m);
+            h.write_u128(key.bits(*f) & m);
         }
         h.finish()
     }
@@ -184,20 +185,20 @@ impl Subtable {
     /// key is only built here, for a candidate bucket: a probe that
     /// misses costs the hash alone.
     #[inline]
-    fn holds(&self, b: &Bucket, key: &FlowKey) -> bool {
+    fn holds<K: Fields>(&self, b: &Bucket, key: &K) -> bool {
         match (&b.wide, &self.spans) {
             (None, Some(spans)) => {
                 let packed = self
                     .shape
                     .iter()
                     .zip(spans.iter())
-                    .fold(0, |k, ((f, _), s)| k | s.put(key_bits(key, *f)));
+                    .fold(0, |k, ((f, _), s)| k | s.put(key.bits(*f)));
                 b.key == packed
             }
             (Some(values), _) => values
                 .iter()
                 .zip(self.shape.iter())
-                .all(|(v, (f, m))| key_bits(key, *f) & m == *v),
+                .all(|(v, (f, m))| key.bits(*f) & m == *v),
             (None, None) => false,
         }
     }
@@ -607,7 +608,7 @@ impl Tss {
     /// the subtables an LPM trie stands for if `skip_lpm` (the caller
     /// looked those up in the trie and passes the result as `start`).
     #[inline]
-    pub fn lookup_with(&self, key: &FlowKey, start: Ref, skip_lpm: bool) -> Ref {
+    pub fn lookup_with<K: Fields>(&self, key: &K, start: Ref, skip_lpm: bool) -> Ref {
         let mut best = start.better(self.lookup_any());
         let order = if skip_lpm {
             &self.order_odd
@@ -617,9 +618,10 @@ impl Tss {
         if order.len() > 1 && self.union.len() <= UNION_MAX {
             // Several probes: read the packet's fields once.
             let mut vals = [0u128; UNION_MAX];
+            let present = key.present();
             for (v, f) in vals.iter_mut().zip(&self.union) {
-                if key.present.contains(*f) {
-                    *v = key_bits(key, *f);
+                if present.contains(*f) {
+                    *v = key.bits(*f);
                 }
             }
             for o in order {
@@ -627,7 +629,7 @@ impl Tss {
                     break;
                 }
                 let Some(sub) = self.sub(o.sub) else { continue };
-                if let Some(r) = sub.probe_vals(&self.hasher, key.present, &vals) {
+                if let Some(r) = sub.probe_vals(&self.hasher, present, &vals) {
                     best = best.better(r);
                 }
             }
@@ -659,7 +661,7 @@ impl Tss {
     /// depend on another key's, so the CPU has the misses of all keys in
     /// flight at once and the probes hit. (Fetching ahead without
     /// prefetch instructions: there is no `unsafe` here.)
-    pub fn lookup_many(&self, keys: &[FlowKey], at: &[u8], best: &mut [Ref], skip_lpm: bool) {
+    pub fn lookup_many<K: Fields>(&self, keys: &[K], at: &[u8], best: &mut [Ref], skip_lpm: bool) {
         const N: usize = crate::batch::CHUNK;
         let n = at.len().min(best.len()).min(N);
         // The keys by their place in `at` (`None` past the end of `keys`:
@@ -682,7 +684,7 @@ impl Tss {
             let mut todo = false;
             for i in 0..n {
                 let Some(k) = key(i) else { continue };
-                if o.max >= best[i].rank.priority() && k.present.contains_all(sub.required) {
+                if o.max >= best[i].rank.priority() && k.present().contains_all(sub.required) {
                     hash[i] = Some(sub.key_hash(&self.hasher, k));
                     todo = true;
                 }

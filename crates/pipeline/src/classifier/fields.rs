@@ -1,0 +1,96 @@
+//! Where a lookup reads a packet's fields ([`Fields`]).
+//!
+//! The general path looks packets up by their parsed `FlowKey`. The chain
+//! template (`crate::template`) never builds one: it reads the fields it
+//! knows straight from the frame into an array (`FrameFields`, the
+//! exact index's `Common` values plus the set of fields the frame has),
+//! and looks tables up with that. The trie and the tuple space are
+//! written once, generic over this trait, so both sources get the same
+//! probes, hashes and answers (a lookup reads nothing of a packet but
+//! presence bits and field values).
+
+use super::exact::{common_at, Common, Exact, COMMON};
+use crate::matcher::key_bits;
+use packet::{Field, FieldSet, FlowKey};
+
+/// A packet's fields as the lookup structures read them.
+pub trait Fields {
+    /// The fields the packet has.
+    fn present(&self) -> FieldSet;
+    /// The value of field `f`, right-aligned as `key_bits` gives it (0
+    /// when the packet lacks it; lookups check `present` first).
+    fn bits(&self, f: Field) -> u128;
+    /// `bits`, inlined for the fields a trie's context and prefix usually
+    /// are (a call otherwise).
+    #[inline(always)]
+    fn bits_inline(&self, f: Field) -> u128 {
+        self.bits(f)
+    }
+    /// The packed key of `ex`'s shape (`Exact::pack_key`), `None` when
+    /// the packet lacks one of its fields.
+    fn pack(&self, ex: &Exact) -> Option<u64>;
+}
+
+impl Fields for FlowKey {
+    #[inline(always)]
+    fn present(&self) -> FieldSet {
+        self.present
+    }
+
+    #[inline(always)]
+    fn bits(&self, f: Field) -> u128 {
+        key_bits(self, f)
+    }
+
+    #[inline(always)]
+    fn bits_inline(&self, f: Field) -> u128 {
+        match f {
+            Field::EthType => self.eth_type.into(),
+            Field::InPort => self.in_port.into(),
+            Field::IpProto => self.ip_proto.into(),
+            Field::Ipv4Dst => self.ipv4_dst.into(),
+            Field::Ipv4Src => self.ipv4_src.into(),
+            Field::Ipv6Dst => self.ipv6_dst,
+            Field::Ipv6Src => self.ipv6_src,
+            _ => key_bits(self, f),
+        }
+    }
+
+    #[inline(always)]
+    fn pack(&self, ex: &Exact) -> Option<u64> {
+        ex.pack_key(self)
+    }
+}
+
+/// The fields of a frame as the chain template reads them: the values a
+/// key would have of the exact index's common fields, and which of them
+/// the frame has. Only tables whose every field is in `have`'s universe
+/// (the template checks `Auto::match_fields`) may be looked up with it:
+/// any other field reads as absent.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FrameFields {
+    pub common: Common,
+    pub have: FieldSet,
+}
+
+impl Fields for FrameFields {
+    #[inline(always)]
+    fn present(&self) -> FieldSet {
+        self.have
+    }
+
+    #[inline(always)]
+    fn bits(&self, f: Field) -> u128 {
+        // (`common_at` is below `COMMON`, a power of two: the mask only
+        // spares a bounds check.)
+        common_at(f).map_or(0, |i| u128::from(self.common[i & (COMMON - 1)]))
+    }
+
+    #[inline(always)]
+    fn pack(&self, ex: &Exact) -> Option<u64> {
+        if !self.have.contains_all(ex.required()) {
+            return None;
+        }
+        ex.pack_common(&self.common)
+    }
+}
