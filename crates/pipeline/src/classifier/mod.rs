@@ -158,7 +158,11 @@
 //!   a packet that misses the high-priority subtables pays the whole list,
 //!   which is the bound to plan for. The hash is keyed with a random seed
 //!   per table, so crafted packets cannot aim at long probe sequences
-//!   either (and buckets hold only controller-installed entries).
+//!   either (and buckets hold only controller-installed entries). A
+//!   subtable of at least 8 buckets with an exact field of 16 bits or
+//!   more keeps a filter (`tss` module comment): most probes that cannot
+//!   match cost one bit read instead of the hash of every field; a packet
+//!   made to hit a set bit pays the probe as without it.
 //!
 //! Control plane: insert/remove are O(shape length + log n) for the tuple
 //! space and the priority order, plus O(width/4) trie nodes in `lpm` form
