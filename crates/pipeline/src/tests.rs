@@ -2102,16 +2102,26 @@ mod group_exec_props {
     }
 
     pub(super) fn group_mod_of(id: u32, spec: &GroupSpec) -> GroupMod {
-        let (ty, buckets) = spec;
+        // Groups chain only to groups made before them (no loops).
+        let chain = (id > 1).then(|| id - 1);
+        group_mod_with(id, spec, 3, |kind, k| bucket_actions(kind, k, chain))
+    }
+
+    /// The group-mod adding group `id` of `spec` (at most `n` buckets; one
+    /// for INDIRECT), each bucket's actions by `actions(kind, port)`.
+    pub(super) fn group_mod_with(
+        id: u32,
+        (ty, buckets): &GroupSpec,
+        n: usize,
+        actions: impl Fn(u8, u32) -> Vec<Action>,
+    ) -> GroupMod {
         let ty = [
             group_type::INDIRECT,
             group_type::ALL,
             group_type::SELECT,
             group_type::FF,
         ][usize::from(*ty)];
-        let n = if ty == group_type::INDIRECT { 1 } else { 3 };
-        // Groups chain only to groups made before them (no loops).
-        let chain = (id > 1).then(|| id - 1);
+        let n = if ty == group_type::INDIRECT { 1 } else { n };
         let buckets = buckets
             .iter()
             .take(n)
@@ -2122,7 +2132,7 @@ mod group_exec_props {
                 } else {
                     port_no::ANY
                 },
-                ..bucket(bucket_actions(kind, k, chain))
+                ..bucket(actions(kind, k))
             })
             .collect();
         gmod(gcmd::ADD, ty, id, buckets)
@@ -2404,6 +2414,28 @@ mod route_props {
         Ok(())
     }
 
+    /// A pipeline of four ports, port `down` (if any) down (even) or
+    /// unable to forward (odd), with groups 1, 2, ... of `groups` made by
+    /// `group_mod`.
+    pub(super) fn with_groups(
+        groups: &[GroupSpec],
+        down: u32,
+        group_mod: impl Fn(u32, &GroupSpec) -> GroupMod,
+    ) -> Pipeline {
+        let mut p = pipeline(4);
+        if let Some(port) = p.ports.get_mut(down) {
+            port.config |= if down.is_multiple_of(2) {
+                config::PORT_DOWN
+            } else {
+                config::NO_FWD
+            };
+        }
+        for (i, g) in groups.iter().enumerate() {
+            let _ = p.group_mod(&group_mod(i as u32 + 1, g), 0);
+        }
+        p
+    }
+
     /// A router: groups 1..=4 from `groups`, table 0 dispatching by port
     /// to routing table 1 (`dispatch`; else table 0 routes), the routes,
     /// and now and then what turns the template off: a table-0 rule on
@@ -2421,18 +2453,8 @@ mod route_props {
         down: u32,
         frag_drop: bool,
     ) -> Pipeline {
-        let mut p = pipeline(4);
+        let mut p = with_groups(groups, down, group_mod_of);
         p.config.frag_drop = frag_drop;
-        if let Some(port) = p.ports.get_mut(down) {
-            port.config |= if down.is_multiple_of(2) {
-                config::PORT_DOWN
-            } else {
-                config::NO_FWD
-            };
-        }
-        for (i, g) in groups.iter().enumerate() {
-            let _ = p.group_mod(&group_mod_of(i as u32 + 1, g), 0);
-        }
         let rt = match dispatch {
             None => 0,
             Some(kind) => {
@@ -2977,6 +2999,7 @@ mod chain_props {
 mod balancer_props {
     use super::*;
     use chain_props::{any_frame, frame_of, FrameSpec};
+    use group_exec_props::GroupSpec;
     use proptest::prelude::*;
 
     const VIPS: [[u8; 4]; 2] = [[172, 16, 0, 1], [172, 16, 0, 2]];
@@ -3016,9 +3039,6 @@ mod balancer_props {
         }
     }
 
-    /// (group type, buckets as (kind, port, weight))
-    type GroupSpec = (u8, Vec<(u8, u32, u16)>);
-
     fn any_group() -> impl Strategy<Value = GroupSpec> {
         (
             prop_oneof![2 => Just(2u8), 1 => Just(3u8), 1 => 0u8..4],
@@ -3029,28 +3049,8 @@ mod balancer_props {
         )
     }
 
-    fn group_mod_of(id: u32, (ty, buckets): &GroupSpec) -> GroupMod {
-        let ty = [
-            group_type::INDIRECT,
-            group_type::ALL,
-            group_type::SELECT,
-            group_type::FF,
-        ][usize::from(*ty)];
-        let n = if ty == group_type::INDIRECT { 1 } else { 4 };
-        let buckets = buckets
-            .iter()
-            .take(n)
-            .map(|&(kind, k, w)| Bucket {
-                weight: if ty == group_type::SELECT { w } else { 0 },
-                watch_port: if ty == group_type::FF {
-                    k
-                } else {
-                    port_no::ANY
-                },
-                ..bucket(bucket_actions(kind, k))
-            })
-            .collect();
-        gmod(gcmd::ADD, ty, id, buckets)
+    fn group_mod_of(id: u32, spec: &GroupSpec) -> GroupMod {
+        group_exec_props::group_mod_with(id, spec, 4, bucket_actions)
     }
 
     /// An ACL entry's program by kind: 0-2 allow (goto the VIP table),
@@ -3110,19 +3110,8 @@ mod balancer_props {
         phy: bool,
         down: u32,
     ) -> Pipeline {
-        let mut p = pipeline(4);
-        // A port that cannot forward, or is down (a fast-failover
-        // group's watch then picks another bucket).
-        if let Some(port) = p.ports.get_mut(down) {
-            port.config |= if down.is_multiple_of(2) {
-                config::PORT_DOWN
-            } else {
-                config::NO_FWD
-            };
-        }
-        for (i, g) in groups.iter().enumerate() {
-            let _ = p.group_mod(&group_mod_of(i as u32 + 1, g), 0);
-        }
+        // (A port down makes a fast-failover group pick another bucket.)
+        let mut p = route_props::with_groups(groups, down, group_mod_of);
         let mut add = |t: u8, prio: u16, m: Vec<OxmField>, insts: Vec<Instruction>, c: u64| {
             let mut f = fm(cmd::ADD, t, prio, m, insts);
             f.cookie = c;
