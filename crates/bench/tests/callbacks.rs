@@ -3,6 +3,7 @@
 //! `on_packet` with kernel timestamps, `done` ends the loop, and the
 //! runner writes the report. Needs root (network namespaces).
 
+use std::sync::Mutex;
 use std::time::Duration;
 
 use bench::experiment::{Captured, Ctx, Dir, Experiment, ParamSpec};
@@ -10,6 +11,14 @@ use bench::frames::{find_probe, Probe};
 use bench::runner::{run_experiment, RunOpts};
 use bench::switch::SwitchKind;
 use bench::Results;
+
+/// Held by each test here for its whole run: a topology's setup reaps
+/// the namespaces of dead runs (`bench::topology::reap_stale`), so a
+/// test running beside `namespaces_of_dead_runs_are_reaped` could reap
+/// its made-up dead run's namespace between `ip netns add` and its bind
+/// mount (seen once in CI: "Bind /proc/self/ns/net -> /run/netns/...
+/// failed").
+static NETNS: Mutex<()> = Mutex::new(());
 
 fn is_root() -> bool {
     std::fs::read_to_string("/proc/self/status").is_ok_and(|s| {
@@ -101,6 +110,7 @@ impl Experiment for Ticker {
 
 #[test]
 fn timers_capture_and_report() {
+    let _one = NETNS.lock().unwrap_or_else(|e| e.into_inner());
     if !is_root() {
         eprintln!("skipped: needs root");
         return;
@@ -145,6 +155,7 @@ fn timers_capture_and_report() {
 
 #[test]
 fn namespaces_of_dead_runs_are_reaped() {
+    let _one = NETNS.lock().unwrap_or_else(|e| e.into_inner());
     if !is_root() {
         eprintln!("skipped: needs root");
         return;
