@@ -137,9 +137,10 @@
 //! exact indexes' common values (`Exact::pack_common`: no `FlowKey`, no
 //! parse), applies each step's change to them (a pop sets vlan_vid to 0,
 //! a NAT writes its address and port), and looks table after table up
-//! for the whole chunk at once (every probe of a step, then the lookups
-//! by fields a table at a time, then every entry; the trie walks of the
-//! routing table last, together). Then it runs each packet it took in
+//! for the whole chunk at once (every exact probe of a step, their home
+//! slots all read before any probe so that their cache misses overlap,
+//! then the lookups by fields a table at a time, then every entry; the
+//! trie walks of the routing table last, together). Then it runs each packet it took in
 //! its place in the batch: every table's lookup and entry counted with
 //! the frame's length at that table, the tag removed, the NAT written
 //! with the checksums (`packet::rewrite::nat_ipv4_at`, the bytes
@@ -881,6 +882,10 @@ impl Pipeline {
             // looked up by their fields (`by_fields`).
             let mut probe = [Probe::None; CHUNK];
             let mut waiting = [false; CHUNK];
+            // The exact probes, made below in two loops (as
+            // `Exact::get_many` makes them): every home slot read first,
+            // so the cache misses of the chunk's packets overlap.
+            let mut exact: [Option<(&Exact, u64, usize)>; CHUNK] = [None; CHUNK];
             let mut live = false;
             for (i, w) in walk[..n].iter_mut().enumerate() {
                 let Some(wk) = w else { continue };
@@ -905,7 +910,7 @@ impl Pipeline {
                 if let Some(ex) = cl.exact_index().filter(|ex| ex.common_only()) {
                     match wk.fields.pack(ex) {
                         Some(k) => {
-                            probe[i] = Probe::Exact(ex.get(k));
+                            exact[i] = Some((ex, k, ex.home_of(k)));
                             live = true;
                         }
                         None => *w = None,
@@ -919,6 +924,16 @@ impl Pipeline {
             }
             if !live {
                 break;
+            }
+            let mut sink = 0u64;
+            for &(ex, _, home) in exact[..n].iter().flatten() {
+                sink ^= ex.touch(home);
+            }
+            std::hint::black_box(sink);
+            for (p, e) in probe[..n].iter_mut().zip(&exact[..n]) {
+                if let Some((ex, k, home)) = *e {
+                    *p = Probe::Exact(ex.get_from(k, home));
+                }
             }
             // The lookups by fields, a table at a time (a step's packets
             // are at one or a few tables).

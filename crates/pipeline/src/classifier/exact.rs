@@ -507,6 +507,26 @@ impl Exact {
         self.slots[self.slot_of(key, self.home(key))].hit()
     }
 
+    /// `get` in two steps, for a caller that reads the home slots of a
+    /// chunk's keys before probing any (as `probe_each` does, for keys
+    /// of several indexes): the home slot of `key`.
+    #[inline(always)]
+    pub(crate) fn home_of(&self, key: u64) -> usize {
+        self.home(key)
+    }
+
+    /// The key word of slot `i` (a read that brings its line in).
+    #[inline(always)]
+    pub(crate) fn touch(&self, i: usize) -> u64 {
+        self.slots.get(i).map_or(0, |s| s.key)
+    }
+
+    /// `get` of `key` whose home slot is `home` (`home_of`).
+    #[inline(always)]
+    pub(crate) fn get_from(&self, key: u64, home: usize) -> Option<Hit> {
+        self.slots[self.slot_of(key, home)].hit()
+    }
+
     /// The best entry matching the packet (ignoring match-everything
     /// entries).
     #[inline]
