@@ -462,6 +462,17 @@ pub fn set_eth_dst(
     }
 }
 
+/// Where IPv4 address field `f` is in the IPv4 header: 12 for the
+/// source, 16 for the destination, `None` for any other field.
+#[inline(always)]
+pub fn ipv4_addr_offset(f: Field) -> Option<usize> {
+    match f {
+        Field::Ipv4Src => Some(12),
+        Field::Ipv4Dst => Some(16),
+        _ => None,
+    }
+}
+
 /// Sets an IPv4 address (`af`: `Ipv4Src` or `Ipv4Dst`) to `a`: what
 /// `set_field_ref` with that set-field does, for a caller holding the
 /// field and the address apart.
@@ -472,10 +483,8 @@ pub fn set_ipv4_addr(
     af: Field,
     a: u32,
 ) -> Result<(), RewriteError> {
-    let off = match af {
-        Field::Ipv4Src => 12,
-        Field::Ipv4Dst => 16,
-        _ => return Err(RewriteError::MissingField(af)),
+    let Some(off) = ipv4_addr_offset(af) else {
+        return Err(RewriteError::MissingField(af));
     };
     if fast_ipv4(buf, key, off, a) {
         return Ok(());
@@ -533,10 +542,8 @@ fn fast_ipv4_port(
     pf: Field,
     p: u16,
 ) -> bool {
-    let a_off = match af {
-        Field::Ipv4Src => 12,
-        Field::Ipv4Dst => 16,
-        _ => return false,
+    let Some(a_off) = ipv4_addr_offset(af) else {
+        return false;
     };
     let p_off = match pf {
         Field::TcpSrc | Field::UdpSrc => 0,

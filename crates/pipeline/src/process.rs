@@ -786,7 +786,7 @@ impl Pipeline {
         let Some(slot) = self.groups.slot(g) else {
             return;
         };
-        let Some(chosen) = self.choose_buckets(slot, key) else {
+        let Some(chosen) = self.choose_buckets(slot, || flow_hash(key)) else {
             return;
         };
         // The chosen buckets, counted, and the group's compiled actions,
@@ -823,17 +823,21 @@ impl Pipeline {
         }
     }
 
-    /// The buckets a packet takes through the group at `slot`: straight
-    /// from the group when that depends on the group alone
-    /// (`Group::fixed_choice`), else from port and group liveness.
+    /// The buckets a packet with flow hash `hash` (`flow_hash`, asked
+    /// only for a SELECT group) takes through the group at `slot`:
+    /// straight from the group when that depends on the group alone
+    /// (`Group::fixed_choice`), else from port and group liveness (the
+    /// general path's and the chain template's choice).
     #[inline(always)]
-    fn choose_buckets(&self, slot: usize, key: &FlowKey) -> Option<crate::group::Chosen> {
+    pub(crate) fn choose_buckets(
+        &self,
+        slot: usize,
+        hash: impl Fn() -> u64 + Copy,
+    ) -> Option<crate::group::Chosen> {
         let group = self.groups.at(slot)?;
-        Some(match group.fixed_choice(|| flow_hash(key)) {
+        Some(match group.fixed_choice(hash) {
             Some(c) => c,
-            None => self
-                .groups
-                .select_buckets(group, || flow_hash(key), &self.ports),
+            None => self.groups.select_buckets(group, hash, &self.ports),
         })
     }
 

@@ -483,12 +483,10 @@ impl Pipeline {
         out: &mut impl Output,
     ) {
         let len = pkt.len();
-        if let (Some(p0), Some(t0)) = (plan.dispatch, tables.first_mut()) {
-            count(t0, p0, len, now);
+        if let Some(p0) = plan.dispatch {
+            count_in(tables, 0, p0, len, now);
         }
-        if let Some(t) = tables.get_mut(usize::from(plan.table)) {
-            count(t, hop.pos, len, now);
-        }
+        count_in(tables, plan.table, hop.pos, len, now);
         self.next_hop(pkt, hop, in_port, out);
     }
 
@@ -559,6 +557,14 @@ fn count(table: &mut FlowTable, pos: u32, len: usize, now: Nanos) {
     table.lookup_known(Some(pos as usize));
     if let Some(e) = table.hot_mut(pos as usize) {
         e.hit(len, now);
+    }
+}
+
+/// `count` of table `t` of `tables` (if there is one).
+#[inline(always)]
+fn count_in(tables: &mut [FlowTable], t: u8, pos: u32, len: usize, now: Nanos) {
+    if let Some(table) = tables.get_mut(usize::from(t)) {
+        count(table, pos, len, now);
     }
 }
 
@@ -656,6 +662,19 @@ enum ChainEnd {
     },
 }
 
+impl ChainEnd {
+    /// The table and position of the entry that ends the trip.
+    #[inline(always)]
+    fn entry(&self) -> (u8, u32) {
+        match *self {
+            ChainEnd::Output { table, pos, .. }
+            | ChainEnd::Drop { table, pos }
+            | ChainEnd::Group { table, pos, .. } => (table, pos),
+            ChainEnd::Route { table, hop } => (table, hop.pos),
+        }
+    }
+}
+
 /// What the one bucket a group end takes does (its compiled actions).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum BucketAct {
@@ -712,12 +731,19 @@ pub(crate) struct Walk {
     /// The values its key has of the common fields, and which fields it
     /// has (`CHAIN_FIELDS` and its protocol's ports).
     fields: FrameFields,
-    udp: bool,
     /// An 802.1Q tag is still in the frame.
     tagged: bool,
     ttl: u8,
     /// The table it is at.
     table: u8,
+}
+
+impl Walk {
+    /// Whether the frame carries UDP (else TCP): its fields say.
+    #[inline(always)]
+    fn udp(&self) -> bool {
+        self.fields.have.contains(Field::UdpSrc)
+    }
 }
 
 /// A chunk's walks are looked up in a table without an exact index by
@@ -806,7 +832,6 @@ fn chain_frame(data: &[u8], in_port: u32) -> Option<Walk> {
     common[at::TP_DST] = u64::from(u16::from_be_bytes([seg[2], seg[3]]));
     Some(Walk {
         fields: FrameFields { common, have },
-        udp,
         tagged: vid != 0,
         ttl: h[8],
         table: 0,
@@ -826,6 +851,14 @@ fn nat_port(udp: bool, f: Field) -> Option<(usize, usize)> {
     }
 }
 
+/// Where the TCP or UDP header of a frame the chain template took starts,
+/// its IPv4 header being at `l3`, and whether it is UDP (else TCP).
+#[inline(always)]
+fn l4_of(data: &[u8], l3: usize) -> Option<(usize, bool)> {
+    let (&vihl, &proto) = (data.get(l3)?, data.get(l3 + 9)?);
+    Some((l3 + usize::from(vihl & 0x0f) * 4, proto == ipproto::UDP))
+}
+
 /// A backend's rewrite (`BucketAct::Backend`) of a frame the chain
 /// template took, whose IPv4 header is at `l3`: the bytes
 /// `set_ipv4_addr`'s and `set_eth_dst`'s fast paths write (the address
@@ -833,12 +866,11 @@ fn nat_port(udp: bool, f: Field) -> Option<(usize, usize)> {
 /// destination MAC).
 #[inline(always)]
 fn backend_at(data: &mut [u8], l3: usize, addr: u32, a_off: usize, dst: &[u8; 6]) {
-    let (Some(&vihl), Some(&proto)) = (data.get(l3), data.get(l3 + 9)) else {
+    let Some((l4, udp)) = l4_of(data, l3) else {
         return;
     };
-    let l4 = l3 + usize::from(vihl & 0x0f) * 4;
     // (The frame's TCP or UDP header holds its checksum: `chain_frame`.)
-    let ck = if proto == ipproto::UDP {
+    let ck = if udp {
         (l4 + 6, true)
     } else {
         (l4 + 16, false)
@@ -910,7 +942,7 @@ impl Pipeline {
                 if let Some(ex) = cl.exact_index().filter(|ex| ex.common_only()) {
                     match wk.fields.pack(ex) {
                         Some(k) => {
-                            exact[i] = Some((ex, k, ex.home_of(k)));
+                            exact[i] = Some((ex, k, ex.home(k)));
                             live = true;
                         }
                         None => *w = None,
@@ -1016,6 +1048,7 @@ impl Pipeline {
                     *w = None;
                     continue;
                 };
+                let udp = wk.udp();
                 let common = &mut wk.fields.common;
                 let ok = match step {
                     ChainStep::Nothing => true,
@@ -1031,7 +1064,7 @@ impl Pipeline {
                             Field::Ipv4Dst => Some(at::IPV4_DST),
                             _ => None,
                         };
-                        match (a, nat_port(wk.udp, nat.port_field)) {
+                        match (a, nat_port(udp, nat.port_field)) {
                             (Some(a), Some((_, p))) => {
                                 common[a] = u64::from(nat.addr);
                                 common[p] = u64::from(nat.port);
@@ -1091,10 +1124,7 @@ impl Pipeline {
                 [c[at::TP_SRC] as u16, c[at::TP_DST] as u16],
             )
         };
-        let chosen = match group.fixed_choice(hash) {
-            Some(chosen) => chosen,
-            None => self.groups.select_buckets(group, hash, &self.ports),
-        };
+        let chosen = self.choose_buckets(slot, hash)?;
         if chosen.len() != 1 {
             return None;
         }
@@ -1107,11 +1137,7 @@ impl Pipeline {
                 port,
             }] if port < port_no::IN_PORT => BucketAct::Backend {
                 addr,
-                a_off: match addr_field {
-                    Field::Ipv4Src => 12,
-                    Field::Ipv4Dst => 16,
-                    _ => return None,
-                },
+                a_off: packet::rewrite::ipv4_addr_offset(addr_field)? as u8,
                 dst,
                 port,
             },
@@ -1142,9 +1168,7 @@ impl Pipeline {
             l3 = 18;
         }
         for &(t, pos, step) in &c.steps[..usize::from(c.n)] {
-            if let Some(table) = tables.get_mut(usize::from(t)) {
-                count(table, pos, pkt.len(), now);
-            }
+            count_in(tables, t, pos, pkt.len(), now);
             match step {
                 ChainStep::Nothing => {}
                 ChainStep::PopVlan => {
@@ -1154,53 +1178,28 @@ impl Pipeline {
                 }
                 ChainStep::Nat(nat) => {
                     let data = pkt.data_mut();
-                    let (Some(&vihl), Some(&proto)) = (data.get(l3), data.get(l3 + 9)) else {
+                    let Some((l4, udp)) = l4_of(data, l3) else {
                         continue;
                     };
-                    let udp = proto == ipproto::UDP;
-                    let a_off = if nat.addr_field == Field::Ipv4Src {
-                        12
-                    } else {
-                        16
-                    };
-                    if let Some((p_off, _)) = nat_port(udp, nat.port_field) {
-                        let l4 = l3 + usize::from(vihl & 0x0f) * 4;
+                    let a_off = packet::rewrite::ipv4_addr_offset(nat.addr_field);
+                    if let (Some(a_off), Some((p_off, _))) = (a_off, nat_port(udp, nat.port_field))
+                    {
                         let (a, p) = (nat.addr, nat.port);
                         packet::rewrite::nat_ipv4_at(data, l3, l4, udp, a_off, a, p_off, p);
                     }
                 }
             }
         }
+        let len = pkt.len();
+        let (t, pos) = c.end.entry();
+        count_in(tables, t, pos, len, now);
         match c.end {
-            ChainEnd::Output { table, pos, port } => {
-                if let Some(t) = tables.get_mut(usize::from(table)) {
-                    count(t, pos, pkt.len(), now);
-                }
-                self.send_standard(pkt, port, in_port, None, out);
-            }
-            ChainEnd::Route { table, hop } => {
-                let len = pkt.len();
-                if let Some(t) = tables.get_mut(usize::from(table)) {
-                    count(t, hop.pos, len, now);
-                }
-                self.next_hop(pkt, &hop, in_port, out);
-            }
-            ChainEnd::Drop { table, pos } => {
-                if let Some(t) = tables.get_mut(usize::from(table)) {
-                    count(t, pos, pkt.len(), now);
-                }
-            }
+            ChainEnd::Output { port, .. } => self.send_standard(pkt, port, in_port, None, out),
+            ChainEnd::Route { hop, .. } => self.next_hop(pkt, &hop, in_port, out),
+            ChainEnd::Drop { .. } => {}
             ChainEnd::Group {
-                table,
-                pos,
-                slot,
-                bucket,
-                act,
+                slot, bucket, act, ..
             } => {
-                let len = pkt.len();
-                if let Some(t) = tables.get_mut(usize::from(table)) {
-                    count(t, pos, len, now);
-                }
                 if let Some(g) = self.groups.at_mut(slot as usize) {
                     let b = bucket as usize;
                     g.count(&(b..b + 1), len);

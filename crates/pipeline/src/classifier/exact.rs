@@ -459,7 +459,7 @@ impl Exact {
 
     /// The slot a key starts probing at.
     #[inline]
-    fn home(&self, key: u64) -> usize {
+    pub(crate) fn home(&self, key: u64) -> usize {
         (self.hash(key) >> self.shift) as usize & self.index_mask()
     }
 
@@ -504,24 +504,19 @@ impl Exact {
     /// The best entry with packed key `key`.
     #[inline]
     pub fn get(&self, key: u64) -> Option<Hit> {
-        self.slots[self.slot_of(key, self.home(key))].hit()
+        self.get_from(key, self.home(key))
     }
 
-    /// `get` in two steps, for a caller that reads the home slots of a
-    /// chunk's keys before probing any (as `probe_each` does, for keys
-    /// of several indexes): the home slot of `key`.
-    #[inline(always)]
-    pub(crate) fn home_of(&self, key: u64) -> usize {
-        self.home(key)
-    }
-
-    /// The key word of slot `i` (a read that brings its line in).
+    /// The key word of slot `i` (a read that brings its line in): with
+    /// `home` and `get_from`, `get` in steps, for a caller that reads the
+    /// home slots of a chunk's keys before probing any (as `probe_each`
+    /// does, for keys of several indexes).
     #[inline(always)]
     pub(crate) fn touch(&self, i: usize) -> u64 {
         self.slots.get(i).map_or(0, |s| s.key)
     }
 
-    /// `get` of `key` whose home slot is `home` (`home_of`).
+    /// `get` of `key` whose home slot is `home` (`home`).
     #[inline(always)]
     pub(crate) fn get_from(&self, key: u64, home: usize) -> Option<Hit> {
         self.slots[self.slot_of(key, home)].hit()
@@ -624,11 +619,11 @@ impl Exact {
         }
         let mut sink = 0u64;
         for h in &home[..m] {
-            sink ^= self.slots[*h].key;
+            sink ^= self.touch(*h);
         }
         std::hint::black_box(sink);
         for j in 0..m {
-            hits[j] = packed[j].and_then(|k| self.slots[self.slot_of(k, home[j])].hit());
+            hits[j] = packed[j].and_then(|k| self.get_from(k, home[j]));
         }
     }
 
