@@ -262,6 +262,18 @@ pub const DIRECT_MAX: usize = 16;
 /// hashing: a handful of compares of one word (the ACL's few VIPs).
 const SCAN_MAX: usize = 16;
 
+/// Slots of the scan list's perfect hash (`Lpm::scan_at`): a power of
+/// two, four for each of `SCAN_MAX` contexts, so that a multiplier that
+/// sends every context to a slot of its own is found in a few tries.
+const SCAN_SLOTS: usize = 64;
+
+/// How many multipliers `refresh_sole` tries for the perfect hash before
+/// it leaves the scan list to a plain scan.
+const SCAN_TRIES: u64 = 256;
+
+/// `Lpm::scan_at`'s "no context here".
+const SCAN_NONE: u8 = u8::MAX;
+
 /// A node as lookups read it (256 bytes: four cache lines, one read per
 /// packet). Its slots, which only inserts and removes read, are kept
 /// apart in [`Cold`] under the same index, so the nodes the packets walk
@@ -353,6 +365,18 @@ pub struct Lpm {
     ///  scan  [ (0x080006ac100001, start0) | (0x080006ac100002, start1) | .. ]
     /// ```
     scan: Box<[(u64, Start)]>,
+    /// A perfect hash of `scan`'s packed values, when `refresh_sole`
+    /// found one: the context with packed values `k` can only be
+    /// `scan[scan_at[(k * scan_mult) >> (64 - log2 SCAN_SLOTS)]]`, so a
+    /// lookup compares one entry instead of scanning (`SCAN_NONE`: no
+    /// context there). `scan_mult` 0: none found, `begin` scans.
+    ///
+    /// ```text
+    ///  scan_at  [ NONE | 3 | NONE | 0 | .. ]  (SCAN_SLOTS)
+    ///                    \-> scan[3] = (0x080006ac100004, start3)
+    /// ```
+    scan_mult: u64,
+    scan_at: [u8; SCAN_SLOTS],
     nodes: Vec<Node>,
     /// `cold[n]`: the slots of `nodes[n]`.
     cold: Vec<Cold>,
@@ -480,6 +504,8 @@ impl Lpm {
             sole: None,
             ipv4: None,
             scan: Box::new([]),
+            scan_mult: 0,
+            scan_at: [SCAN_NONE; SCAN_SLOTS],
             nodes: Vec::new(),
             cold: Vec::new(),
             free_nodes: Vec::new(),
@@ -564,7 +590,7 @@ impl Lpm {
             _ => None,
         };
         self.ipv4 = self.find_ipv4_start();
-        self.scan = match &self.packer {
+        let scan: Box<[(u64, Start)]> = match &self.packer {
             Some(packer) if (1..=SCAN_MAX).contains(&self.contexts.len()) => self
                 .contexts
                 .iter()
@@ -572,13 +598,61 @@ impl Lpm {
                 .collect(),
             _ => Box::new([]),
         };
+        // The perfect hash depends on the packed values and their order
+        // only: a start that changed keeps it.
+        let same_keys = scan.len() == self.scan.len()
+            && scan.iter().zip(self.scan.iter()).all(|(a, b)| a.0 == b.0);
+        if !same_keys {
+            (self.scan_mult, self.scan_at) = Lpm::perfect_scan(&scan);
+        }
+        self.scan = scan;
+    }
+
+    /// The slot of packed context values `k` in `scan_at` under
+    /// multiplier `mult`.
+    #[inline(always)]
+    fn scan_slot(k: u64, mult: u64) -> usize {
+        (k.wrapping_mul(mult) >> (64 - SCAN_SLOTS.trailing_zeros())) as usize
+    }
+
+    /// A multiplier that gives each of `scan`'s packed values a slot of
+    /// its own (`scan_mult`, `scan_at`), or 0 and no slots when none of
+    /// `SCAN_TRIES` does (then `begin` scans the list).
+    fn perfect_scan(scan: &[(u64, Start)]) -> (u64, [u8; SCAN_SLOTS]) {
+        // Odd multipliers from a fixed sequence (splitmix64), so that the
+        // same contexts always get the same hash.
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..SCAN_TRIES {
+            seed = seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = seed;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            let mult = (z ^ (z >> 31)) | 1;
+            let mut at = [SCAN_NONE; SCAN_SLOTS];
+            let free = scan.iter().enumerate().all(|(j, (k, _))| {
+                let s = &mut at[Lpm::scan_slot(*k, mult)];
+                let was = *s;
+                *s = j as u8;
+                was == SCAN_NONE
+            });
+            if free {
+                return (mult, at);
+            }
+        }
+        (0, [SCAN_NONE; SCAN_SLOTS])
     }
 
     /// The start of the packet's context by `scan` (`None`: no such
-    /// context, or no scan list).
+    /// context, or no scan list): one compare through the perfect hash
+    /// when there is one, else a scan.
     #[inline]
     fn scan_start<K: Fields>(&self, key: &K) -> Option<Start> {
         let packed = key.pack(self.packer.as_ref()?)?;
+        if self.scan_mult != 0 {
+            let j = self.scan_at[Lpm::scan_slot(packed, self.scan_mult)];
+            let (k, start) = self.scan.get(usize::from(j))?;
+            return (*k == packed).then_some(*start);
+        }
         self.scan
             .iter()
             .find(|(k, _)| *k == packed)
