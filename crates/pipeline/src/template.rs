@@ -540,7 +540,7 @@ impl Pipeline {
                 }
             }
             (Fast::Chain, Ways::Chain(chains)) => {
-                if let Some(c) = chains.chain.get(i) {
+                if let Some(c) = chains.0.get(i) {
                     self.chain_template(tables, pkt, c, in_port, now, out);
                 }
             }
@@ -702,17 +702,11 @@ pub(crate) struct Chain {
     end: ChainEnd,
 }
 
-/// What the chain template keeps of a chunk's packets between batches
-/// (`Pipeline::chains`, as the route template keeps its `Hops`), so that
-/// no chunk initialises it: `chain[i]`, packet i's way when the template
-/// took it, and `walk[i]`, its frame's walk while it is classified
-/// (meaningful only while packet i's bit is set in the classification's
-/// mask of live walks).
+/// The chains of a chunk's packets (`0[i]` for packet i when the chain
+/// template took it), kept in the pipeline between batches
+/// (`Pipeline::chains`) as the route template's `Hops` are.
 #[derive(Debug, Clone)]
-pub(crate) struct Chains {
-    chain: [Chain; CHUNK],
-    walk: [Walk; CHUNK],
-}
+pub(crate) struct Chains([Chain; CHUNK]);
 
 impl Default for Chains {
     fn default() -> Self {
@@ -725,54 +719,8 @@ impl Default for Chains {
                 port: 0,
             },
         };
-        let walk = Walk {
-            fields: FrameFields {
-                common: [0; COMMON],
-                have: FieldSet::EMPTY,
-            },
-            tagged: false,
-            ttl: 0,
-            table: 0,
-        };
-        Chains {
-            chain: [none; CHUNK],
-            walk: [walk; CHUNK],
-        }
+        Chains([none; CHUNK])
     }
-}
-
-/// A chunk's packets as a bit mask (bit i: packet i), the form the chain
-/// template's classification keeps its sets of packets in.
-type Mask = u32;
-const _: () = assert!(CHUNK <= Mask::BITS as usize);
-
-/// The packets of mask `m`, in order.
-#[inline(always)]
-fn each(mut m: Mask) -> impl Iterator<Item = usize> {
-    std::iter::from_fn(move || {
-        (m != 0).then(|| {
-            let i = m.trailing_zeros() as usize;
-            m &= m - 1;
-            i
-        })
-    })
-}
-
-/// How the chain template looks packets up at a table (module comment),
-/// worked out once per chunk and table (`Pipeline::way_at`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Way {
-    /// Not worked out yet.
-    Unknown,
-    /// A routing table the route template could use: the trip ends in
-    /// its trie (`Auto::ipv4_routes`).
-    Route,
-    /// Through its exact index (`Exact::common_only`).
-    Exact,
-    /// By the frame's fields (`by_fields`).
-    Fields,
-    /// Not at all: the packet leaves the template.
-    Leave,
 }
 
 /// A frame on its way through the chain template's classification: the
@@ -799,22 +747,36 @@ impl Walk {
 }
 
 /// A chunk's walks are looked up in a table without an exact index by
-/// their fields (`Auto::lookup_fields_many`).
-impl Fields for Walk {
+/// their fields (`Auto::lookup_fields_many`); a packet the template left
+/// (`None`) has none, and is not asked for.
+impl Fields for Option<Walk> {
     #[inline(always)]
     fn present(&self) -> FieldSet {
-        self.fields.have
+        self.as_ref().map_or(FieldSet::EMPTY, |w| w.fields.have)
     }
 
     #[inline(always)]
     fn bits(&self, f: Field) -> u128 {
-        self.fields.bits(f)
+        self.as_ref().map_or(0, |w| w.fields.bits(f))
     }
 
     #[inline(always)]
     fn pack(&self, ex: &Exact) -> Option<u64> {
-        self.fields.pack(ex)
+        self.as_ref()?.fields.pack(ex)
     }
+}
+
+/// How a packet at a table was looked up in one step of the chain
+/// template's classification.
+#[derive(Debug, Clone, Copy)]
+enum Probe {
+    /// Not (it left the template, or is done).
+    None,
+    /// In the table's exact index, which found this.
+    Exact(Option<Hit>),
+    /// By its fields (`by_fields`), which found the entry with this
+    /// handle (`None`: no entry matches).
+    Fields(Option<u32>),
 }
 
 /// What the chain template reads of a frame received on `in_port`:
@@ -822,9 +784,9 @@ impl Fields for Walk {
 /// 0x8100), whose header the general parse accepts (as `route_dst`
 /// checks), not a fragment, carrying a TCP or UDP header the general
 /// parse accepts at L4 (TCP: 20 bytes at least and a data offset within
-/// the datagram; UDP: 8 bytes). Written into `w` (a walk at table 0).
+/// the datagram; UDP: 8 bytes).
 #[inline(always)]
-fn chain_frame(data: &[u8], in_port: u32, w: &mut Walk) -> Option<()> {
+fn chain_frame(data: &[u8], in_port: u32) -> Option<Walk> {
     let eth = data.first_chunk::<14>()?;
     let et = u16::from_be_bytes([eth[12], eth[13]]);
     let (l3, vid) = match et {
@@ -857,8 +819,7 @@ fn chain_frame(data: &[u8], in_port: u32, w: &mut Walk) -> Option<()> {
     let (dst, src) = macs(eth);
     let mut have = CHAIN_FIELDS;
     have.insert_all(if udp { UDP_PORTS } else { TCP_PORTS });
-    let common = &mut w.fields.common;
-    *common = [0; COMMON];
+    let mut common = [0; COMMON];
     common[at::IN_PORT] = u64::from(in_port);
     common[at::ETH_DST] = dst;
     common[at::ETH_SRC] = src;
@@ -869,11 +830,12 @@ fn chain_frame(data: &[u8], in_port: u32, w: &mut Walk) -> Option<()> {
     common[at::IPV4_DST] = u64::from(u32::from_be_bytes([h[16], h[17], h[18], h[19]]));
     common[at::TP_SRC] = u64::from(u16::from_be_bytes([seg[0], seg[1]]));
     common[at::TP_DST] = u64::from(u16::from_be_bytes([seg[2], seg[3]]));
-    w.fields.have = have;
-    w.tagged = vid != 0;
-    w.ttl = h[8];
-    w.table = 0;
-    Some(())
+    Some(Walk {
+        fields: FrameFields { common, have },
+        tagged: vid != 0,
+        ttl: h[8],
+        table: 0,
+    })
 }
 
 /// The TCP/UDP port field a NAT step of a frame of this protocol may
@@ -933,125 +895,126 @@ impl Pipeline {
         fast: &mut [Option<Fast>],
     ) {
         let n = bufs.len().min(fast.len()).min(CHUNK);
-        let Chains { chain, walk } = chains;
-        // `live`: the packets still on their way (their `walk` is theirs).
-        let mut live: Mask = 0;
-        for (i, (b, f)) in bufs[..n].iter().zip(fast[..n].iter_mut()).enumerate() {
+        let mut walk = [None; CHUNK];
+        for (w, b) in walk.iter_mut().zip(&bufs[..n]) {
+            *w = chain_frame(b.data(), in_port);
+        }
+        for (c, f) in chains.0[..n].iter_mut().zip(fast[..n].iter_mut()) {
+            c.n = 0;
             *f = None;
-            chain[i].n = 0;
-            if chain_frame(b.data(), in_port, &mut walk[i]).is_some() {
-                live |= 1 << i;
-            }
         }
         // `dsts[i]`: packet i is at the routing table `route_at` with
         // this destination (the frame's, or a NAT's), to be walked in its
         // trie after the steps.
         let mut dsts = [None; CHUNK];
         let mut route_at = None;
-        // `ways[t]`: how table t is looked up (its bounds: a table id).
-        let mut ways = [Way::Unknown; 1 << u8::BITS];
         for _ in 0..=CHAIN_MAX {
-            // Every probe of this step: the packets at a table with an
-            // exact index (`exact`: the index, packed key and home slot
-            // of each), the others at a table looked up by their fields
-            // (`by_fields`).
-            let mut ex_of: [Option<&Exact>; CHUNK] = [None; CHUNK];
-            let mut key = [0u64; CHUNK];
-            let mut home = [0usize; CHUNK];
-            let (mut exact, mut by_fields): (Mask, Mask) = (0, 0);
-            for i in each(live) {
-                let w = &walk[i];
-                let way = &mut ways[usize::from(w.table)];
-                if *way == Way::Unknown {
-                    *way = self.way_at(w.table);
+            // Every probe of this step (the packets at an exact table);
+            // the packets at a table without one wait (`waiting`) to be
+            // looked up by their fields (`by_fields`).
+            let mut probe = [Probe::None; CHUNK];
+            let mut waiting = [false; CHUNK];
+            // The exact probes, made below in two loops (as
+            // `Exact::get_many` makes them): every home slot read first,
+            // so the cache misses of the chunk's packets overlap.
+            let mut exact: [Option<(&Exact, u64, usize)>; CHUNK] = [None; CHUNK];
+            let mut live = false;
+            for (i, w) in walk[..n].iter_mut().enumerate() {
+                let Some(wk) = w else { continue };
+                let Some(table) = self.tables.get(usize::from(wk.table)) else {
+                    *w = None;
+                    continue;
+                };
+                let cl = table.classifier();
+                if cl.ipv4_routes().is_some() {
+                    // A routing table (checked first: a table of one
+                    // prefix length also has an exact index).
+                    if route_at.is_none_or(|t| t == wk.table) && !wk.tagged && wk.ttl > 1 {
+                        route_at = Some(wk.table);
+                        dsts[i] = Some(wk.fields.common[at::IPV4_DST] as u32);
+                    }
+                    *w = None;
+                    continue;
                 }
-                match *way {
-                    Way::Exact => {
-                        // (A shape's fields beyond the packet's would need
-                        // a match OpenFlow's prerequisites refuse; checked
-                        // as `pack_key` does all the same.)
-                        let ex = self.tables.get(usize::from(w.table));
-                        let ex = ex.and_then(|t| t.classifier().exact_index());
-                        match ex.and_then(|ex| Some((ex, w.fields.pack(ex)?))) {
-                            Some((ex, k)) => {
-                                (ex_of[i], key[i], home[i]) = (Some(ex), k, ex.home(k));
-                                exact |= 1 << i;
-                            }
-                            None => live &= !(1 << i),
+                // (A shape's fields beyond the packet's would need a match
+                // OpenFlow's prerequisites refuse; checked as `pack_key`
+                // does all the same.)
+                if let Some(ex) = cl.exact_index().filter(|ex| ex.common_only()) {
+                    match wk.fields.pack(ex) {
+                        Some(k) => {
+                            exact[i] = Some((ex, k, ex.home(k)));
+                            live = true;
                         }
+                        None => *w = None,
                     }
-                    Way::Fields => by_fields |= 1 << i,
-                    Way::Route => {
-                        if route_at.is_none_or(|t| t == w.table) && !w.tagged && w.ttl > 1 {
-                            route_at = Some(w.table);
-                            dsts[i] = Some(w.fields.common[at::IPV4_DST] as u32);
-                        }
-                        live &= !(1 << i);
-                    }
-                    Way::Leave | Way::Unknown => live &= !(1 << i),
+                } else if by_fields(table) {
+                    waiting[i] = true;
+                    live = true;
+                } else {
+                    *w = None;
                 }
             }
-            if live == 0 {
+            if !live {
                 break;
             }
-            // The exact probes in two loops (as `Exact::get_many` makes
-            // them): every home slot read first, so the cache misses of
-            // the chunk's packets overlap.
             let mut sink = 0u64;
-            for i in each(exact) {
-                sink ^= ex_of[i].map_or(0, |ex| ex.touch(home[i]));
+            for &(ex, _, home) in exact[..n].iter().flatten() {
+                sink ^= ex.touch(home);
             }
             std::hint::black_box(sink);
-            let mut hit = [None; CHUNK];
-            for i in each(exact) {
-                hit[i] = ex_of[i].and_then(|ex| ex.get_from(key[i], home[i]));
+            for (p, e) in probe[..n].iter_mut().zip(&exact[..n]) {
+                if let Some((ex, k, home)) = *e {
+                    *p = Probe::Exact(ex.get_from(k, home));
+                }
             }
             // The lookups by fields, a table at a time (a step's packets
-            // are at one or a few tables): `found[i]`, the handle of the
-            // entry found (`None`: no entry matches).
-            let mut found = [None; CHUNK];
-            while by_fields != 0 {
-                let t = walk[by_fields.trailing_zeros() as usize].table;
+            // are at one or a few tables).
+            while let Some(first) = waiting[..n].iter().position(|b| *b) {
+                let Some(t) = walk[first].map(|w| w.table) else {
+                    break;
+                };
                 let mut at = [0u8; CHUNK];
                 let mut m = 0;
-                for i in each(by_fields) {
-                    if walk[i].table == t {
-                        by_fields &= !(1 << i);
+                for (i, w) in walk[..n].iter().enumerate().skip(first) {
+                    if waiting[i] && w.is_some_and(|w| w.table == t) {
+                        waiting[i] = false;
                         at[m] = i as u8;
                         m += 1;
                     }
                 }
-                let mut got = [None; CHUNK];
+                let mut found = [None; CHUNK];
                 if let Some(table) = self.tables.get(usize::from(t)) {
                     table
                         .classifier()
-                        .lookup_fields_many(&walk[..n], &at[..m], &mut got[..m]);
+                        .lookup_fields_many(&walk[..n], &at[..m], &mut found[..m]);
                 }
-                for (&i, h) in at[..m].iter().zip(&got[..m]) {
-                    found[usize::from(i)] = *h;
+                for (&i, h) in at[..m].iter().zip(&found[..m]) {
+                    probe[usize::from(i)] = Probe::Fields(*h);
                 }
             }
             // Every entry found: where the packet goes on.
-            for i in each(live) {
-                let wk = &mut walk[i];
-                let t = wk.table;
-                let Some(table) = self.tables.get(usize::from(t)) else {
-                    live &= !(1 << i);
+            for (i, w) in walk[..n].iter_mut().enumerate() {
+                let Some(wk) = w.as_mut() else {
                     continue;
                 };
-                let handle = if exact & 1 << i != 0 {
-                    table.classifier().answer_known(hit[i]).flatten()
-                } else {
-                    found[i]
+                let t = wk.table;
+                let Some(table) = self.tables.get(usize::from(t)) else {
+                    *w = None;
+                    continue;
+                };
+                let handle = match probe[i] {
+                    Probe::Exact(hit) => table.classifier().answer_known(hit).flatten(),
+                    Probe::Fields(h) => h,
+                    Probe::None => None,
                 };
                 let found = handle
                     .and_then(|h| table.pos_of_handle(h))
                     .and_then(|pos| Some((pos, &table.hot(pos)?.program)));
                 let Some((pos, program)) = found else {
-                    live &= !(1 << i);
+                    *w = None;
                     continue;
                 };
-                let c = &mut chain[i];
+                let c = &mut chains.0[i];
                 let pos = pos as u32;
                 // A step and a goto (checked first: the commonest on the
                 // way; no program has both a goto and one of the ends).
@@ -1082,7 +1045,7 @@ impl Pipeline {
                         c.end = end;
                         fast[i] = Some(Fast::Chain);
                     }
-                    live &= !(1 << i);
+                    *w = None;
                     continue;
                 };
                 let udp = wk.udp();
@@ -1112,7 +1075,7 @@ impl Pipeline {
                     }
                 };
                 if !ok || usize::from(c.n) == CHAIN_MAX {
-                    live &= !(1 << i);
+                    *w = None;
                     continue;
                 }
                 c.steps[usize::from(c.n)] = (t, pos, step);
@@ -1135,28 +1098,9 @@ impl Pipeline {
                 continue;
             }
             if let Some(hop) = self.route_hop(table, refs[i]) {
-                chain[i].end = ChainEnd::Route { table: rt, hop };
+                chains.0[i].end = ChainEnd::Route { table: rt, hop };
                 fast[i] = Some(Fast::Chain);
             }
-        }
-    }
-
-    /// How the chain template looks packets up at table `t` (module
-    /// comment): a routing table first (a table of one prefix length
-    /// also has an exact index).
-    fn way_at(&self, t: u8) -> Way {
-        let Some(table) = self.tables.get(usize::from(t)) else {
-            return Way::Leave;
-        };
-        let cl = table.classifier();
-        if cl.ipv4_routes().is_some() {
-            Way::Route
-        } else if cl.exact_index().is_some_and(Exact::common_only) {
-            Way::Exact
-        } else if by_fields(table) {
-            Way::Fields
-        } else {
-            Way::Leave
         }
     }
 
