@@ -4,11 +4,12 @@
 //! trie over F, and for the contexts with many entries a direct table of
 //! the trie's first 16 bits.
 //!
-//! A packet finds its context without hashing when there is one context
-//! (compared in place: a routing table's `eth_type=0x0800`) or at most
-//! `SCAN_MAX` whose fields pack into 64 bits (its packed context
-//! compared with each context's: an ACL's few destination VIPs); else
-//! through the hash.
+//! A packet finds its context without the general hash when there is one
+//! context (compared in place: a routing table's `eth_type=0x0800`) or at
+//! most `SCAN_MAX` whose fields pack into 64 bits (an ACL's few
+//! destination VIPs: its packed context is compared with the one context
+//! a perfect multiply-shift hash of the packed contexts names, or with
+//! each if no such hash was found); else through the hash.
 //!
 //! # The trie (stride 4)
 //!
@@ -377,6 +378,9 @@ pub struct Lpm {
     /// ```
     scan_mult: u64,
     scan_at: [u8; SCAN_SLOTS],
+    /// Whether `refresh_sole` looks for the perfect hash (tests turn it
+    /// off to check the plain scan: `with_list_scan`).
+    perfect_scan: bool,
     nodes: Vec<Node>,
     /// `cold[n]`: the slots of `nodes[n]`.
     cold: Vec<Cold>,
@@ -506,6 +510,7 @@ impl Lpm {
             scan: Box::new([]),
             scan_mult: 0,
             scan_at: [SCAN_NONE; SCAN_SLOTS],
+            perfect_scan: true,
             nodes: Vec::new(),
             cold: Vec::new(),
             free_nodes: Vec::new(),
@@ -526,6 +531,23 @@ impl Lpm {
             direct_min: usize::MAX,
             ..Lpm::new(form)
         }
+    }
+
+    /// A trie that scans its few contexts' list without the perfect
+    /// hash (tests: the fallback).
+    #[cfg(test)]
+    pub fn with_list_scan(form: LpmForm) -> Lpm {
+        Lpm {
+            perfect_scan: false,
+            ..Lpm::new(form)
+        }
+    }
+
+    /// Whether a lookup finds the context through the perfect hash
+    /// (tests).
+    #[cfg(test)]
+    pub fn scans_by_hash(&self) -> bool {
+        self.scan_mult != 0
     }
 
     pub fn form(&self) -> &LpmForm {
@@ -602,7 +624,9 @@ impl Lpm {
         // only: a start that changed keeps it.
         let same_keys = scan.len() == self.scan.len()
             && scan.iter().zip(self.scan.iter()).all(|(a, b)| a.0 == b.0);
-        if !same_keys {
+        if !self.perfect_scan {
+            self.scan_mult = 0;
+        } else if !same_keys {
             (self.scan_mult, self.scan_at) = Lpm::perfect_scan(&scan);
         }
         self.scan = scan;

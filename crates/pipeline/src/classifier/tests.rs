@@ -194,6 +194,7 @@ fn set(k: &mut FlowKey, f: Field, v: u128) {
         }
         Field::EthType => k.eth_type = v as u16,
         Field::Ipv4Dst => k.ipv4_dst = v as u32,
+        Field::Ipv4Src => k.ipv4_src = v as u32,
         Field::IpProto => k.ip_proto = v as u8,
         Field::Ipv6Dst => k.ipv6_dst = v,
         _ => {}
@@ -363,6 +364,7 @@ fn check_lpm(form_of: (&Shape, &Shape), ops: &[Op], keys: &[FlowKey]) -> Result<
     let Some(form) = form else { return Ok(()) };
     let mut lpm = Lpm::new(form.clone());
     let mut plain = Lpm::without_direct(form.clone());
+    let mut listed = Lpm::with_list_scan(form.clone());
     let mut live: Vec<(Ref, CompiledMatch)> = Vec::new();
     for (seq, op) in ops.iter().enumerate() {
         match op {
@@ -376,6 +378,7 @@ fn check_lpm(form_of: (&Shape, &Shape), ops: &[Op], keys: &[FlowKey]) -> Result<
                 };
                 lpm.insert(r, triples(m));
                 plain.insert(r, triples(m));
+                listed.insert(r, triples(m));
                 live.push((r, m.clone()));
             }
             Op::Del(i) => {
@@ -385,15 +388,18 @@ fn check_lpm(form_of: (&Shape, &Shape), ops: &[Op], keys: &[FlowKey]) -> Result<
                 let (r, m) = live.remove(i % live.len());
                 prop_assert!(lpm.remove(r, triples(&m)));
                 prop_assert!(plain.remove(r, triples(&m)));
+                prop_assert!(listed.remove(r, triples(&m)));
             }
         }
         prop_assert_eq!(lpm.is_empty(), live.is_empty());
         for k in keys {
             prop_assert_eq!(lpm.lookup(k).some(), expected(&live, k));
             prop_assert_eq!(plain.lookup(k).some(), expected(&live, k));
+            prop_assert_eq!(listed.lookup(k).some(), expected(&live, k));
         }
         check_lpm_many(&lpm, keys)?;
         check_lpm_many(&plain, keys)?;
+        check_lpm_many(&listed, keys)?;
     }
     Ok(())
 }
@@ -937,4 +943,81 @@ fn exact_equal_priority_takes_the_bucket_best() {
     assert_eq!(auto.lookup(&k), Some(30));
     assert!(auto.remove(r(30), &port(1)));
     assert_eq!(auto.lookup(&k), None);
+}
+
+/// An ACL's trie of `SCAN_MAX` (16) destination contexts finds each
+/// through the perfect hash of their packed values, and a packet of
+/// another destination (which lands in some slot, perhaps a used one)
+/// in none of them; the plain scan of the list answers the same.
+#[test]
+fn few_contexts_are_found_through_a_perfect_hash() {
+    let acl = |vip: u32, src: u32, len: u32| {
+        let mask = prefix(Field::Ipv4Src, len);
+        CompiledMatch::from_fields(vec![
+            FieldMatch {
+                field: Field::EthType,
+                value: 0x0800,
+                mask: 0xffff,
+            },
+            FieldMatch {
+                field: Field::Ipv4Src,
+                value: u128::from(src) & mask,
+                mask,
+            },
+            FieldMatch {
+                field: Field::Ipv4Dst,
+                value: vip.into(),
+                mask: 0xffff_ffff,
+            },
+        ])
+    };
+    let shapes = |m: &CompiledMatch| {
+        shape(
+            &m.fields()
+                .iter()
+                .map(|f| (f.field, f.mask))
+                .collect::<Vec<_>>(),
+        )
+    };
+    let form = LpmForm::derive(&shapes(&acl(1, 0, 24)), &shapes(&acl(1, 0, 16)));
+    let Some(form) = form else {
+        panic!("an ACL's shapes share a form");
+    };
+    let mut hashed = Lpm::new(form.clone());
+    let mut listed = Lpm::with_list_scan(form);
+    let vips: Vec<u32> = (0..16).map(|v| 0xac10_0001 + v).collect();
+    for (i, &vip) in vips.iter().enumerate() {
+        let r = Ref {
+            rank: Rank::new(100, i as u64),
+            handle: i as u32,
+        };
+        let m = acl(vip, 0x4000_0000 + ((i as u32) << 8), 24);
+        hashed.insert(r, triples(&m));
+        listed.insert(r, triples(&m));
+    }
+    assert!(hashed.scans_by_hash());
+    assert!(!listed.scans_by_hash());
+    let key = |vip: u32, src: u32| {
+        let mut k = FlowKey::new(1);
+        set(&mut k, Field::EthType, 0x0800);
+        set(&mut k, Field::Ipv4Src, src.into());
+        set(&mut k, Field::Ipv4Dst, vip.into());
+        k
+    };
+    for (i, &vip) in vips.iter().enumerate() {
+        let inside = key(vip, 0x4000_0000 + ((i as u32) << 8) + 7);
+        assert_eq!(
+            hashed.lookup(&inside).some().map(|r| r.handle),
+            Some(i as u32)
+        );
+        assert_eq!(listed.lookup(&inside), hashed.lookup(&inside));
+        // Another VIP's block, at this VIP: no entry.
+        let other = key(vip, 0x4000_0000 + (((i as u32) + 1) << 8) + 7);
+        assert_eq!(hashed.lookup(&other).some(), None);
+    }
+    for vip in (0..256).map(|v| 0xac10_0100 + v) {
+        let k = key(vip, 0x4000_0007);
+        assert_eq!(hashed.lookup(&k).some(), None, "{vip:#x}");
+        assert_eq!(listed.lookup(&k).some(), None, "{vip:#x}");
+    }
 }
