@@ -744,20 +744,25 @@ fn entry(priority: u16, m: CompiledMatch, cookie: u64) -> FlowEntry {
     FlowEntry::plain(priority, m, cookie)
 }
 
-fn route(len: u32, addr: u32) -> CompiledMatch {
-    let mask = prefix(Field::Ipv4Dst, len);
-    CompiledMatch::from_fields(vec![
+/// The fields of `eth_type=0x0800, f=addr/len` (f an IPv4 address).
+fn ipv4_prefix(f: Field, len: u32, addr: u32) -> Vec<FieldMatch> {
+    let mask = prefix(f, len);
+    vec![
         FieldMatch {
             field: Field::EthType,
             value: 0x0800,
             mask: 0xffff,
         },
         FieldMatch {
-            field: Field::Ipv4Dst,
+            field: f,
             value: u128::from(addr) & mask,
             mask,
         },
-    ])
+    ]
+}
+
+fn route(len: u32, addr: u32) -> CompiledMatch {
+    CompiledMatch::from_fields(ipv4_prefix(Field::Ipv4Dst, len, addr))
 }
 
 fn ipv4_key(addr: u32) -> FlowKey {
@@ -952,24 +957,13 @@ fn exact_equal_priority_takes_the_bucket_best() {
 #[test]
 fn few_contexts_are_found_through_a_perfect_hash() {
     let acl = |vip: u32, src: u32, len: u32| {
-        let mask = prefix(Field::Ipv4Src, len);
-        CompiledMatch::from_fields(vec![
-            FieldMatch {
-                field: Field::EthType,
-                value: 0x0800,
-                mask: 0xffff,
-            },
-            FieldMatch {
-                field: Field::Ipv4Src,
-                value: u128::from(src) & mask,
-                mask,
-            },
-            FieldMatch {
-                field: Field::Ipv4Dst,
-                value: vip.into(),
-                mask: 0xffff_ffff,
-            },
-        ])
+        let mut v = ipv4_prefix(Field::Ipv4Src, len, src);
+        v.push(FieldMatch {
+            field: Field::Ipv4Dst,
+            value: vip.into(),
+            mask: 0xffff_ffff,
+        });
+        CompiledMatch::from_fields(v)
     };
     let shapes = |m: &CompiledMatch| {
         shape(
