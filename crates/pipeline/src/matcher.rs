@@ -41,7 +41,7 @@ pub struct CompiledMatch {
 }
 
 /// All-ones mask of a field's width.
-fn full_mask(f: Field) -> u128 {
+pub(crate) fn full_mask(f: Field) -> u128 {
     let bits = 8 * f.width() as u32;
     if bits >= 128 {
         u128::MAX

@@ -149,11 +149,7 @@ pub(crate) fn flow_hash_of(
         h = fold(h, a as u64);
     }
     h = fold(h, u64::from(tp[0]) << 16 | u64::from(tp[1]));
-    h ^= h >> 30;
-    h = h.wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    h ^= h >> 27;
-    h = h.wrapping_mul(0x94d0_49bb_1331_11eb);
-    h ^ (h >> 31)
+    crate::classifier::splitmix64(h)
 }
 
 /// The packet-in match: the pipeline fields of the packet.

@@ -321,6 +321,23 @@ pub struct FlowTable {
     unchained: usize,
 }
 
+/// Runs modify `f` on one entry, keeping `unchained` (the table's
+/// count of entries whose program the chain template cannot take) in
+/// step with the program `f` may have replaced.
+fn modify_counted(
+    unchained: &mut usize,
+    hot: &mut HotEntry,
+    cold: &mut ColdEntry,
+    f: impl FnOnce(EntryMut<'_>),
+) {
+    let was = !hot.program.chainable();
+    f(EntryMut {
+        hot: &mut *hot,
+        instructions: &mut cold.instructions,
+    });
+    *unchained = *unchained - usize::from(was) + usize::from(!hot.program.chainable());
+}
+
 impl FlowTable {
     pub fn new(id: u8) -> FlowTable {
         FlowTable {
@@ -491,12 +508,7 @@ impl FlowTable {
         let (Some(hot), Some(cold)) = (self.hot.get_mut(i), self.cold.get_mut(i)) else {
             return false;
         };
-        let was = !hot.program.chainable();
-        f(EntryMut {
-            hot: &mut *hot,
-            instructions: &mut cold.instructions,
-        });
-        self.unchained = self.unchained - usize::from(was) + usize::from(!hot.program.chainable());
+        modify_counted(&mut self.unchained, hot, cold, f);
         true
     }
 
@@ -636,13 +648,7 @@ impl FlowTable {
         let mut n = 0;
         for (hot, cold) in self.hot.iter_mut().zip(self.cold.iter_mut()) {
             if pred(EntryRef { hot, cold }) {
-                let was = !hot.program.chainable();
-                f(EntryMut {
-                    hot: &mut *hot,
-                    instructions: &mut cold.instructions,
-                });
-                self.unchained =
-                    self.unchained - usize::from(was) + usize::from(!hot.program.chainable());
+                modify_counted(&mut self.unchained, hot, cold, &mut f);
                 n += 1;
             }
         }

@@ -91,6 +91,7 @@ use super::exact::Exact;
 use super::fields::Fields;
 use super::{Rank, Ref, Same, Shape};
 use crate::batch::CHUNK;
+use crate::matcher::full_mask;
 use hashbrown::{DefaultHashBuilder, HashTable};
 use packet::{Field, FieldSet};
 use std::hash::{BuildHasher, Hasher};
@@ -101,15 +102,6 @@ const NIL: u32 = u32::MAX;
 fn is_prefix(m: u128, full: u128) -> bool {
     let inv = full & !m;
     m != 0 && m & !full == 0 && inv & inv.wrapping_add(1) == 0
-}
-
-fn full_mask(f: Field) -> u128 {
-    let bits = 8 * f.width() as u32;
-    if bits >= 128 {
-        u128::MAX
-    } else {
-        (1u128 << bits) - 1
-    }
 }
 
 /// The form a table's shapes must have: see the module comment.
@@ -645,13 +637,9 @@ impl Lpm {
     fn perfect_scan(scan: &[(u64, Start)]) -> (u64, [u8; SCAN_SLOTS]) {
         // Odd multipliers from a fixed sequence (splitmix64), so that the
         // same contexts always get the same hash.
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        for _ in 0..SCAN_TRIES {
-            seed = seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = seed;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            let mult = (z ^ (z >> 31)) | 1;
+        const GOLDEN: u64 = 0x9e37_79b9_7f4a_7c15;
+        for i in 1..=SCAN_TRIES {
+            let mult = super::splitmix64(GOLDEN.wrapping_mul(i + 1)) | 1;
             let mut at = [SCAN_NONE; SCAN_SLOTS];
             let free = scan.iter().enumerate().all(|(j, (k, _))| {
                 let s = &mut at[Lpm::scan_slot(*k, mult)];

@@ -182,6 +182,17 @@ pub mod tss;
 mod tests;
 
 use crate::matcher::CompiledMatch;
+
+/// The splitmix64 mixer (Steele et al.): every output bit depends on
+/// every input bit. It finishes the SELECT groups' flow hash
+/// (`process::flow_hash_of`) and, over the golden-ratio sequence, makes
+/// the trie's perfect-hash multipliers (`lpm`).
+#[inline(always)]
+pub(crate) fn splitmix64(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
 pub use exact::{Exact, Hit};
 use fields::Fields;
 use linear::Linear;

@@ -67,7 +67,7 @@
 
 use super::fields::Fields;
 use super::{Ref, Same, Shape};
-use crate::matcher::{CompiledMatch, FieldMatch};
+use crate::matcher::{full_mask, CompiledMatch, FieldMatch};
 use hashbrown::{DefaultHashBuilder, HashTable};
 use packet::{Field, FieldSet, FlowKey};
 use smallvec::SmallVec;
@@ -250,12 +250,7 @@ fn filter_field(shape: &Shape) -> Option<usize> {
     let mut best: Option<(usize, usize)> = None;
     for (i, (f, m)) in shape.iter().enumerate() {
         let w = f.width();
-        let full = if w >= 16 {
-            u128::MAX
-        } else {
-            (1u128 << (8 * w)) - 1
-        };
-        if w >= 2 && *m == full && best.is_none_or(|(_, bw)| w > bw) {
+        if w >= 2 && *m == full_mask(*f) && best.is_none_or(|(_, bw)| w > bw) {
             best = Some((i, w));
         }
     }
