@@ -55,7 +55,7 @@ pub enum RewriteError {
 
 /// A set-field action's value, one variant per settable field. Values are
 /// host-order integers; VIDs may carry the 0x1000 present bit (ignored).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum SetField {
     EthDst([u8; 6]),
     EthSrc([u8; 6]),

@@ -35,7 +35,7 @@ use ofp::port::port_no;
 use packet::{Field, FieldSet, Layer, SetField};
 
 /// One compiled action (module comment).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Op {
     Output {
         port: u32,
@@ -349,7 +349,7 @@ fn macs(a: &Op, b: &Op) -> Option<([u8; 6], [u8; 6])> {
 }
 
 /// A flow entry's instructions, compiled (module comment).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct Program {
     pub meter: Option<u32>,
     pub apply: Option<Box<[Op]>>,
@@ -390,7 +390,7 @@ pub struct Program {
 
 /// The apply-actions of an entry the chain template goes through
 /// (`Program::chain`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ChainStep {
     /// None (or an empty list).
     Nothing,
@@ -403,7 +403,7 @@ pub enum ChainStep {
 /// The rewrite of an [`Op::SetIpv4Port`]: the IPv4 address `addr_field`
 /// (`Ipv4Src` or `Ipv4Dst`) set to `addr`, then the TCP or UDP port
 /// `port_field` set to `port`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Nat {
     pub addr: u32,
     pub port: u16,
