@@ -44,6 +44,7 @@ pub mod flow_mod;
 pub mod group;
 pub mod matcher;
 pub mod meter;
+mod order;
 pub mod port;
 pub mod process;
 pub mod program;

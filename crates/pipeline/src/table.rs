@@ -8,7 +8,7 @@
 //!             cold: Vec<ColdEntry>  parallel to hot (same positions)
 //!  handle_at  Vec<u32>              position -> handle
 //!  pos_of     Vec<u32>              handle -> position (NIL when free)
-//!  order      BTreeMap<rank, handle>   priority order (entries())
+//!  order      Order                    priority order (entries())
 //!  classifier Auto                  lookup structures, name entries by handle
 //! ```
 //!
@@ -66,13 +66,12 @@
 
 use crate::classifier::{Auto, Rank, Ref, SEQ_LIMIT};
 use crate::matcher::CompiledMatch;
+use crate::order::Order;
 use crate::program::Program;
 use ofp::instruction::Instruction;
 use ofp::message::flow_mod_flags;
 use ofp::oxm::Match;
 use packet::FlowKey;
-use std::cmp::Reverse;
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// Time as the pipeline sees it: nanoseconds since an arbitrary epoch,
@@ -308,7 +307,7 @@ pub struct FlowTable {
     handle_at: Vec<u32>,
     pos_of: Vec<u32>,
     free_handles: Vec<u32>,
-    order: BTreeMap<Reverse<Rank>, u32>,
+    order: Order,
     classifier: Auto,
     pub counters: TableCounters,
     next_seq: u64,
@@ -347,7 +346,7 @@ impl FlowTable {
             handle_at: Vec::new(),
             pos_of: Vec::new(),
             free_handles: Vec::new(),
-            order: BTreeMap::new(),
+            order: Order::default(),
             classifier: Auto::default(),
             counters: TableCounters::default(),
             next_seq: 0,
@@ -382,12 +381,10 @@ impl FlowTable {
 
     /// The entries, highest priority first (earliest installed first among
     /// equal priorities).
-    pub fn entries(
-        &self,
-    ) -> impl DoubleEndedIterator<Item = EntryRef<'_>> + ExactSizeIterator + Clone + '_ {
-        self.order.values().map(move |h| {
+    pub fn entries(&self) -> impl DoubleEndedIterator<Item = EntryRef<'_>> + Clone + '_ {
+        self.order.handles().map(move |h| {
             // Every handle in `order` has a position (module comment).
-            let p = self.pos_of[*h as usize] as usize;
+            let p = self.pos_of[h as usize] as usize;
             EntryRef {
                 hot: &self.hot[p],
                 cold: &self.cold[p],
@@ -396,14 +393,10 @@ impl FlowTable {
     }
 
     /// The entries of one priority, earliest installed first.
-    pub fn entries_with_priority(
-        &self,
-        priority: u16,
-    ) -> impl DoubleEndedIterator<Item = EntryRef<'_>> + '_ {
-        let (best, worst) = Rank::bounds(priority);
+    pub fn entries_with_priority(&self, priority: u16) -> impl Iterator<Item = EntryRef<'_>> + '_ {
         self.order
-            .range(Reverse(best)..=Reverse(worst))
-            .filter_map(move |(_, h)| self.by_handle(*h))
+            .with_priority(priority)
+            .filter_map(move |h| self.by_handle(h))
     }
 
     pub fn len(&self) -> usize {
@@ -543,7 +536,7 @@ impl FlowTable {
         };
         let rank = Self::rank(&cold);
         self.classifier.insert(Ref { rank, handle }, &cold.compiled);
-        self.order.insert(Reverse(rank), handle);
+        self.order.insert(cold.priority, cold.seq, handle);
         self.pos_of[handle as usize] = self.hot.len() as u32;
         self.handle_at.push(handle);
         self.timed += usize::from(cold.has_timeout());
@@ -567,7 +560,7 @@ impl FlowTable {
         self.pos_of[handle as usize] = NIL;
         self.free_handles.push(handle);
         let rank = Self::rank(&cold);
-        self.order.remove(&Reverse(rank));
+        self.order.remove(cold.priority, cold.seq);
         self.classifier.remove(Ref { rank, handle }, &cold.compiled);
         self.timed -= usize::from(cold.has_timeout());
         self.unchained -= usize::from(!hot.program.chainable());
@@ -596,8 +589,7 @@ impl FlowTable {
     pub fn remove_where(&mut self, mut pred: impl FnMut(EntryRef<'_>) -> bool) -> Vec<FlowEntry> {
         let doomed: Vec<u32> = self
             .order
-            .values()
-            .copied()
+            .handles()
             .filter(|h| self.by_handle(*h).is_some_and(&mut pred))
             .collect();
         if !doomed.is_empty() && doomed.len() == self.hot.len() {
@@ -659,7 +651,7 @@ impl FlowTable {
     /// rebuilds the structures (before sequence numbers run out; see
     /// `classifier::SEQ_LIMIT`). Positions and handles do not change.
     fn renumber(&mut self) {
-        let handles: Vec<u32> = self.order.values().copied().collect();
+        let handles: Vec<u32> = self.order.handles().collect();
         self.order.clear();
         self.classifier = Auto::default();
         for (seq, h) in handles.into_iter().enumerate() {
@@ -672,7 +664,7 @@ impl FlowTable {
             e.seq = seq as u64;
             let rank = Self::rank(e);
             self.classifier.insert(Ref { rank, handle: h }, &e.compiled);
-            self.order.insert(Reverse(rank), h);
+            self.order.insert(e.priority, e.seq, h);
         }
         self.next_seq = self.hot.len() as u64;
     }
