@@ -1790,6 +1790,13 @@ fn equal_programs_are_shared() {
     };
     assert!(std::sync::Arc::ptr_eq(&prog(&p, 1), &prog(&p, 2)));
     assert!(!std::sync::Arc::ptr_eq(&prog(&p, 1), &prog(&p, 3)));
+    // The same list is shared too (no copy).
+    let list = |p: &Pipeline, port: u32| {
+        let mut k = packet::FlowKey::new(port);
+        k.present.insert(packet::Field::InPort);
+        p.table(0).unwrap().peek(&k).unwrap().instructions.clone()
+    };
+    assert!(std::sync::Arc::ptr_eq(&list(&p, 1), &list(&p, 2)));
     p.flow_mod(
         &fm(
             cmd::MODIFY_STRICT,
@@ -1805,6 +1812,36 @@ fn equal_programs_are_shared() {
     let f = udp_frame([10, 0, 0, 2], 1, 64);
     assert_eq!(run(&mut p, &f, 1, 0).ports(), vec![2]);
     assert_eq!(run(&mut p, &f, 2, 0).ports(), vec![3]);
+}
+
+/// Instruction lists that differ but compile to the same program (the
+/// spec runs instructions in a fixed order whatever their order in the
+/// list) share the program and keep their own lists; a list that differs
+/// from the others in one action's value gets its own program.
+#[test]
+fn equal_programs_of_different_lists_are_shared() {
+    let mut p = pipeline(3);
+    let lists = [
+        vec![apply(vec![out(2)]), Instruction::WriteActions(vec![out(3)])],
+        vec![Instruction::WriteActions(vec![out(3)]), apply(vec![out(2)])],
+        vec![Instruction::WriteActions(vec![out(1)]), apply(vec![out(2)])],
+    ];
+    for (port, insts) in (1u32..).zip(lists) {
+        p.flow_mod(&fm(cmd::ADD, 0, 1, vec![OxmField::InPort(port)], insts), 0)
+            .unwrap();
+    }
+    let entry = |p: &Pipeline, port: u32| {
+        let mut k = packet::FlowKey::new(port);
+        k.present.insert(packet::Field::InPort);
+        let e = p.table(0).unwrap().peek(&k).unwrap();
+        (e.hot.program.clone(), e.instructions.clone())
+    };
+    let ((p1, i1), (p2, i2), (p3, _)) = (entry(&p, 1), entry(&p, 2), entry(&p, 3));
+    assert!(std::sync::Arc::ptr_eq(&p1, &p2));
+    assert!(!std::sync::Arc::ptr_eq(&i1, &i2));
+    assert_ne!(i1, i2);
+    assert!(!std::sync::Arc::ptr_eq(&p1, &p3));
+    assert_ne!(p1, p3);
 }
 
 /// The Ethernet template (`template`) has exactly the effect of the
