@@ -172,6 +172,42 @@ impl Pipeline {
         fm: &FlowMod,
         now: Nanos,
     ) -> Result<(Vec<RemovedFlow>, Option<Prepared>), ErrorCode> {
+        self.flow_mod_with(fm, &fm.match_, || Arc::new(fm.match_.clone()), now)
+    }
+
+    /// [`Pipeline::flow_mod_shared`] that takes what an add or modify's
+    /// entry keeps out of `fm` instead of copying it: the match goes into
+    /// the entry as it is, and the instructions (which the entry holds as
+    /// [`Prepared::instructions`]) are dropped here. What is left of `fm`
+    /// is all [`Pipeline::replay_flow_mod`] reads with the `Prepared`; a
+    /// delete, or a refused flow-mod, leaves `fm` whole. (A switch's
+    /// control thread hands `fm` to the workers: they no longer free a
+    /// copy of the match and the instruction lists it allocated, one
+    /// cross-thread free each, for every flow-mod.)
+    pub fn flow_mod_taking(
+        &mut self,
+        fm: &mut FlowMod,
+        now: Nanos,
+    ) -> Result<(Vec<RemovedFlow>, Option<Prepared>), ErrorCode> {
+        let m = Arc::new(std::mem::take(&mut fm.match_));
+        let r = self.flow_mod_with(fm, &m, || m.clone(), now);
+        if matches!(r, Ok((_, Some(_)))) {
+            fm.instructions = Vec::new();
+        } else {
+            fm.match_ = Arc::try_unwrap(m).unwrap_or_else(|m| Match::clone(&m));
+        }
+        r
+    }
+
+    /// `flow_mod_shared` of `fm` with its match `m` (`fm.match_` is not
+    /// read); `keep` gives the match an added entry keeps.
+    fn flow_mod_with(
+        &mut self,
+        fm: &FlowMod,
+        m: &Match,
+        keep: impl FnOnce() -> Arc<Match>,
+        now: Nanos,
+    ) -> Result<(Vec<RemovedFlow>, Option<Prepared>), ErrorCode> {
         let n_tables = self.tables.len();
         let all_tables = fm.table_id == TABLE_ALL;
         if all_tables && !matches!(fm.command, cmd::DELETE | cmd::DELETE_STRICT) {
@@ -183,15 +219,15 @@ impl Pipeline {
         if fm.flags & !flow_mod_flags::ALL != 0 {
             return Err(fm_err(FlowModFailedCode::BadFlags));
         }
-        let compiled = CompiledMatch::compile(&fm.match_).map_err(|e| e.code)?;
+        let compiled = CompiledMatch::compile(m).map_err(|e| e.code)?;
         match fm.command {
             cmd::ADD | cmd::MODIFY | cmd::MODIFY_STRICT => {
                 self.check_instructions(fm.table_id, &fm.instructions)?;
-                crate::consistency::check(&fm.match_, &fm.instructions)?;
+                crate::consistency::check(m, &fm.instructions)?;
                 let (instructions, program) = self.program_for(&fm.instructions);
                 let prepared = Prepared {
                     compiled,
-                    match_: Arc::new(fm.match_.clone()),
+                    match_: keep(),
                     instructions,
                     program,
                 };

@@ -3308,10 +3308,12 @@ mod balancer_props {
 }
 
 /// A worker replica that replays the authoritative copy's flow-mods
-/// (`Pipeline::replay_flow_mod`, with what `flow_mod_shared` built) ends up
-/// with the same entries, in the same order, as the authoritative copy,
-/// and its entries share their match, instructions and program with the
-/// authoritative ones instead of holding copies.
+/// (`Pipeline::replay_flow_mod`, with what `flow_mod_taking` built and
+/// left of the flow-mod, as the switch sends them) ends up with the same
+/// entries, in the same order, as the authoritative copy, and its entries
+/// share their match, instructions and program with the authoritative
+/// ones instead of holding copies. A delete or a refused flow-mod is left
+/// whole.
 mod replay_props {
     use super::*;
     use proptest::prelude::*;
@@ -3421,11 +3423,15 @@ mod replay_props {
                         run(r, &frame, 1, 0);
                     }
                 }
-                let f = flow_mod(s);
+                let mut f = flow_mod(s);
                 let now = i as u64;
-                let Ok((removed, prepared)) = auth.flow_mod_shared(&f, now) else {
+                let Ok((removed, prepared)) = auth.flow_mod_taking(&mut f, now) else {
+                    prop_assert_eq!(&f, &flow_mod(s));
                     continue;
                 };
+                if prepared.is_none() {
+                    prop_assert_eq!(&f, &flow_mod(s));
+                }
                 let Some(r) = replica.as_mut() else { continue };
                 let replayed = r.replay_flow_mod(&f, prepared.as_ref(), now);
                 let ids = |v: &[RemovedFlow]| -> Vec<(u8, u16, CompiledMatch)> {

@@ -152,7 +152,7 @@ impl Datapath {
         }
     }
 
-    fn flow_mod(&mut self, fm: FlowMod) -> Result<(), ErrorCode> {
+    fn flow_mod(&mut self, mut fm: FlowMod) -> Result<(), ErrorCode> {
         let now = self.now();
         if matches!(fm.command, cmd::DELETE | cmd::DELETE_STRICT)
             || fm.flags & ofp::message::flow_mod_flags::RESET_COUNTS != 0
@@ -161,7 +161,7 @@ impl Datapath {
             // a reset must not be undone by older deltas.
             self.collect();
         }
-        let (removed, prepared) = self.pipeline.flow_mod_shared(&fm, now)?;
+        let (removed, prepared) = self.pipeline.flow_mod_taking(&mut fm, now)?;
         let buffer_id = fm.buffer_id;
         let add_or_mod = !matches!(fm.command, cmd::DELETE | cmd::DELETE_STRICT);
         self.broadcast(Op::FlowMod(Arc::new(fm), prepared, now));
