@@ -667,6 +667,25 @@ pub struct Match {
     pub fields: Vec<OxmField>,
 }
 
+/// Most fields `Match::decode` makes room for ahead (a valid match has
+/// at most one of each of the 40 basic fields, and rarely experimenter
+/// ones).
+const MATCH_FIELDS_AHEAD: usize = 64;
+
+/// How many OXM TLVs the headers in `r` announce, each header's length
+/// skipped to the next (at most one per 4 bytes; a header cut short ends
+/// the count, and the decode says what is wrong).
+fn count_tlvs(mut r: Reader<'_>) -> usize {
+    let mut n = 0;
+    while let Ok(header) = r.u32("") {
+        n += 1;
+        if r.bytes((header & 0xff) as usize, "").is_err() {
+            break;
+        }
+    }
+    n
+}
+
 impl Match {
     pub fn new(fields: Vec<OxmField>) -> Self {
         Match { fields }
@@ -711,7 +730,14 @@ impl Match {
         let mut fr = r.sub(body, "match: fields")?;
         r.pad(padding_to_8(length))?;
 
-        let mut fields: Vec<OxmField> = Vec::new();
+        // Sized to the fields the TLV headers announce: a flow entry keeps
+        // the match as decoded (`pipeline`'s `flow_mod_taking`), and a
+        // vector grown by pushes holds room for four fields at least (a
+        // one-field L2 match would carry three empty ones per entry). At
+        // most `MATCH_FIELDS_AHEAD` ahead, so that a malformed match cannot
+        // make room for thousands before its first bad field is seen.
+        let ahead = count_tlvs(fr.clone()).min(MATCH_FIELDS_AHEAD);
+        let mut fields: Vec<OxmField> = Vec::with_capacity(ahead);
         // Basic field ids seen so far (ids < 64 fit one bitmap); other
         // classes are rare and checked by scanning.
         let mut seen_basic = 0u64;
@@ -1273,7 +1299,10 @@ mod tests {
             let b = enc_match(&m);
             prop_assert_eq!(b.len() % 8, 0);
             prop_assert_eq!(b.len(), m.encoded_len());
-            prop_assert_eq!(dec_match(&b).unwrap(), m);
+            let d = dec_match(&b).unwrap();
+            // Sized to its fields (a flow entry keeps the decoded match).
+            prop_assert_eq!(d.fields.capacity(), d.fields.len());
+            prop_assert_eq!(d, m);
         }
 
         #[test]
