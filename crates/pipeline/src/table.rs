@@ -47,12 +47,14 @@
 //! - **Handles** are stable names for entries: the classifier's structures
 //!   refer to entries by handle, so moving an entry in the store updates
 //!   one `pos_of` slot and no structure. Freed handles are reused.
-//! - The **order** map sorts by rank: priority first (highest first) and,
-//!   among equal priorities, installation order (earliest first). The spec
-//!   leaves the choice between overlapping entries of equal priority
-//!   undefined; this order makes it deterministic: the earliest installed
-//!   entry wins. `entries()` iterates in this order (flow stats), and
-//!   `entries_with_priority` reads one priority's range (CHECK_OVERLAP).
+//! - The **order** (`crate::order`: one list per priority, in
+//!   installation order) sorts as ranks do: priority first (highest
+//!   first) and, among equal priorities, installation order (earliest
+//!   first). The spec leaves the choice between overlapping entries of
+//!   equal priority undefined; this order makes it deterministic: the
+//!   earliest installed entry wins. `entries()` iterates in this order
+//!   (flow stats), and `entries_with_priority` reads one priority's list
+//!   (CHECK_OVERLAP).
 //! - The **classifier** (`crate::classifier`: linear scan, exact hash,
 //!   LPM trie, tuple space search, chosen from the entries) answers
 //!   lookups with the handle of the highest-priority match and is also the

@@ -232,12 +232,6 @@ impl Rank {
     pub fn priority(self) -> u16 {
         (self.0 >> SEQ_BITS) as u16
     }
-
-    /// The best and the worst possible rank of a priority.
-    pub fn bounds(priority: u16) -> (Rank, Rank) {
-        let base = u64::from(priority) << SEQ_BITS;
-        (Rank(base | SEQ_LIMIT), Rank(base | 1))
-    }
 }
 
 /// An entry as the structures know it: its rank and the table's stable
