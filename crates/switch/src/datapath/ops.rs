@@ -38,7 +38,9 @@ pub enum Mode {
 pub enum Op {
     /// A flow-mod with what the authoritative copy built for it (an add or
     /// modify's match, instructions and program, which the replica's
-    /// entries share: `pipeline::Prepared`).
+    /// entries share: `pipeline::Prepared`). An add or modify comes
+    /// without its own match and instructions (the authoritative copy took
+    /// them: `Pipeline::flow_mod_taking`); read them from the `Prepared`.
     FlowMod(
         Arc<ofp::message::FlowMod>,
         Option<pipeline::Prepared>,
