@@ -181,9 +181,10 @@ impl Pipeline {
     /// [`Prepared::instructions`]) are dropped here. What is left of `fm`
     /// is all [`Pipeline::replay_flow_mod`] reads with the `Prepared`; a
     /// delete, or a refused flow-mod, leaves `fm` whole. (A switch's
-    /// control thread hands `fm` to the workers: they no longer free a
-    /// copy of the match and the instruction lists it allocated, one
-    /// cross-thread free each, for every flow-mod.)
+    /// control side hands `fm` to the workers: they no longer free the
+    /// match and the instruction lists the control side decoded, a free
+    /// of another thread's memory each, for every flow-mod; and the match
+    /// is not copied.)
     pub fn flow_mod_taking(
         &mut self,
         fm: &mut FlowMod,
