@@ -599,7 +599,7 @@ impl OxmField {
         let class = (header >> 16) as u16;
         let field = ((header >> 9) & 0x7f) as u8;
         let has_mask = header & 0x100 != 0;
-        let length = (header & 0xff) as usize;
+        let length = oxm_length(header);
         if r.remaining() < length {
             return Err(bad_match(BadMatchCode::BadLen, "oxm: payload beyond match"));
         }
@@ -672,6 +672,12 @@ pub struct Match {
 /// ones).
 const MATCH_FIELDS_AHEAD: usize = 64;
 
+/// The payload length an OXM header announces (its low 8 bits:
+/// class 16, field 7, hasmask 1, length 8).
+fn oxm_length(header: u32) -> usize {
+    (header & 0xff) as usize
+}
+
 /// How many OXM TLVs the headers in `r` announce, each header's length
 /// skipped to the next (at most one per 4 bytes; a header cut short ends
 /// the count, and the decode says what is wrong).
@@ -679,7 +685,7 @@ fn count_tlvs(mut r: Reader<'_>) -> usize {
     let mut n = 0;
     while let Ok(header) = r.u32("") {
         n += 1;
-        if r.bytes((header & 0xff) as usize, "").is_err() {
+        if r.bytes(oxm_length(header), "").is_err() {
             break;
         }
     }
