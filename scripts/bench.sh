@@ -26,6 +26,7 @@
 #
 # Parts (PARTS, comma-separated; default all):
 #   pipeline    pipeline only (no I/O): Mpps per core, ns/packet, 2-worker scaling
+#               (each the median of 3 rounds of one worker then two, back to back)
 #   raw         raw veth (generator -> sink, nothing between): the generator's ceiling
 #   fwd         plain fwd_afpacket / fwd_xdp forwarders (crates/ports examples): I/O ceiling
 #   oxflow      oxflow, AF_PACKET ports

@@ -243,15 +243,27 @@ def main():
     if pr:
         one = {r["workload"]: r for r in pr if r["workers"] == 1}
         many = {r["workload"]: r for r in pr if r["workers"] > 1}
+        # Each row is the median of the experiment's rounds (one worker,
+        # then two, back to back); the scaling is the ratio of the two
+        # medians, with the range of the rounds' own ratios beside it.
+        scl = {s["workload"]: s for s in table(pres, "scaling")}
+        rounds = next(iter(scl.values()), {}).get("rounds")
         lines += ["## Pipeline only (no I/O)", "",
-                  "| workload | Mpps (1 core) | ns/packet | CPU ns/packet | Mpps (2 workers) | scaling | tables |",
-                  "|---|---|---|---|---|---|---|"]
+                  f"Every figure is the median of {rounds or 1} rounds; each round runs one "
+                  "worker, then two, back to back, and the scaling is the ratio of the "
+                  "medians (the rounds' own ratios in the next column).", "",
+                  "| workload | Mpps (1 core) | ns/packet | CPU ns/packet | Mpps (2 workers) "
+                  "| scaling | round scalings min-max | tables |",
+                  "|---|---|---|---|---|---|---|---|"]
         for w, r in one.items():
             m = many.get(w)
+            s = scl.get(w, {})
+            span = (f"{fmt(s['round_ratio_min'], 2)}-{fmt(s['round_ratio_max'], 2)}"
+                    if s else "-")
             lines.append(f"| {w} | {fmt(r['mpps'], 2)} | {fmt(r['ns_per_packet'], 1)} | "
                          f"{fmt(r.get('cpu_ns_per_packet'), 1)} | "
                          f"{fmt(m['mpps'] if m else None, 2)} | "
-                         f"{fmt(ratio(m['mpps'], r['mpps']) if m else None, 2)} | "
+                         f"{fmt(ratio(m['mpps'], r['mpps']) if m else None, 2)} | {span} | "
                          f"{' '.join(cls.get(w.removesuffix('/tse'), []))} |")
         lines.append("")
 

@@ -13,6 +13,12 @@
 //! second per worker and in all, nanoseconds per packet, and with two
 //! workers the scaling factor against one worker measured the same way.
 //!
+//! The experiment measures each workload in `rounds` rounds (one worker,
+//! then the replicas, back to back) on one installed pipeline and keeps
+//! the median run of each; the scaling is the ratio of the two medians,
+//! with the lowest and highest ratio within a round beside it, as the
+//! paired forwarder runs of `make bench` are reported.
+//!
 //! Threads are pinned to cores 0, 1, ... when the machine has that many.
 //! The first [`WARMUP`] of every run is not counted (caches, page faults of
 //! the replica's first touches).
@@ -252,6 +258,12 @@ pub fn measure(
     duration: Duration,
     split: Split,
 ) -> Result<Measurement> {
+    measure_installed(&install(w)?, w, workers, duration, split)
+}
+
+/// A pipeline with `w` installed, to measure as many times as wanted
+/// (`measure_installed`).
+pub fn install(w: &Workload) -> Result<Pipeline> {
     let mut p = Pipeline::default();
     if let Err((i, e)) = w.install(&mut p) {
         bail!("{}: the pipeline refused message {i}: {e:?}", w.name());
@@ -259,6 +271,18 @@ pub fn measure(
     if w.frames.is_empty() {
         bail!("{}: no frames", w.name());
     }
+    Ok(p)
+}
+
+/// `measure` of a pipeline `install` made from `w` (every worker clones
+/// its replica from `p`, which stays as it is).
+pub fn measure_installed(
+    p: &Pipeline,
+    w: &Workload,
+    workers: usize,
+    duration: Duration,
+    split: Split,
+) -> Result<Measurement> {
     let classifiers = p
         .tables()
         .iter()
@@ -270,7 +294,6 @@ pub fn measure(
     let tallies: Vec<Tally> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..workers)
             .map(|i| {
-                let p = &p;
                 let frames = &w.frames;
                 let in_port = w.ports.input;
                 s.spawn(move || {
@@ -334,10 +357,36 @@ pub fn measure(
 /// oxflow worker count.)
 #[derive(Debug, Default)]
 pub struct PipelineExperiment {
+    /// Per workload, size and traffic mode: the median one-worker run
+    /// and (with `replicas` above 1) the median n-worker run.
     rows: Vec<Measurement>,
-    /// (workload, one-worker Mpps, n-worker Mpps)
-    scaling: Vec<(String, f64, f64)>,
+    scaling: Vec<Scaling>,
     workers: usize,
+    rounds: usize,
+}
+
+/// How n workers scaled against one on one workload, from `rounds`
+/// rounds that each ran one worker then n, back to back: the ratio of
+/// the two medians, and the lowest and highest ratio within a round.
+/// (On a shared 2-vCPU machine one run's rate drifts by tens of percent
+/// from minute to minute; a ratio of two single runs was mostly that
+/// drift.)
+#[derive(Debug, Clone)]
+struct Scaling {
+    workload: String,
+    one: f64,
+    many: f64,
+    round_min: f64,
+    round_max: f64,
+}
+
+/// The run with the median Mpps of `runs` (of an even number, the
+/// higher of the two middle ones): a real run, so its other figures
+/// (CPU time, packets) belong together.
+fn median_run(mut runs: Vec<Measurement>) -> Option<Measurement> {
+    runs.sort_by(|a, b| a.mpps.total_cmp(&b.mpps));
+    let mid = runs.len() / 2;
+    runs.into_iter().nth(mid)
 }
 
 impl Experiment for PipelineExperiment {
@@ -369,6 +418,11 @@ impl Experiment for PipelineExperiment {
                 "how the replicas share the frames: flows (worker i of n runs frames i, i+n, ...: its share of the flows, as the switch's fanout gives each worker) or none (every worker all frames)",
             ),
             ParamSpec::new("seconds", "1", "measured seconds per run (after warm-up)"),
+            ParamSpec::new(
+                "rounds",
+                "3",
+                "rounds per workload, each one worker then the replicas back to back; the table keeps the median run of each, the scaling is the ratio of the medians",
+            ),
         ]
     }
 
@@ -383,8 +437,12 @@ impl Experiment for PipelineExperiment {
         self.workers = ctx.param::<usize>("replicas")?.max(1);
         let seconds: f64 = ctx.param("seconds")?;
         let split: Split = ctx.param("split")?;
+        self.rounds = ctx.param::<usize>("rounds")?;
         if !(seconds > 0.0 && seconds < 3600.0) {
             bail!("seconds={seconds}: want a positive number of seconds");
+        }
+        if !(1..=100).contains(&self.rounds) {
+            bail!("rounds={}: want 1 to 100", self.rounds);
         }
         let d = Duration::from_secs_f64(seconds);
         for &kind in &kinds {
@@ -396,19 +454,38 @@ impl Experiment for PipelineExperiment {
             for &size in sizes {
                 for &mode in &modes {
                     let w = Workload::new(kind, size, mode);
-                    let one = measure(&w, 1, d, split)?;
-                    ctx.note(format!(
-                        "{}: {:.2} Mpps/core, {:.1} ns/packet ({:.1} ns of its own CPU time)",
-                        one.workload, one.mpps, one.ns_per_packet, one.cpu_ns_per_packet
-                    ));
-                    if self.workers > 1 {
-                        let n = measure(&w, self.workers, d, split)?;
-                        self.scaling.push((w.name(), one.mpps, n.mpps));
-                        self.rows.push(one);
-                        self.rows.push(n);
-                    } else {
-                        self.rows.push(one);
+                    let p = install(&w)?;
+                    let (mut ones, mut manys) = (Vec::new(), Vec::new());
+                    for _ in 0..self.rounds {
+                        ones.push(measure_installed(&p, &w, 1, d, split)?);
+                        if self.workers > 1 {
+                            manys.push(measure_installed(&p, &w, self.workers, d, split)?);
+                        }
                     }
+                    let ratios: Vec<f64> = ones
+                        .iter()
+                        .zip(&manys)
+                        .map(|(o, m)| m.mpps / o.mpps.max(1e-9))
+                        .collect();
+                    let Some(one) = median_run(ones) else {
+                        bail!("{}: no run", w.name());
+                    };
+                    ctx.note(format!(
+                        "{}: {:.2} Mpps/core, {:.1} ns/packet ({:.1} ns of its own CPU time; median of {})",
+                        one.workload, one.mpps, one.ns_per_packet, one.cpu_ns_per_packet, self.rounds
+                    ));
+                    let many = median_run(manys);
+                    if let Some(n) = &many {
+                        self.scaling.push(Scaling {
+                            workload: w.name(),
+                            one: one.mpps,
+                            many: n.mpps,
+                            round_min: ratios.iter().copied().fold(f64::INFINITY, f64::min),
+                            round_max: ratios.iter().copied().fold(0.0, f64::max),
+                        });
+                    }
+                    self.rows.push(one);
+                    self.rows.extend(many);
                 }
             }
         }
@@ -480,13 +557,43 @@ impl Experiment for PipelineExperiment {
                 "ns",
             );
         }
-        for (name, one, n) in &self.scaling {
+        for sc in &self.scaling {
             r.scalar(
-                &format!("{name}_scaling_{}w", self.workers),
-                n / one.max(1e-9),
+                &format!("{}_scaling_{}w", sc.workload, self.workers),
+                sc.many / sc.one.max(1e-9),
                 "x",
             );
         }
+        let scaling = self
+            .scaling
+            .iter()
+            .map(|sc| {
+                vec![
+                    sc.workload.clone().into(),
+                    self.workers.into(),
+                    self.rounds.into(),
+                    sc.one.into(),
+                    sc.many.into(),
+                    (sc.many / sc.one.max(1e-9)).into(),
+                    sc.round_min.into(),
+                    sc.round_max.into(),
+                ]
+            })
+            .collect();
+        r.table(
+            "scaling",
+            &[
+                "workload",
+                "workers",
+                "rounds",
+                "one_worker_median_mpps",
+                "workers_median_mpps",
+                "ratio_of_medians",
+                "round_ratio_min",
+                "round_ratio_max",
+            ],
+            scaling,
+        );
         // Mpps against size, one series per workload and traffic mode.
         let mut names = Vec::new();
         for kind in Kind::ALL {
@@ -570,6 +677,25 @@ mod tests {
         assert_eq!(of(&Trace::new(one, Split::Flows, 1, 2)), [0]);
         assert_eq!("flows".parse::<Split>(), Ok(Split::Flows));
         assert!("rss".parse::<Split>().is_err());
+    }
+
+    #[test]
+    fn the_median_run_is_a_real_run() {
+        let w = Workload::new(Kind::Single, 1, Traffic::Spread);
+        let m = measure(&w, 1, Duration::from_millis(5), Split::Flows).expect("measures");
+        let runs: Vec<Measurement> = [3.0, 1.0, 2.0]
+            .iter()
+            .map(|&mpps| Measurement {
+                mpps,
+                packets: mpps as u64,
+                ..m.clone()
+            })
+            .collect();
+        let mid = median_run(runs.clone()).expect("a run");
+        assert_eq!((mid.mpps, mid.packets), (2.0, 2));
+        // Of two, the higher.
+        assert_eq!(median_run(runs[..2].to_vec()).map(|r| r.mpps), Some(3.0));
+        assert!(median_run(Vec::new()).is_none());
     }
 
     #[test]

@@ -54,6 +54,7 @@ fn pipeline_experiment() {
             "traffic=spread,tse".into(),
             "seconds=0.05".into(),
             "replicas=2".into(),
+            "rounds=2".into(),
         ],
         config: None,
     };
@@ -89,6 +90,22 @@ fn pipeline_experiment() {
     }
     assert!(scalar(&r, "l2/100_mpps").is_some_and(|v| v > 0.0));
     assert!(scalar(&r, "gateway/100/tse_scaling_2w").is_some_and(|v| v > 0.0));
+    // The scaling table: one row per workload and mode, the ratio of the
+    // medians within the range of the rounds' own ratios.
+    let scaling = r["tables"]
+        .as_array()
+        .and_then(|ts| ts.iter().find(|t| t["name"] == "scaling"))
+        .expect("a scaling table");
+    let srows = scaling["rows"].as_array().expect("rows");
+    assert_eq!(srows.len(), 4);
+    for row in srows {
+        let v = |i: usize| row[i].as_f64().unwrap_or(f64::NAN);
+        assert_eq!(row[2], 2, "rounds: {row}");
+        assert!(
+            v(5) > 0.0 && v(6) <= v(5) + 1e-9 && v(5) <= v(7) + 1e-9,
+            "{row}"
+        );
+    }
     assert!(out.join("pipeline_mpps.svg").exists() && out.join("index.html").exists());
     let _ = std::fs::remove_dir_all(&out);
 }
