@@ -248,11 +248,12 @@ def main():
         # medians, with the range of the rounds' own ratios beside it.
         scl = {s["workload"]: s for s in table(pres, "scaling")}
         rounds = next(iter(scl.values()), {}).get("rounds")
-        lines += ["## Pipeline only (no I/O)", "",
-                  f"Every figure is the median of {rounds or 1} rounds; each round runs one "
-                  "worker, then two, back to back, and the scaling is the ratio of the "
-                  "medians (the rounds' own ratios in the next column).", "",
-                  "| workload | Mpps (1 core) | ns/packet | CPU ns/packet | Mpps (2 workers) "
+        lines += ["## Pipeline only (no I/O)", ""]
+        if rounds:
+            lines += [f"Every figure is the median of {rounds} rounds; each round runs one "
+                      "worker, then two, back to back, and the scaling is the ratio of the "
+                      "medians (the rounds' own ratios in the next column).", ""]
+        lines += ["| workload | Mpps (1 core) | ns/packet | CPU ns/packet | Mpps (2 workers) "
                   "| scaling | round scalings min-max | tables |",
                   "|---|---|---|---|---|---|---|---|"]
         for w, r in one.items():

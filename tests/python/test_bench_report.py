@@ -1,7 +1,8 @@
 """`scripts/bench_report.py` (the table `make bench` prints) on a made-up
 run folder: the ratios against the I/O ceilings, the warning next to a
 ceiling whose repeats disagree, and the latency rows with the ping floor
-of one veth pair and oxflow in busy-poll mode."""
+of one veth pair and oxflow in busy-poll mode, the paired rounds and the
+pipeline-only medians."""
 
 import json
 import os
@@ -93,3 +94,38 @@ def test_paired_rounds_give_the_ratio_of_medians(tmp_path):
     assert "| xdp | l2/100000 | 1 | 0.420 | 0.420 | 1.00 | 1.00-1.00 |" in text
     doc = json.load(open(js))
     assert [p["rounds"] for p in doc["paired"]] == [3, 3, 1]
+
+
+def test_pipeline_rows_are_medians_with_the_rounds_scaling(tmp_path):
+    """The `pipeline` part: the median one- and two-worker rows, their
+    ratio, and the range of the rounds' own ratios from its `scaling`
+    table."""
+    run = str(tmp_path / "run")
+    os.makedirs(run)
+    cols = ["workload", "kind", "size", "traffic", "workers", "mpps", "mpps_per_core",
+            "ns_per_packet", "cpu_ns_per_packet", "not_forwarded"]
+    rows = [["l2/100", "l2", 100, "spread", 1, 40.0, 40.0, 25.0, 24.9, 0],
+            ["l2/100", "l2", 100, "spread", 2, 76.0, 38.0, 26.3, 26.2, 0]]
+    scols = ["workload", "workers", "rounds", "one_worker_median_mpps",
+             "workers_median_mpps", "ratio_of_medians", "round_ratio_min", "round_ratio_max"]
+    srows = [["l2/100", 2, 3, 40.0, 76.0, 1.9, 1.7, 2.05]]
+    results(run, "pipeline", tables=[
+        ("pipeline", cols, rows),
+        ("classifiers", ["workload", "table", "entries", "classifier"],
+         [["l2/100", 0, 100, "hash"]]),
+        ("scaling", scols, srows)])
+    md, js = str(tmp_path / "r.md"), str(tmp_path / "r.json")
+    subprocess.run([sys.executable, REPORT, run, md, js, "test"], check=True)
+    text = open(md).read()
+    assert "Every figure is the median of 3 rounds" in text, text
+    assert "| l2/100 | 40.00 | 25.0 | 24.9 | 76.00 | 1.90 | 1.70-2.05 | t0:hash(100) |" in text, text
+
+    # Without a scaling table (one worker only): no sentence about rounds,
+    # no range.
+    run1 = str(tmp_path / "run1")
+    os.makedirs(run1)
+    results(run1, "pipeline", tables=[("pipeline", cols, rows[:1])])
+    subprocess.run([sys.executable, REPORT, run1, md, js, "test"], check=True)
+    text = open(md).read()
+    assert "median of" not in text, text
+    assert "| l2/100 | 40.00 | 25.0 | 24.9 | - | - | - |  |" in text, text
