@@ -380,6 +380,13 @@ struct Scaling {
     round_max: f64,
 }
 
+impl Scaling {
+    /// The ratio of the medians.
+    fn ratio(&self) -> f64 {
+        self.many / self.one.max(1e-9)
+    }
+}
+
 /// The run with the median Mpps of `runs` (of an even number, the
 /// higher of the two middle ones): a real run, so its other figures
 /// (CPU time, packets) belong together.
@@ -560,7 +567,7 @@ impl Experiment for PipelineExperiment {
         for sc in &self.scaling {
             r.scalar(
                 &format!("{}_scaling_{}w", sc.workload, self.workers),
-                sc.many / sc.one.max(1e-9),
+                sc.ratio(),
                 "x",
             );
         }
@@ -574,7 +581,7 @@ impl Experiment for PipelineExperiment {
                     self.rounds.into(),
                     sc.one.into(),
                     sc.many.into(),
-                    (sc.many / sc.one.max(1e-9)).into(),
+                    sc.ratio().into(),
                     sc.round_min.into(),
                     sc.round_max.into(),
                 ]
