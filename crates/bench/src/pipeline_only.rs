@@ -383,8 +383,14 @@ struct Scaling {
 impl Scaling {
     /// The ratio of the medians.
     fn ratio(&self) -> f64 {
-        self.many / self.one.max(1e-9)
+        speedup(self.many, self.one)
     }
+}
+
+/// How many times `one` worker's Mpps `many` workers made (a round's
+/// ratio, or the medians' in `Scaling::ratio`).
+fn speedup(many: f64, one: f64) -> f64 {
+    many / one.max(1e-9)
 }
 
 /// The run with the median Mpps of `runs` (of an even number, the
@@ -472,7 +478,7 @@ impl Experiment for PipelineExperiment {
                     let ratios: Vec<f64> = ones
                         .iter()
                         .zip(&manys)
-                        .map(|(o, m)| m.mpps / o.mpps.max(1e-9))
+                        .map(|(o, m)| speedup(m.mpps, o.mpps))
                         .collect();
                     let Some(one) = median_run(ones) else {
                         bail!("{}: no run", w.name());
