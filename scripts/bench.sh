@@ -38,10 +38,12 @@
 #               PAIRS rounds (default 5) per backend (AF_PACKET, AF_XDP), each
 #               the forwarder then oxflow, back to back, one max-rate run per
 #               row (PAIRED_ROWS workloads at PAIRED_SIZE entries, spread
-#               traffic). On this 2-core machine the generator's own rate
-#               moves by up to 25 % from minute to minute (the host), so a
-#               ceiling measured once, minutes before a switch, cannot rank
-#               them to 5 %; pairs a few seconds apart can (ratio of medians).
+#               traffic; PAIRED_BACKENDS picks the backends, default
+#               afpacket,xdp). On this 2-core machine the generator's own
+#               rate moves by up to 25 % from minute to minute (the host),
+#               so a ceiling measured once, minutes before a switch, cannot
+#               rank them to 5 %; pairs a few seconds apart can (ratio of
+#               medians).
 # The raw part also pings across the generator's veth pair alone (an
 # address on the switch's end, no switch): the RTT floor of one pair, two
 # veth crossings per round trip; a ping through a switch crosses four.
@@ -57,6 +59,7 @@ PARTS=${PARTS:-pipeline,raw,fwd,oxflow,oxflow_xdp,oxflow_busy,ovs,paired}
 PAIRS=${PAIRS:-5}
 PAIRED_ROWS=${PAIRED_ROWS:-single,l2,l3,lb_acl,gateway}
 PAIRED_SIZE=${PAIRED_SIZE:-100000}
+PAIRED_BACKENDS=${PAIRED_BACKENDS:-afpacket,xdp}
 WORKLOADS=${WORKLOADS:-single,l2,l3,lb_acl,gateway}
 TRAFFIC=${TRAFFIC:-spread,tse}
 if [ "$QUICK" = 1 ]; then
@@ -433,7 +436,7 @@ fi
 if has_part paired; then
     # Round i of backend B: paired-B-i-fwd (the forwarder, throughput_raw)
     # then paired-B-i-oxflow (oxflow, PAIRED_ROWS), one max-rate run each.
-    for b in afpacket xdp; do
+    for b in ${PAIRED_BACKENDS//,/ }; do
         if [ ! -x "$EX/fwd_$b" ]; then log "paired: fwd_$b not built, skipped"; continue; fi
         for i in $(seq "$PAIRS"); do
             if start_fwd "fwd_$b" "paired-$b-$i-fwd"; then
