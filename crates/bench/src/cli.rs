@@ -7,6 +7,9 @@
 //!   [--config FILE.toml]`: one run; writes DIR/results.json, CSVs, SVGs and
 //!   DIR/index.html.
 //! - `compare A B --out DIR`: overlay two run folders.
+//! - `windows WORKLOAD/SIZE [--traffic T] [--batches N]`: pipeline-only
+//!   windows on request, one per "run" line on stdin, for an A/B of two
+//!   builds (`crate::windows`, `scripts/ab_pipeline.py`).
 //!
 //! Exit status: 0 on success, 1 when the run fails (the message says what
 //! and where), 2 for bad arguments.
@@ -18,6 +21,7 @@ use clap::{Parser, Subcommand};
 use crate::experiments;
 use crate::runner::{self, RunOpts, COMMON_KEYS};
 use crate::switch::{SwitchKind, EXTERNAL_KEYS, SWITCH_KEYS};
+use crate::workloads::{Kind, Traffic, Workload};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -58,6 +62,34 @@ enum Cmd {
         #[arg(long)]
         out: PathBuf,
     },
+    /// Pipeline-only windows on request (for scripts/ab_pipeline.py):
+    /// installs WORKLOAD/SIZE, then runs one window per "run" line on
+    /// stdin and prints its ns per packet and packets forwarded.
+    Windows {
+        /// e.g. gateway/100000 (workloads: single, l2, l3, lb_acl, gateway).
+        workload: String,
+        /// spread or tse.
+        #[arg(long, default_value = "spread")]
+        traffic: Traffic,
+        /// Batches of 32 frames per window.
+        #[arg(long, default_value_t = 4000)]
+        batches: usize,
+    },
+}
+
+/// `KIND/SIZE` (`gateway/100000`) as a workload of `traffic`.
+fn parse_workload(s: &str, traffic: Traffic) -> Result<Workload, String> {
+    let (kind, size) = s
+        .split_once('/')
+        .ok_or_else(|| format!("workload {s:?}: want KIND/SIZE, e.g. l2/100"))?;
+    let kind: Kind = kind.parse()?;
+    let size: usize = size
+        .parse()
+        .map_err(|_| format!("workload {s:?}: size {size:?} is not a number"))?;
+    if !(1..=1_000_000).contains(&size) {
+        return Err(format!("workload {s:?}: size {size} (want 1 to 1000000)"));
+    }
+    Ok(Workload::new(kind, size, traffic))
 }
 
 /// Run `oxflow bench` with `args` (the words after `bench`).
@@ -114,6 +146,27 @@ pub fn main_with_args(args: Vec<String>) -> i32 {
                 }
                 Err(e) => {
                     eprintln!("oxflow bench run: {e}");
+                    1
+                }
+            }
+        }
+        Cmd::Windows {
+            workload,
+            traffic,
+            batches,
+        } => {
+            let w = match parse_workload(&workload, traffic) {
+                Ok(w) => w,
+                Err(e) => {
+                    eprintln!("oxflow bench windows: {e}");
+                    return 2;
+                }
+            };
+            let stdin = std::io::stdin().lock();
+            match crate::windows::serve(&w, batches, stdin, std::io::stdout().lock()) {
+                Ok(_) => 0,
+                Err(e) => {
+                    eprintln!("oxflow bench windows: {e}");
                     1
                 }
             }

@@ -30,6 +30,7 @@ pub mod sampler;
 pub mod stats;
 pub mod switch;
 pub mod topology;
+pub mod windows;
 pub mod workloads;
 
 pub use cli::main_with_args;

@@ -44,12 +44,12 @@ const BATCHES_PER_CHECK: u64 = 64;
 /// An [`Output`] that counts: frames out, packet-ins (which a correct
 /// workload never produces).
 #[derive(Debug, Default)]
-struct Sink {
-    forwarded: u64,
+pub(crate) struct Sink {
+    pub(crate) forwarded: u64,
     packet_ins: u64,
     /// A byte of every forwarded frame, so the compiler cannot drop the
     /// work that produced it.
-    check: u8,
+    pub(crate) check: u8,
 }
 
 impl Output for Sink {
@@ -154,14 +154,14 @@ impl std::str::FromStr for Split {
 ///  bytes  [frame 0 | frame 1 | ... ]
 ///  spans  [(start 0, len 0), (start 1, len 1), ...]
 /// ```
-struct Trace {
+pub(crate) struct Trace {
     bytes: Vec<u8>,
     spans: Vec<(usize, usize)>,
 }
 
 impl Trace {
     /// The frames worker `i` of `n` runs under `split`.
-    fn new(frames: &[Vec<u8>], split: Split, i: usize, n: usize) -> Trace {
+    pub(crate) fn new(frames: &[Vec<u8>], split: Split, i: usize, n: usize) -> Trace {
         let n = n.max(1);
         let share = split == Split::Flows && frames.len() >= n;
         let mine: Vec<&Vec<u8>> = frames
@@ -193,6 +193,37 @@ impl Trace {
     }
 }
 
+/// One batch: `bufs` filled with the frames of `frames` from `*next` on
+/// (round-robin; `*next` moves on), as a port's receive fills them, then
+/// through `p` at once (the same effect as packet by packet) into `sink`.
+/// Returns how many frames the pipeline found malformed.
+#[inline]
+pub(crate) fn run_batch(
+    p: &mut Pipeline,
+    bufs: &mut [packet::PacketBuf],
+    frames: &Trace,
+    next: &mut usize,
+    in_port: u32,
+    now_ns: u64,
+    sink: &mut Sink,
+) -> u64 {
+    for b in bufs.iter_mut() {
+        // Every frame is FRAME_LEN bytes: always fits.
+        let _ = b.set(frames.frame(*next));
+        *next += 1;
+        if *next >= frames.len() {
+            *next = 0;
+        }
+    }
+    let mut errors = 0;
+    p.process_batch(bufs, in_port, now_ns, sink, |_, _, _, r| {
+        if r.is_err() {
+            errors += 1;
+        }
+    });
+    errors
+}
+
 /// Runs `frames` through `p` for `warmup + duration` on the calling thread.
 fn run_worker(mut p: Pipeline, frames: &Trace, in_port: u32, duration: Duration) -> Tally {
     let mut bufs: Vec<packet::PacketBuf> = (0..BATCH).map(|_| packet::PacketBuf::new()).collect();
@@ -205,21 +236,9 @@ fn run_worker(mut p: Pipeline, frames: &Trace, in_port: u32, duration: Duration)
     let mut batches = 0u64;
     let now_ns = 1_000_000_000u64;
     loop {
-        // rx: fill a batch
-        for b in bufs.iter_mut() {
-            // Every frame is FRAME_LEN bytes: always fits.
-            let _ = b.set(frames.frame(next));
-            next += 1;
-            if next == frames.len() {
-                next = 0;
-            }
-        }
-        // the pipeline, the batch at once (same effect as packet by packet)
-        p.process_batch(&mut bufs, in_port, now_ns, &mut sink, |_, _, _, r| {
-            if r.is_err() {
-                t.errors += 1;
-            }
-        });
+        t.errors += run_batch(
+            &mut p, &mut bufs, frames, &mut next, in_port, now_ns, &mut sink,
+        );
         if measuring_since.is_some() {
             t.packets += BATCH as u64;
         }
