@@ -459,7 +459,7 @@ impl Pipeline {
                         }
                         // (`hot` of NONE is `None`.)
                         if let Some(p) = progs.get_mut(usize::from(k)) {
-                            *p = t.hot(f as usize).map(|entry| &*entry.program);
+                            *p = t.hot(f as usize).map(|entry| &**entry.program());
                         }
                     }
                 }
@@ -602,7 +602,7 @@ mod tests {
                         break;
                     };
                     *at = (u32::from(t), pos as u32);
-                    match table.hot(pos).and_then(|e| e.program.goto) {
+                    match table.hot(pos).and_then(|e| e.program().goto) {
                         Some(next) if next > t => t = next,
                         _ => break,
                     }

@@ -305,7 +305,7 @@ impl Pipeline {
             let reset = fm.flags & flow_mod_flags::RESET_COUNTS != 0;
             let modify = |e: EntryMut<'_>| {
                 *e.instructions = p.instructions.clone();
-                e.hot.program = p.program.clone();
+                e.hot.set_program(p.program.clone());
                 if reset {
                     e.hot.packet_count = 0;
                     e.hot.byte_count = 0;

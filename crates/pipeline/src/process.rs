@@ -377,7 +377,7 @@ impl Pipeline {
                 goto,
                 writes,
                 ..
-            } = &*entry.program;
+            } = &**entry.program();
             written.insert_all(*writes);
             if let Some(m) = *meter {
                 if self.meters.apply_to_packet(m, pkt, key, ctx.now) == Verdict::Drop {
@@ -1304,7 +1304,10 @@ mod direct_tests {
             0,
         )
         .expect("valid flow");
-        let op = match p.tables[0].hot(0).and_then(|e| e.program.apply.as_deref()) {
+        let op = match p.tables[0]
+            .hot(0)
+            .and_then(|e| e.program().apply.as_deref())
+        {
             Some(&[op]) => op,
             other => panic!("one op expected, got {other:?}"),
         };
@@ -1332,9 +1335,9 @@ mod direct_tests {
             let Some(entry) = general.tables[0].hot_mut(0) else {
                 return Err(TestCaseError::fail("no entry"));
             };
-            let mut prog = Program::clone(&entry.program);
+            let mut prog = Program::clone(entry.program());
             prog.apply = Some(Box::new([Op::Nop, op]));
-            entry.program = Arc::new(prog);
+            entry.set_program(Arc::new(prog));
             for &(tag, tcp, ttl) in &frames {
                 let f = frame(tag, tcp, [1u8, 2, 64][usize::from(ttl)]);
                 let (mut a, mut b) = (PacketBuf::from_slice(&f), PacketBuf::from_slice(&f));

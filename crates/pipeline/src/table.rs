@@ -30,10 +30,16 @@
 //!   KB instead of 1.9 MB). Each field is in exactly one of the two
 //!   records: `cookie` and `flags` in the hot one (the packet path reads
 //!   them; the control plane reads them there too), `priority` in the cold
-//!   one (a key of the structures). The one copy is `HotEntry::miss`,
-//!   derived from the cold record's priority and match by
-//!   [`FlowTable::insert`], the only place that sets it; neither input
-//!   changes after insertion, so it stays true. [`EntryRef`] pairs the two
+//!   one (a key of the structures). Two fields are copies:
+//!   `HotEntry::miss`, derived from the cold record's priority and match
+//!   by [`FlowTable::insert`], the only place that sets it (neither input
+//!   changes after insertion, so it stays true), and `HotEntry::chain`,
+//!   the program's `chain` (what the chain template reads of every entry
+//!   on a packet's way: from here it needs no read of the program, a
+//!   cache miss of its own in a NAT table where every entry has its own
+//!   program), set with the program by `HotEntry::new` and
+//!   `HotEntry::set_program`, the only ways to set it (the program field
+//!   is private). [`EntryRef`] pairs the two
 //!   records of a position for the control plane, [`FlowEntry`] holds the
 //!   two records of an entry as one value (built by flow-mod, given to
 //!   `insert`, returned by `remove`).
@@ -69,7 +75,7 @@
 use crate::classifier::{Auto, Rank, Ref, SEQ_LIMIT};
 use crate::matcher::CompiledMatch;
 use crate::order::Order;
-use crate::program::Program;
+use crate::program::{ChainStep, Program};
 use ofp::instruction::Instruction;
 use ofp::message::flow_mod_flags;
 use ofp::oxm::Match;
@@ -92,9 +98,9 @@ pub struct FlowEntry {
 }
 
 /// What a matched packet reads and writes of an entry: its counters,
-/// last hit, program, cookie, flags and whether it is the table-miss entry
-/// (43 bytes), aligned so that each record has a cache line of its own
-/// (module comment).
+/// last hit, program, cookie, flags, whether it is the table-miss entry
+/// and its program's chain step (56 bytes), aligned so that each record
+/// has a cache line of its own (module comment).
 #[derive(Debug, Clone)]
 #[repr(C, align(64))]
 pub struct HotEntry {
@@ -104,8 +110,9 @@ pub struct HotEntry {
     pub last_hit: Nanos,
     /// [`ColdEntry::instructions`] compiled for the packet path
     /// (`crate::program`); always set together with them. Entries with
-    /// equal instructions may share one program.
-    pub program: Arc<Program>,
+    /// equal instructions may share one program. Private: it is set only
+    /// with its copy in `chain` (`new`, `set_program`).
+    program: Arc<Program>,
     pub cookie: u64,
     /// Bits of `flow_mod_flags`.
     pub flags: u16,
@@ -113,6 +120,12 @@ pub struct HotEntry {
     /// match): a copy of [`ColdEntry::is_table_miss`], set by
     /// [`FlowTable::insert`] (module comment).
     pub(crate) miss: bool,
+    /// A copy of the program's [`Program::chain`], set with the program
+    /// (`new`, `set_program`): the chain template reads it for every
+    /// entry on a packet's way, and here it costs no read of the program
+    /// (a cache miss of its own when every entry has its own, a NAT
+    /// table's).
+    pub(crate) chain: Option<(ChainStep, u8)>,
 }
 
 /// The rest of an entry, read by the control plane only (module comment).
@@ -210,11 +223,24 @@ impl HotEntry {
             packet_count: 0,
             byte_count: 0,
             last_hit: now,
+            chain: program.chain,
             program,
             cookie,
             flags,
             miss: false,
         }
+    }
+
+    /// The entry's compiled program.
+    #[inline(always)]
+    pub fn program(&self) -> &Arc<Program> {
+        &self.program
+    }
+
+    /// Gives the entry another program (a MODIFY).
+    pub fn set_program(&mut self, program: Arc<Program>) {
+        self.chain = program.chain;
+        self.program = program;
     }
 
     /// Counts one packet of `len` bytes (unless the flags say not to).
@@ -331,12 +357,12 @@ fn modify_counted(
     cold: &mut ColdEntry,
     f: impl FnOnce(EntryMut<'_>),
 ) {
-    let was = !hot.program.chainable();
+    let was = !hot.program().chainable();
     f(EntryMut {
         hot: &mut *hot,
         instructions: &mut cold.instructions,
     });
-    *unchained = *unchained - usize::from(was) + usize::from(!hot.program.chainable());
+    *unchained = *unchained - usize::from(was) + usize::from(!hot.program().chainable());
 }
 
 impl FlowTable {
@@ -542,7 +568,7 @@ impl FlowTable {
         self.pos_of[handle as usize] = self.hot.len() as u32;
         self.handle_at.push(handle);
         self.timed += usize::from(cold.has_timeout());
-        self.unchained += usize::from(!hot.program.chainable());
+        self.unchained += usize::from(!hot.program().chainable());
         self.hot.push(hot);
         self.cold.push(cold);
     }
@@ -565,7 +591,7 @@ impl FlowTable {
         self.order.remove(cold.priority, cold.seq);
         self.classifier.remove(Ref { rank, handle }, &cold.compiled);
         self.timed -= usize::from(cold.has_timeout());
-        self.unchained -= usize::from(!hot.program.chainable());
+        self.unchained -= usize::from(!hot.program().chainable());
         Some(FlowEntry { hot, cold })
     }
 
@@ -694,6 +720,27 @@ mod tests {
             mask: 0xffff_ffff,
         }]);
         FlowEntry::plain(10, compiled, u64::from(port))
+    }
+
+    /// A hot record is one cache line, and its copy of the program's
+    /// chain step follows the program through a MODIFY.
+    #[test]
+    fn hot_record_is_one_line_and_keeps_the_chain_step() {
+        assert_eq!(std::mem::size_of::<HotEntry>(), 64);
+        let goto = Arc::new(Program::compile(&[Instruction::GotoTable(3)]));
+        let out = Arc::new(Program::compile(&[Instruction::ApplyActions(vec![
+            ofp::action::Action::Output {
+                port: 2,
+                max_len: 0,
+            },
+        ])]));
+        let mut hot = HotEntry::new(goto.clone(), 0, 0, 0);
+        assert_eq!(hot.chain, Some((ChainStep::Nothing, 3)));
+        hot.set_program(out);
+        assert_eq!(hot.chain, None);
+        assert_eq!(hot.program().only_output, Some(2));
+        hot.set_program(goto);
+        assert_eq!(hot.chain, Some((ChainStep::Nothing, 3)));
     }
 
     /// One step: add the entry of a port, send a packet of some length to

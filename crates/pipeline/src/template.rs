@@ -231,7 +231,7 @@ fn macs(eth: &[u8; 14]) -> (u64, u64) {
 fn decide(table: &FlowTable, hit: Option<Hit>) -> Option<Forward> {
     let handle = table.classifier().answer_known(hit)??;
     let pos = table.pos_of_handle(handle)?;
-    let port = table.hot(pos)?.program.only_output?;
+    let port = table.hot(pos)?.program().only_output?;
     Some(Forward {
         pos: pos as u32,
         port,
@@ -355,7 +355,7 @@ pub(crate) fn route_plan(tables: &[FlowTable], in_port: u32) -> Option<RoutePlan
         return None;
     }
     let pos = t0.find(&FlowKey::new(in_port))?;
-    let table = t0.hot(pos)?.program.only_goto?;
+    let table = t0.hot(pos)?.program().only_goto?;
     tables.get(usize::from(table))?.classifier().ipv4_routes()?;
     Some(RoutePlan {
         dispatch: Some(pos as u32),
@@ -402,7 +402,7 @@ impl Pipeline {
     fn route_hop(&self, table: &FlowTable, r: Ref) -> Option<Hop> {
         let handle = r.better(table.classifier().lookup_any()).some()?.handle;
         let pos = table.pos_of_handle(handle)?;
-        let program = &table.hot(pos)?.program;
+        let program = table.hot(pos)?.program();
         if !program.apply_only {
             return None;
         }
@@ -1009,16 +1009,19 @@ impl Pipeline {
                 };
                 let found = handle
                     .and_then(|h| table.pos_of_handle(h))
-                    .and_then(|pos| Some((pos, &table.hot(pos)?.program)));
-                let Some((pos, program)) = found else {
+                    .and_then(|pos| Some((pos, table.hot(pos)?)));
+                let Some((pos, hot)) = found else {
                     *w = None;
                     continue;
                 };
                 let c = &mut chains.0[i];
                 let pos = pos as u32;
                 // A step and a goto (checked first: the commonest on the
-                // way; no program has both a goto and one of the ends).
-                let Some((step, next)) = program.chain else {
+                // way; no program has both a goto and one of the ends;
+                // the entry's copy, so that the program is read only at
+                // the end).
+                let Some((step, next)) = hot.chain else {
+                    let program = hot.program();
                     let end = if let Some(port) = program.only_output {
                         Some(ChainEnd::Output {
                             table: t,

@@ -1786,7 +1786,7 @@ fn equal_programs_are_shared() {
     let prog = |p: &Pipeline, port: u32| {
         let mut k = packet::FlowKey::new(port);
         k.present.insert(packet::Field::InPort);
-        p.table(0).unwrap().peek(&k).unwrap().hot.program.clone()
+        p.table(0).unwrap().peek(&k).unwrap().hot.program().clone()
     };
     assert!(std::sync::Arc::ptr_eq(&prog(&p, 1), &prog(&p, 2)));
     assert!(!std::sync::Arc::ptr_eq(&prog(&p, 1), &prog(&p, 3)));
@@ -1834,7 +1834,7 @@ fn equal_programs_of_different_lists_are_shared() {
         let mut k = packet::FlowKey::new(port);
         k.present.insert(packet::Field::InPort);
         let e = p.table(0).unwrap().peek(&k).unwrap();
-        (e.hot.program.clone(), e.instructions.clone())
+        (e.hot.program().clone(), e.instructions.clone())
     };
     let ((p1, i1), (p2, i2), (p3, _)) = (entry(&p, 1), entry(&p, 2), entry(&p, 3));
     assert!(std::sync::Arc::ptr_eq(&p1, &p2));
@@ -3449,7 +3449,7 @@ mod replay_props {
                         if a.installed_at >= clone_at as u64 {
                             prop_assert!(Arc::ptr_eq(&a.match_, &b.match_));
                             prop_assert!(Arc::ptr_eq(&a.instructions, &b.instructions));
-                            prop_assert!(Arc::ptr_eq(&a.hot.program, &b.hot.program));
+                            prop_assert!(Arc::ptr_eq(a.hot.program(), b.hot.program()));
                             prop_assert!(std::ptr::eq(a.compiled.fields(), b.compiled.fields()));
                         }
                     }
