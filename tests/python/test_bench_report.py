@@ -129,3 +129,32 @@ def test_pipeline_rows_are_medians_with_the_rounds_scaling(tmp_path):
     text = open(md).read()
     assert "median of" not in text, text
     assert "| l2/100 | 40.00 | 25.0 | 24.9 | - | - | - |  |" in text, text
+
+
+def test_pipeline_window_pairs_beside_the_rounds(tmp_path):
+    """With the interleaved windows (`pairs` > 0): their median ratio,
+    range and pairs reaching 1.8 beside the rounds' figures; a row
+    measured without them gets dashes."""
+    run = str(tmp_path / "run")
+    os.makedirs(run)
+    cols = ["workload", "kind", "size", "traffic", "workers", "mpps", "mpps_per_core",
+            "ns_per_packet", "cpu_ns_per_packet", "not_forwarded"]
+    rows = [["l2/100", "l2", 100, "spread", 1, 40.0, 40.0, 25.0, 24.9, 0],
+            ["l2/100", "l2", 100, "spread", 2, 60.0, 30.0, 33.3, 33.0, 0],
+            ["l3/100", "l3", 100, "spread", 1, 20.0, 20.0, 50.0, 49.9, 0],
+            ["l3/100", "l3", 100, "spread", 2, 39.0, 19.5, 51.3, 51.0, 0]]
+    scols = ["workload", "workers", "rounds", "one_worker_median_mpps",
+             "workers_median_mpps", "ratio_of_medians", "round_ratio_min",
+             "round_ratio_max", "pairs", "windows_ratio", "windows_ratio_min",
+             "windows_ratio_max", "windows_one_mpps", "windows_workers_mpps",
+             "pairs_at_least_1_8"]
+    srows = [["l2/100", 2, 3, 40.0, 60.0, 1.5, 1.2, 1.9, 20, 1.93, 1.02, 2.01, 41.0, 79.1, 17.0],
+             ["l3/100", 2, 3, 20.0, 39.0, 1.95, 1.9, 2.0, 0, None, None, None, None, None, None]]
+    results(run, "pipeline", tables=[("pipeline", cols, rows), ("scaling", scols, srows)])
+    md, js = str(tmp_path / "r.md"), str(tmp_path / "r.json")
+    subprocess.run([sys.executable, REPORT, run, md, js, "test"], check=True)
+    text = open(md).read()
+    assert "pairs of interleaved windows" in text, text
+    assert ("| l2/100 | 40.00 | 25.0 | 24.9 | 60.00 | 1.50 | 1.20-1.90 | 1.93 | 1.02-2.01 "
+            "| 17/20 |  |") in text, text
+    assert "| l3/100 | 20.00 | 50.0 | 49.9 | 39.00 | 1.95 | 1.90-2.00 | - | - | - |  |" in text, text

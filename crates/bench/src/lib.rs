@@ -27,6 +27,7 @@ pub mod report;
 pub mod results;
 pub mod runner;
 pub mod sampler;
+pub mod scaling;
 pub mod stats;
 pub mod switch;
 pub mod topology;

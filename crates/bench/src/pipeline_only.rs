@@ -17,7 +17,15 @@
 //! then the replicas, back to back) on one installed pipeline and keeps
 //! the median run of each; the scaling is the ratio of the two medians,
 //! with the lowest and highest ratio within a round beside it, as the
-//! paired forwarder runs of `make bench` are reported.
+//! paired forwarder runs of `make bench` are reported. With `pairs` > 0
+//! it then measures the scaling again in interleaved windows of about
+//! 50 ms (`crate::scaling`: one worker and the replicas in turn, ABBA),
+//! and reports the median of the pairs' ratios, their range and how
+//! many pairs reach 1.8: on a host whose capacity moves between seconds
+//! a ratio of two medians taken seconds apart can read 1.1 or 2.4 for
+//! the same build, while pairs tens of milliseconds apart show whether
+//! a low figure holds in every pair (the switch) or only in some (the
+//! host).
 //!
 //! Threads are pinned to cores 0, 1, ... when the machine has that many.
 //! The first [`WARMUP`] of every run is not counted (caches, page faults of
@@ -188,7 +196,7 @@ impl Trace {
             .unwrap_or_default()
     }
 
-    fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.spans.len()
     }
 }
@@ -382,7 +390,18 @@ pub struct PipelineExperiment {
     scaling: Vec<Scaling>,
     workers: usize,
     rounds: usize,
+    /// Pairs of interleaved windows per workload (`crate::scaling`).
+    pairs: usize,
 }
+
+/// About how long one interleaved window lasts (`crate::scaling`): long
+/// against a thread's wake-up (tens of microseconds here), short against
+/// the host's drift.
+const WINDOW_SECONDS: f64 = 0.05;
+
+/// The target for two workers against one: the scaling table
+/// counts the window pairs that reach it.
+const GOOD_SCALING: f64 = 1.8;
 
 /// How n workers scaled against one on one workload, from `rounds`
 /// rounds that each ran one worker then n, back to back: the ratio of
@@ -397,6 +416,8 @@ struct Scaling {
     many: f64,
     round_min: f64,
     round_max: f64,
+    /// The interleaved windows (`crate::scaling`), when `pairs` > 0.
+    windows: Option<crate::scaling::Windows>,
 }
 
 impl Scaling {
@@ -453,7 +474,12 @@ impl Experiment for PipelineExperiment {
             ParamSpec::new(
                 "rounds",
                 "3",
-                "rounds per workload, each one worker then the replicas back to back; the table keeps the median run of each, the scaling is the ratio of the medians",
+                "rounds per workload, each one worker then the replicas back to back; the table keeps the median run of each",
+            ),
+            ParamSpec::new(
+                "pairs",
+                "20",
+                "pairs of interleaved windows (about 50 ms each) of one worker and of the replicas, in ABBA order: the median of the pairs' scaling ratios, their range and how many reach 1.8, beside the ratio of the rounds' medians (0: none)",
             ),
         ]
     }
@@ -470,6 +496,10 @@ impl Experiment for PipelineExperiment {
         let seconds: f64 = ctx.param("seconds")?;
         let split: Split = ctx.param("split")?;
         self.rounds = ctx.param::<usize>("rounds")?;
+        self.pairs = ctx.param::<usize>("pairs")?;
+        if self.pairs > 10_000 {
+            bail!("pairs={}: want 0 to 10000", self.pairs);
+        }
         if !(seconds > 0.0 && seconds < 3600.0) {
             bail!("seconds={seconds}: want a positive number of seconds");
         }
@@ -508,12 +538,36 @@ impl Experiment for PipelineExperiment {
                     ));
                     let many = median_run(manys);
                     if let Some(n) = &many {
+                        let windows = if self.pairs > 0 {
+                            let batches = crate::scaling::window_batches(one.mpps, WINDOW_SECONDS);
+                            let r = crate::scaling::measure(
+                                &p,
+                                &w,
+                                self.workers,
+                                split,
+                                self.pairs,
+                                batches,
+                            )?;
+                            ctx.note(format!(
+                                "{}: {} workers {:.2}x one in {} interleaved window pairs (pairs {:.2}-{:.2})",
+                                w.name(),
+                                self.workers,
+                                r.ratio(),
+                                self.pairs,
+                                r.min(),
+                                r.max()
+                            ));
+                            Some(r)
+                        } else {
+                            None
+                        };
                         self.scaling.push(Scaling {
                             workload: w.name(),
                             one: one.mpps,
                             many: n.mpps,
                             round_min: ratios.iter().copied().fold(f64::INFINITY, f64::min),
                             round_max: ratios.iter().copied().fold(0.0, f64::max),
+                            windows,
                         });
                     }
                     self.rows.push(one);
@@ -595,11 +649,25 @@ impl Experiment for PipelineExperiment {
                 sc.ratio(),
                 "x",
             );
+            if let Some(x) = &sc.windows {
+                r.scalar(
+                    &format!("{}_scaling_{}w_windows", sc.workload, self.workers),
+                    x.ratio(),
+                    "x",
+                );
+            }
         }
+        // (Columns of the windows are null, empty in the CSV, for a run
+        // without them.)
         let scaling = self
             .scaling
             .iter()
             .map(|sc| {
+                let win = |f: &dyn Fn(&crate::scaling::Windows) -> f64| {
+                    sc.windows
+                        .as_ref()
+                        .map_or(serde_json::Value::Null, |x| f(x).into())
+                };
                 vec![
                     sc.workload.clone().into(),
                     self.workers.into(),
@@ -609,6 +677,13 @@ impl Experiment for PipelineExperiment {
                     sc.ratio().into(),
                     sc.round_min.into(),
                     sc.round_max.into(),
+                    sc.windows.as_ref().map_or(0, |x| x.ratios.len()).into(),
+                    win(&crate::scaling::Windows::ratio),
+                    win(&crate::scaling::Windows::min),
+                    win(&crate::scaling::Windows::max),
+                    win(&|x| crate::scaling::median(&x.solo_mpps)),
+                    win(&|x| crate::scaling::median(&x.together_mpps)),
+                    win(&|x| x.ratios.iter().filter(|r| **r >= GOOD_SCALING).count() as f64),
                 ]
             })
             .collect();
@@ -623,6 +698,13 @@ impl Experiment for PipelineExperiment {
                 "ratio_of_medians",
                 "round_ratio_min",
                 "round_ratio_max",
+                "pairs",
+                "windows_ratio",
+                "windows_ratio_min",
+                "windows_ratio_max",
+                "windows_one_mpps",
+                "windows_workers_mpps",
+                "pairs_at_least_1_8",
             ],
             scaling,
         );
@@ -654,7 +736,13 @@ impl Experiment for PipelineExperiment {
             false,
             &names,
         );
-        let bad: u64 = self.rows.iter().map(|m| m.not_forwarded).sum();
+        let bad: u64 = self.rows.iter().map(|m| m.not_forwarded).sum::<u64>()
+            + self
+                .scaling
+                .iter()
+                .filter_map(|sc| sc.windows.as_ref())
+                .map(|x| x.not_forwarded)
+                .sum::<u64>();
         if bad > 0 {
             r.note(format!(
                 "{bad} packets were not forwarded exactly once: a workload or pipeline bug"

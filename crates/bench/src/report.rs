@@ -97,6 +97,8 @@ fn csv_cell(v: &serde_json::Value) -> String {
             format!("\"{}\"", s.replace('"', "\"\""))
         }
         serde_json::Value::String(s) => s.clone(),
+        // No value (a column a row does not have): an empty cell.
+        serde_json::Value::Null => String::new(),
         other => other.to_string(),
     }
 }

@@ -55,6 +55,7 @@ fn pipeline_experiment() {
             "seconds=0.05".into(),
             "replicas=2".into(),
             "rounds=2".into(),
+            "pairs=3".into(),
         ],
         config: None,
     };
@@ -105,7 +106,17 @@ fn pipeline_experiment() {
             v(5) > 0.0 && v(6) <= v(5) + 1e-9 && v(5) <= v(7) + 1e-9,
             "{row}"
         );
+        // The interleaved windows: 3 pairs, their median within their
+        // range, both rates measured, and 0 to 3 pairs reaching 1.8.
+        assert_eq!(row[8], 3, "pairs: {row}");
+        assert!(
+            v(9) > 0.0 && v(10) <= v(9) + 1e-9 && v(9) <= v(11) + 1e-9,
+            "{row}"
+        );
+        assert!(v(12) > 0.0 && v(13) > 0.0, "{row}");
+        assert!((0.0..=3.0).contains(&v(14)), "{row}");
     }
+    assert!(scalar(&r, "gateway/100/tse_scaling_2w_windows").is_some_and(|v| v > 0.0));
     assert!(out.join("pipeline_mpps.svg").exists() && out.join("index.html").exists());
     let _ = std::fs::remove_dir_all(&out);
 }
