@@ -26,7 +26,12 @@
 #
 # Parts (PARTS, comma-separated; default all):
 #   pipeline    pipeline only (no I/O): Mpps per core, ns/packet, 2-worker scaling
-#               (each the median of 3 rounds of one worker then two, back to back)
+#               (each the median of 3 rounds of one worker then two, back to back;
+#               the scaling also in 20 pairs of interleaved ~50 ms windows, each
+#               with a host reference pair). PIPE_SPLIT (default flows): each of
+#               the two workers runs its own share of the flows, as the switch's
+#               fanout hash gives each worker its flows; none: every flow
+#               through both replicas (what runs before 2026-11-25f used)
 #   raw         raw veth (generator -> sink, nothing between): the generator's ceiling
 #   fwd         plain fwd_afpacket / fwd_xdp forwarders (crates/ports examples): I/O ceiling
 #   oxflow      oxflow, AF_PACKET ports
@@ -60,6 +65,7 @@ PAIRS=${PAIRS:-5}
 PAIRED_ROWS=${PAIRED_ROWS:-single,l2,l3,lb_acl,gateway}
 PAIRED_SIZE=${PAIRED_SIZE:-100000}
 PAIRED_BACKENDS=${PAIRED_BACKENDS:-afpacket,xdp}
+PIPE_SPLIT=${PIPE_SPLIT:-flows}
 WORKLOADS=${WORKLOADS:-single,l2,l3,lb_acl,gateway}
 TRAFFIC=${TRAFFIC:-spread,tse}
 if [ "$QUICK" = 1 ]; then
@@ -363,7 +369,8 @@ if has_part pipeline; then
     log "pipeline only"
     taskset -c 0,1 "$OXFLOW" bench run pipeline --out "$RUN/pipeline" \
         --set "workloads=$WORKLOADS" --set "sizes=$SIZES" --set "traffic=$TRAFFIC" \
-        --set "seconds=$PIPE_SECONDS" --set replicas=2 2>&1 | tail -n 40 >> "$LOG" || log "pipeline: FAILED"
+        --set "seconds=$PIPE_SECONDS" --set replicas=2 --set "split=$PIPE_SPLIT" 2>&1 \
+        | tail -n 80 >> "$LOG" || log "pipeline: FAILED"
 fi
 
 if has_part raw; then
@@ -456,6 +463,6 @@ fi
 
 # ---------------------------------------------------------------- report
 python3 scripts/bench_report.py "$RUN" "$MD" "$JSON" \
-    "QUICK=$QUICK PARTS=$PARTS PAIRS=$PAIRS PAIRED_ROWS=$PAIRED_ROWS PAIRED_SIZE=$PAIRED_SIZE SIZES=$SIZES WORKLOADS=$WORKLOADS TRAFFIC=$TRAFFIC WINDOW=$WINDOW STEPS=$STEPS REPEATS=$REPEATS"
+    "QUICK=$QUICK PARTS=$PARTS PAIRS=$PAIRS PAIRED_ROWS=$PAIRED_ROWS PAIRED_SIZE=$PAIRED_SIZE SIZES=$SIZES WORKLOADS=$WORKLOADS TRAFFIC=$TRAFFIC WINDOW=$WINDOW STEPS=$STEPS REPEATS=$REPEATS PIPE_SPLIT=$PIPE_SPLIT"
 cat "$MD"
 log "wrote $MD and $JSON (raw results: $RUN)"

@@ -259,15 +259,19 @@ def main():
             lines += ["The window columns measure the scaling again in pairs of "
                       "interleaved windows of about 50 ms (one worker, then two, in ABBA "
                       "order): the median of the pairs' ratios, their range, and how "
-                      "many pairs reach 1.8. A low median whose best pairs reach 2 "
-                      "points at the host, a low figure in every pair at the switch.",
+                      "many pairs reach 1.8. Each pair also runs a host reference "
+                      "(integer work, no memory, one thread then two on the same cores): "
+                      "its median ratio, and the median of the pipeline's ratios in the "
+                      "pairs where the reference scaled at least 1.9 (the host gave the "
+                      "two workers two cores), with how many such pairs there were.",
                       ""]
         head = ("| workload | Mpps (1 core) | ns/packet | CPU ns/packet | Mpps (2 workers) "
                 "| scaling | round scalings min-max |")
         rule = "|---|---|---|---|---|---|---|"
         if windows:
-            head += " window pairs median | pairs min-max | pairs >= 1.8 |"
-            rule += "---|---|---|"
+            head += (" window pairs median | pairs min-max | pairs >= 1.8 | host reference "
+                     "| with two cores (pairs) |")
+            rule += "---|---|---|---|---|"
         lines += [head + " tables |", rule + "---|"]
         for w, r in one.items():
             m = many.get(w)
@@ -284,8 +288,12 @@ def main():
                             f"{fmt(s['windows_ratio_min'], 2)}-"
                             f"{fmt(s['windows_ratio_max'], 2)} | "
                             f"{int(s['pairs_at_least_1_8'])}/{int(s['pairs'])} |")
+                    two = s.get("pairs_host_two_cores")
+                    row += (f" {fmt(s.get('host_ratio'), 2)} | "
+                            f"{fmt(s.get('windows_ratio_two_cores'), 2)} "
+                            f"({int(two) if two is not None else '-'}) |")
                 else:
-                    row += " - | - | - |"
+                    row += " - | - | - | - | - |"
             lines.append(row + f" {' '.join(cls.get(w.removesuffix('/tse'), []))} |")
         lines.append("")
 

@@ -147,14 +147,19 @@ def test_pipeline_window_pairs_beside_the_rounds(tmp_path):
              "workers_median_mpps", "ratio_of_medians", "round_ratio_min",
              "round_ratio_max", "pairs", "windows_ratio", "windows_ratio_min",
              "windows_ratio_max", "windows_one_mpps", "windows_workers_mpps",
-             "pairs_at_least_1_8"]
-    srows = [["l2/100", 2, 3, 40.0, 60.0, 1.5, 1.2, 1.9, 20, 1.93, 1.02, 2.01, 41.0, 79.1, 17.0],
-             ["l3/100", 2, 3, 20.0, 39.0, 1.95, 1.9, 2.0, 0, None, None, None, None, None, None]]
+             "pairs_at_least_1_8", "host_ratio", "pairs_host_two_cores",
+             "windows_ratio_two_cores"]
+    srows = [["l2/100", 2, 3, 40.0, 60.0, 1.5, 1.2, 1.9, 20, 1.93, 1.02, 2.01, 41.0, 79.1,
+              17.0, 1.52, 9.0, 1.97],
+             ["l3/100", 2, 3, 20.0, 39.0, 1.95, 1.9, 2.0, 0, None, None, None, None, None,
+              None, None, None, None]]
     results(run, "pipeline", tables=[("pipeline", cols, rows), ("scaling", scols, srows)])
     md, js = str(tmp_path / "r.md"), str(tmp_path / "r.json")
     subprocess.run([sys.executable, REPORT, run, md, js, "test"], check=True)
     text = open(md).read()
     assert "pairs of interleaved windows" in text, text
+    assert "host reference" in text, text
     assert ("| l2/100 | 40.00 | 25.0 | 24.9 | 60.00 | 1.50 | 1.20-1.90 | 1.93 | 1.02-2.01 "
-            "| 17/20 |  |") in text, text
-    assert "| l3/100 | 20.00 | 50.0 | 49.9 | 39.00 | 1.95 | 1.90-2.00 | - | - | - |  |" in text, text
+            "| 17/20 | 1.52 | 1.97 (9) |  |") in text, text
+    assert ("| l3/100 | 20.00 | 50.0 | 49.9 | 39.00 | 1.95 | 1.90-2.00 | - | - | - | - | - |  |"
+            in text), text

@@ -20,12 +20,11 @@
 //! paired forwarder runs of `make bench` are reported. With `pairs` > 0
 //! it then measures the scaling again in interleaved windows of about
 //! 50 ms (`crate::scaling`: one worker and the replicas in turn, ABBA),
-//! and reports the median of the pairs' ratios, their range and how
-//! many pairs reach 1.8: on a host whose capacity moves between seconds
-//! a ratio of two medians taken seconds apart can read 1.1 or 2.4 for
-//! the same build, while pairs tens of milliseconds apart show whether
-//! a low figure holds in every pair (the switch) or only in some (the
-//! host).
+//! and reports the median of the pairs' ratios, their range, how many
+//! pairs reach 1.8, the host reference's scaling in the same pairs, and
+//! the median ratio of the pairs in which the host gave the workers two
+//! cores: on a host whose capacity moves between seconds a ratio of two
+//! medians taken seconds apart can read 1.1 or 2.4 for the same build.
 //!
 //! Threads are pinned to cores 0, 1, ... when the machine has that many.
 //! The first [`WARMUP`] of every run is not counted (caches, page faults of
@@ -479,7 +478,7 @@ impl Experiment for PipelineExperiment {
             ParamSpec::new(
                 "pairs",
                 "20",
-                "pairs of interleaved windows (about 50 ms each) of one worker and of the replicas, in ABBA order: the median of the pairs' scaling ratios, their range and how many reach 1.8, beside the ratio of the rounds' medians (0: none)",
+                "pairs of interleaved windows (about 50 ms each) of one worker and of the replicas, in ABBA order, each with a host reference pair: the median of the pairs' scaling ratios, their range, how many reach 1.8, and the median in the pairs where the host gave two cores, beside the ratio of the rounds' medians (0: none)",
             ),
         ]
     }
@@ -548,14 +547,22 @@ impl Experiment for PipelineExperiment {
                                 self.pairs,
                                 batches,
                             )?;
+                            let two = r.two_core_ratios();
                             ctx.note(format!(
-                                "{}: {} workers {:.2}x one in {} interleaved window pairs (pairs {:.2}-{:.2})",
+                                "{}: {} workers {:.2}x one in {} interleaved window pairs (pairs {:.2}-{:.2}); host reference {:.2}x; in the {} pairs where the host gave two cores {}",
                                 w.name(),
                                 self.workers,
                                 r.ratio(),
                                 self.pairs,
                                 r.min(),
-                                r.max()
+                                r.max(),
+                                r.host_ratio(),
+                                two.len(),
+                                if two.is_empty() {
+                                    "-".to_string()
+                                } else {
+                                    format!("{:.2}x", crate::scaling::median(&two))
+                                }
                             ));
                             Some(r)
                         } else {
@@ -655,6 +662,14 @@ impl Experiment for PipelineExperiment {
                     x.ratio(),
                     "x",
                 );
+                let two = x.two_core_ratios();
+                if !two.is_empty() {
+                    r.scalar(
+                        &format!("{}_scaling_{}w_two_cores", sc.workload, self.workers),
+                        crate::scaling::median(&two),
+                        "x",
+                    );
+                }
             }
         }
         // (Columns of the windows are null, empty in the CSV, for a run
@@ -684,6 +699,15 @@ impl Experiment for PipelineExperiment {
                     win(&|x| crate::scaling::median(&x.solo_mpps)),
                     win(&|x| crate::scaling::median(&x.together_mpps)),
                     win(&|x| x.ratios.iter().filter(|r| **r >= GOOD_SCALING).count() as f64),
+                    win(&crate::scaling::Windows::host_ratio),
+                    win(&|x| x.two_core_ratios().len() as f64),
+                    sc.windows
+                        .as_ref()
+                        .map(|x| x.two_core_ratios())
+                        .filter(|t| !t.is_empty())
+                        .map_or(serde_json::Value::Null, |t| {
+                            crate::scaling::median(&t).into()
+                        }),
                 ]
             })
             .collect();
@@ -705,6 +729,9 @@ impl Experiment for PipelineExperiment {
                 "windows_one_mpps",
                 "windows_workers_mpps",
                 "pairs_at_least_1_8",
+                "host_ratio",
+                "pairs_host_two_cores",
+                "windows_ratio_two_cores",
             ],
             scaling,
         );

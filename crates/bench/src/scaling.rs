@@ -30,6 +30,22 @@
 //! the time from the first start to the last end, so a late start counts
 //! against them) over the solo window's rate. Reported: the median of
 //! the pairs' ratios with their range, and both rates' medians.
+//!
+//! Pairs that close still see the host change: here the two vCPUs get
+//! two cores of their own for some seconds and about one core between
+//! them for others (a trivially parallel loop then scales 1.1-1.3), so
+//! the pairs' ratios of one row can spread from 1.0 to 2.0. Each pair
+//! therefore also runs the host reference (`reference`: integer work
+//! with no memory, one thread then n, in the same threads on the same
+//! cores, beside the pipeline's windows: ABBA again), and the pairs
+//! whose reference scaled at least [`HOST_TWO_CORES`] are the ones that
+//! had two cores; the pipeline's ratio in those pairs is what the switch
+//! makes of two cores.
+//!
+//! ```text
+//!  pair k even:  ref alone, ref all | pipeline alone, pipeline all
+//!  pair k odd:   pipeline all, pipeline alone | ref all, ref alone
+//! ```
 
 use crate::bail;
 use crate::error::Result;
@@ -56,10 +72,17 @@ pub struct Windows {
     pub solo_mpps: Vec<f64>,
     /// Per pair: the n workers' Mpps (all of them together).
     pub together_mpps: Vec<f64>,
+    /// Per pair: the host reference's two-thread rate over its one-thread
+    /// rate in the same pair (`reference`).
+    pub host_ratios: Vec<f64>,
     /// Timed packets that did not come out exactly once (a correct
     /// workload forwards every packet).
     pub not_forwarded: u64,
 }
+
+/// A pair whose host reference scaled at least this much had two cores
+/// of its own (`reference`).
+pub const HOST_TWO_CORES: f64 = 1.9;
 
 impl Windows {
     /// The median pair ratio.
@@ -73,6 +96,22 @@ impl Windows {
 
     pub fn max(&self) -> f64 {
         self.ratios.iter().copied().fold(0.0, f64::max)
+    }
+
+    /// The median of the host reference's ratios.
+    pub fn host_ratio(&self) -> f64 {
+        median(&self.host_ratios)
+    }
+
+    /// The pairs' ratios where the host gave two cores
+    /// (`HOST_TWO_CORES`).
+    pub fn two_core_ratios(&self) -> Vec<f64> {
+        self.ratios
+            .iter()
+            .zip(&self.host_ratios)
+            .filter(|(_, h)| **h >= HOST_TWO_CORES)
+            .map(|(r, _)| *r)
+            .collect()
     }
 }
 
@@ -112,8 +151,37 @@ pub fn warmup_batches(batches: usize, frames: usize) -> usize {
 /// A request to a thread: run one window, on `core` if given (the solo
 /// thread moves between cores; the workers stay on theirs).
 struct Run {
-    batches: usize,
+    work: Work,
     core: Option<usize>,
+}
+
+/// What a window runs.
+#[derive(Clone, Copy)]
+enum Work {
+    /// `batches` batches of the thread's frames through its replica.
+    Pipeline { batches: usize },
+    /// `rounds` rounds of the host reference (`reference`).
+    Reference { rounds: u64 },
+}
+
+/// The host reference: `rounds` rounds of eight independent
+/// multiply-rotate-xor chains, which keep a core's integer units busy
+/// (as the pipeline's code does, several instructions per cycle) and
+/// touch no memory. Two threads of it on two cores run at twice one
+/// thread's rate exactly when the host gives the two vCPUs two cores of
+/// their own at that moment: not when it runs them on one core in turn,
+/// nor on two hyperthreads of one core.
+#[inline(never)]
+pub fn reference(rounds: u64) -> u64 {
+    const M: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut lanes: [u64; 8] = std::array::from_fn(|i| i as u64 + 1);
+    for r in 0..rounds {
+        for (i, x) in lanes.iter_mut().enumerate() {
+            *x = (x.wrapping_mul(M) ^ r).rotate_left(7 + i as u32);
+        }
+        std::hint::black_box(&mut lanes);
+    }
+    lanes.iter().fold(0, |a, x| a ^ x)
 }
 
 /// A thread's answer: when its timed part started and ended, and what it
@@ -175,7 +243,25 @@ pub fn measure(
                     if let Some(c) = run.core.filter(|_| pinned) {
                         crate::switch::pin_self(c);
                     }
-                    for _ in 0..warmup_batches(run.batches, trace.len()) {
+                    let batches = match run.work {
+                        Work::Pipeline { batches } => batches,
+                        Work::Reference { rounds } => {
+                            let start = Instant::now();
+                            std::hint::black_box(reference(rounds));
+                            let end = Instant::now();
+                            let done = Done {
+                                start,
+                                end,
+                                packets: rounds,
+                                forwarded: rounds,
+                            };
+                            if done_tx.send((id, done)).is_err() {
+                                break;
+                            }
+                            continue;
+                        }
+                    };
+                    for _ in 0..warmup_batches(batches, trace.len()) {
                         run_batch(
                             &mut replica,
                             &mut bufs,
@@ -188,7 +274,7 @@ pub fn measure(
                     }
                     let before = sink.forwarded;
                     let start = Instant::now();
-                    for _ in 0..run.batches {
+                    for _ in 0..batches {
                         run_batch(
                             &mut replica,
                             &mut bufs,
@@ -203,7 +289,7 @@ pub fn measure(
                     let done = Done {
                         start,
                         end,
-                        packets: (run.batches * BATCH) as u64,
+                        packets: (batches * BATCH) as u64,
                         forwarded: sink.forwarded - before,
                     };
                     if done_tx.send((id, done)).is_err() {
@@ -221,7 +307,8 @@ pub fn measure(
     })
 }
 
-/// The coordinator's side of `measure`: the pairs, in ABBA order.
+/// The coordinator's side of `measure`: the pairs, in ABBA order, each
+/// with the host reference's pair beside it (module comment).
 fn run_pairs(
     run_tx: &[mpsc::Sender<Run>],
     done_rx: &mpsc::Receiver<(usize, Done)>,
@@ -231,56 +318,86 @@ fn run_pairs(
     cores: usize,
 ) -> Result<Windows> {
     let (mut ratios, mut solo_mpps, mut together_mpps) = (Vec::new(), Vec::new(), Vec::new());
+    let mut host_ratios = Vec::new();
     let mut not_forwarded = 0u64;
-    // Sends `run` to the threads `ids` and waits for all of them: their
-    // packets over the span from the first start to the last end.
-    let mut window = |ids: std::ops::Range<usize>, core: Option<usize>| -> Result<f64> {
-        let n = ids.len();
-        for id in ids {
-            if run_tx[id].send(Run { batches, core }).is_err() {
-                bail!("a measuring thread ended early");
+    // Sends `work` to the threads `ids` and waits for all of them: their
+    // units (packets, reference rounds) per second over the span from the
+    // first start to the last end.
+    let mut window =
+        |ids: std::ops::Range<usize>, work: Work, core: Option<usize>| -> Result<f64> {
+            let n = ids.len();
+            for id in ids {
+                if run_tx[id].send(Run { work, core }).is_err() {
+                    bail!("a measuring thread ended early");
+                }
             }
-        }
-        let mut span: Option<(Instant, Instant)> = None;
-        let mut packets = 0u64;
-        for _ in 0..n {
-            let Ok((_, d)) = done_rx.recv_timeout(ANSWER_WITHIN) else {
-                bail!(
-                    "a measuring thread did not answer within {} s (panicked?)",
-                    ANSWER_WITHIN.as_secs()
-                );
-            };
-            packets += d.packets;
-            not_forwarded += d.packets.abs_diff(d.forwarded);
-            span = Some(match span {
-                None => (d.start, d.end),
-                Some((s, e)) => (s.min(d.start), e.max(d.end)),
-            });
-        }
-        let secs = span.map_or(0.0, |(s, e)| (e - s).as_secs_f64());
-        Ok(packets as f64 / secs.max(1e-9) / 1e6)
+            let mut span: Option<(Instant, Instant)> = None;
+            let mut units = 0u64;
+            for _ in 0..n {
+                let Ok((_, d)) = done_rx.recv_timeout(ANSWER_WITHIN) else {
+                    bail!(
+                        "a measuring thread did not answer within {} s (panicked?)",
+                        ANSWER_WITHIN.as_secs()
+                    );
+                };
+                units += d.packets;
+                not_forwarded += d.packets.abs_diff(d.forwarded);
+                span = Some(match span {
+                    None => (d.start, d.end),
+                    Some((s, e)) => (s.min(d.start), e.max(d.end)),
+                });
+            }
+            let secs = span.map_or(0.0, |(s, e)| (e - s).as_secs_f64());
+            Ok(units as f64 / secs.max(1e-9))
+        };
+    let solo = workers;
+    // The reference's rounds for about `REFERENCE_SECONDS` alone (the
+    // faster of two tries).
+    let probe = Work::Reference { rounds: 1 << 16 };
+    let per_second =
+        window(solo..solo + 1, probe, Some(0))?.max(window(solo..solo + 1, probe, Some(0))?);
+    let host = Work::Reference {
+        rounds: ((per_second * REFERENCE_SECONDS) as u64).max(1 << 12),
     };
+    let work = Work::Pipeline { batches };
     let solo_cores = workers.min(cores).max(1);
     for k in 0..pairs {
         let core = Some((k / 2) % solo_cores);
-        let (solo, together) = if k % 2 == 0 {
-            let s = window(workers..workers + 1, core)?;
-            (s, window(0..workers, None)?)
-        } else {
-            let t = window(0..workers, None)?;
-            (window(workers..workers + 1, core)?, t)
+        // (rate alone, rate of all the workers) of `w`, in the order
+        // the pair's parity gives.
+        let mut pair = |w: Work, alone_first: bool| -> Result<(f64, f64)> {
+            if alone_first {
+                let a = window(solo..solo + 1, w, core)?;
+                Ok((a, window(0..workers, w, None)?))
+            } else {
+                let t = window(0..workers, w, None)?;
+                Ok((window(solo..solo + 1, w, core)?, t))
+            }
         };
-        solo_mpps.push(solo);
-        together_mpps.push(together);
-        ratios.push(together / solo.max(1e-9));
+        let even = k % 2 == 0;
+        let ((h1, hn), (p1, pn)) = if even {
+            let h = pair(host, true)?;
+            (h, pair(work, true)?)
+        } else {
+            let p = pair(work, false)?;
+            (pair(host, false)?, p)
+        };
+        host_ratios.push(hn / h1.max(1e-9));
+        solo_mpps.push(p1 / 1e6);
+        together_mpps.push(pn / 1e6);
+        ratios.push(pn / p1.max(1e-9));
     }
     Ok(Windows {
         ratios,
         solo_mpps,
         together_mpps,
+        host_ratios,
         not_forwarded,
     })
 }
+
+/// About how long one window of the host reference lasts.
+const REFERENCE_SECONDS: f64 = 0.01;
 
 #[cfg(test)]
 mod tests {
@@ -306,6 +423,29 @@ mod tests {
             );
         }
         assert!(r.min() <= r.ratio() && r.ratio() <= r.max());
+        // The host reference ran in every pair.
+        assert_eq!(r.host_ratios.len(), 4);
+        assert!(r.host_ratios.iter().all(|h| *h > 0.0));
+        assert!(r.two_core_ratios().len() <= 4);
+    }
+
+    #[test]
+    fn pairs_where_the_host_gave_two_cores() {
+        let r = Windows {
+            ratios: vec![1.1, 1.95, 2.0, 1.2],
+            solo_mpps: vec![1.0; 4],
+            together_mpps: vec![2.0; 4],
+            host_ratios: vec![1.15, 1.98, 1.9, 1.89],
+            not_forwarded: 0,
+        };
+        assert_eq!(r.two_core_ratios(), [1.95, 2.0]);
+        assert_eq!(r.host_ratio(), (1.89 + 1.9) / 2.0);
+    }
+
+    #[test]
+    fn the_reference_is_deterministic_work() {
+        assert_eq!(reference(1000), reference(1000));
+        assert_ne!(reference(1000), reference(1001));
     }
 
     #[test]

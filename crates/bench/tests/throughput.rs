@@ -115,6 +115,11 @@ fn pipeline_experiment() {
         );
         assert!(v(12) > 0.0 && v(13) > 0.0, "{row}");
         assert!((0.0..=3.0).contains(&v(14)), "{row}");
+        // The host reference of the same pairs, and the pipeline's median
+        // in those where it scaled (none, or a ratio).
+        assert!(v(15) > 0.0, "{row}");
+        assert!((0.0..=3.0).contains(&v(16)), "{row}");
+        assert!(row[17].is_null() == (v(16) == 0.0), "{row}");
     }
     assert!(scalar(&r, "gateway/100/tse_scaling_2w_windows").is_some_and(|v| v > 0.0));
     assert!(out.join("pipeline_mpps.svg").exists() && out.join("index.html").exists());
