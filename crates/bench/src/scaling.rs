@@ -12,9 +12,10 @@
 //!
 //! ```text
 //!  threads   solo (all the frames, one replica)   worker 0 .. worker n-1 (their share)
-//!  pair 0    [solo window on core 0]              then [all n at once, core i each]
-//!  pair 1    [all n at once]                      then [solo window on core 1]
-//!  pair 2    [solo on core 0] then [all n] ...    (ABBA order; the solo core alternates)
+//!  pair 0    [solo window on core 0]         then [all n at once, worker i on core i]
+//!  pair 1    [all n at once]                 then [solo window on core 0]
+//!  pair 2    [solo window on core 1]         then [all n at once]
+//!  pair 3    [all n at once]                 then [solo window on core 1]   ... (ABBA)
 //! ```
 //!
 //! Every thread holds its own replica, cloned in its own thread as the
@@ -165,12 +166,15 @@ enum Work {
 }
 
 /// The host reference: `rounds` rounds of eight independent
-/// multiply-rotate-xor chains, which keep a core's integer units busy
-/// (as the pipeline's code does, several instructions per cycle) and
-/// touch no memory. Two threads of it on two cores run at twice one
-/// thread's rate exactly when the host gives the two vCPUs two cores of
-/// their own at that moment: not when it runs them on one core in turn,
-/// nor on two hyperthreads of one core.
+/// multiply-rotate-xor chains, integer work that touches no memory but
+/// the thread's own stack (the lanes go through memory once a round, so
+/// the compiler cannot fold the loop). Two threads of it on two cores
+/// run at twice one thread's rate when the host runs the two vCPUs at
+/// the same time, and at about one thread's rate when it runs them on
+/// one core in turn. (Two hyperthreads of one core may still run it at
+/// nearly twice the rate while the pipeline, which needs the whole core,
+/// gets less: a pair counted as "two cores" then counts against the
+/// switch, not for it.)
 #[inline(never)]
 pub fn reference(rounds: u64) -> u64 {
     const M: u64 = 0x9e37_79b9_7f4a_7c15;
