@@ -200,12 +200,14 @@ impl Trace {
     }
 }
 
-/// One batch: `bufs` filled with the frames of `frames` from `*next` on
-/// (round-robin; `*next` moves on), as a port's receive fills them, then
-/// through `p` at once (the same effect as packet by packet) into `sink`.
-/// Returns how many frames the pipeline found malformed.
+/// `count` batches, each: `bufs` filled with the frames of `frames` from
+/// `*next` on (round-robin; `*next` moves on), as a port's receive fills
+/// them, then through `p` at once (the same effect as packet by packet)
+/// into `sink`. Returns how many frames the pipeline found malformed.
 #[inline]
-pub(crate) fn run_batch(
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn run_batches(
+    count: usize,
     p: &mut Pipeline,
     bufs: &mut [packet::PacketBuf],
     frames: &Trace,
@@ -214,20 +216,22 @@ pub(crate) fn run_batch(
     now_ns: u64,
     sink: &mut Sink,
 ) -> u64 {
-    for b in bufs.iter_mut() {
-        // Every frame is FRAME_LEN bytes: always fits.
-        let _ = b.set(frames.frame(*next));
-        *next += 1;
-        if *next >= frames.len() {
-            *next = 0;
-        }
-    }
     let mut errors = 0;
-    p.process_batch(bufs, in_port, now_ns, sink, |_, _, _, r| {
-        if r.is_err() {
-            errors += 1;
+    for _ in 0..count {
+        for b in bufs.iter_mut() {
+            // Every frame is FRAME_LEN bytes: always fits.
+            let _ = b.set(frames.frame(*next));
+            *next += 1;
+            if *next >= frames.len() {
+                *next = 0;
+            }
         }
-    });
+        p.process_batch(bufs, in_port, now_ns, sink, |_, _, _, r| {
+            if r.is_err() {
+                errors += 1;
+            }
+        });
+    }
     errors
 }
 
@@ -243,8 +247,8 @@ fn run_worker(mut p: Pipeline, frames: &Trace, in_port: u32, duration: Duration)
     let mut batches = 0u64;
     let now_ns = 1_000_000_000u64;
     loop {
-        t.errors += run_batch(
-            &mut p, &mut bufs, frames, &mut next, in_port, now_ns, &mut sink,
+        t.errors += run_batches(
+            1, &mut p, &mut bufs, frames, &mut next, in_port, now_ns, &mut sink,
         );
         if measuring_since.is_some() {
             t.packets += BATCH as u64;

@@ -25,7 +25,7 @@
 //! of its batches and at least one pass over its thread's frames (the
 //! caches of that core, and the shared one, have just served other
 //! replicas: `warmup_batches`), then times `batches` batches of
-//! [`BATCH`] frames through `process_batch` (`pipeline_only::run_batch`).
+//! [`BATCH`] frames through `process_batch` (`pipeline_only::run_batches`).
 //!
 //! A pair's ratio is the n workers' rate (all their timed packets over
 //! the time from the first start to the last end, so a late start counts
@@ -50,7 +50,7 @@
 
 use crate::bail;
 use crate::error::Result;
-use crate::pipeline_only::{run_batch, Sink, Split, Trace, BATCH};
+use crate::pipeline_only::{run_batches, Sink, Split, Trace, BATCH};
 use crate::workloads::Workload;
 use pipeline::Pipeline;
 use std::sync::mpsc;
@@ -265,30 +265,24 @@ pub fn measure(
                             continue;
                         }
                     };
-                    for _ in 0..warmup_batches(batches, trace.len()) {
-                        run_batch(
+                    let mut run = |count: usize, sink: &mut Sink| {
+                        // (A frame the pipeline finds malformed is not
+                        // forwarded: `not_forwarded` counts it.)
+                        run_batches(
+                            count,
                             &mut replica,
                             &mut bufs,
                             &trace,
                             &mut next,
                             in_port,
                             now_ns,
-                            &mut sink,
+                            sink,
                         );
-                    }
+                    };
+                    run(warmup_batches(batches, trace.len()), &mut sink);
                     let before = sink.forwarded;
                     let start = Instant::now();
-                    for _ in 0..batches {
-                        run_batch(
-                            &mut replica,
-                            &mut bufs,
-                            &trace,
-                            &mut next,
-                            in_port,
-                            now_ns,
-                            &mut sink,
-                        );
-                    }
+                    run(batches, &mut sink);
                     let end = Instant::now();
                     let done = Done {
                         start,

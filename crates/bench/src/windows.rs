@@ -20,7 +20,7 @@
 //!
 //! A window is `batches` batches of [`BATCH`] frames through
 //! [`pipeline::Pipeline::process_batch`] exactly as the `pipeline`
-//! experiment runs them (`pipeline_only::run_batch`), timed by the wall
+//! experiment runs them (`pipeline_only::run_batches`), timed by the wall
 //! clock: the worker that is not running waits in a blocking read, so it
 //! takes no CPU from the one that is. The frames go on where the last
 //! window stopped, so every window sees the same mix. End of input ends
@@ -28,7 +28,7 @@
 
 use crate::bail;
 use crate::error::Result;
-use crate::pipeline_only::{install, run_batch, Sink, Split, Trace, BATCH};
+use crate::pipeline_only::{install, run_batches, Sink, Split, Trace, BATCH};
 use crate::workloads::Workload;
 use std::io::{BufRead, Write};
 use std::time::Instant;
@@ -67,17 +67,16 @@ pub fn serve(
         }
         let before = sink.forwarded;
         let start = Instant::now();
-        for _ in 0..batches {
-            run_batch(
-                &mut p,
-                &mut bufs,
-                &frames,
-                &mut next,
-                w.ports.input,
-                1_000_000_000,
-                &mut sink,
-            );
-        }
+        run_batches(
+            batches,
+            &mut p,
+            &mut bufs,
+            &frames,
+            &mut next,
+            w.ports.input,
+            1_000_000_000,
+            &mut sink,
+        );
         let ns = start.elapsed().as_nanos() as f64 / per_window as f64;
         writeln!(output, "{ns:.3} {}", sink.forwarded - before)?;
         output.flush()?;
