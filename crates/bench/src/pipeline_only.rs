@@ -37,6 +37,7 @@ use crate::bail;
 use crate::error::Result;
 use crate::experiment::{Ctx, Experiment, ParamSpec};
 use crate::results::Results;
+use crate::stats::summarize;
 use crate::workloads::{Kind, Traffic, Workload};
 use pipeline::{Output, PacketInEvent, Pipeline};
 use std::time::{Duration, Instant};
@@ -551,7 +552,6 @@ impl Experiment for PipelineExperiment {
                                 self.pairs,
                                 batches,
                             )?;
-                            let two = r.two_core_ratios();
                             ctx.note(format!(
                                 "{}: {} workers {:.2}x one in {} interleaved window pairs (pairs {:.2}-{:.2}); host reference {:.2}x; in the {} pairs where the host gave two cores {}",
                                 w.name(),
@@ -561,12 +561,9 @@ impl Experiment for PipelineExperiment {
                                 r.min(),
                                 r.max(),
                                 r.host_ratio(),
-                                two.len(),
-                                if two.is_empty() {
-                                    "-".to_string()
-                                } else {
-                                    format!("{:.2}x", crate::scaling::median(&two))
-                                }
+                                r.two_core_ratios().len(),
+                                r.two_core_ratio()
+                                    .map_or_else(|| "-".to_string(), |x| format!("{x:.2}x"))
                             ));
                             Some(r)
                         } else {
@@ -666,11 +663,10 @@ impl Experiment for PipelineExperiment {
                     x.ratio(),
                     "x",
                 );
-                let two = x.two_core_ratios();
-                if !two.is_empty() {
+                if let Some(two) = x.two_core_ratio() {
                     r.scalar(
                         &format!("{}_scaling_{}w_two_cores", sc.workload, self.workers),
-                        crate::scaling::median(&two),
+                        two,
                         "x",
                     );
                 }
@@ -700,18 +696,15 @@ impl Experiment for PipelineExperiment {
                     win(&crate::scaling::Windows::ratio),
                     win(&crate::scaling::Windows::min),
                     win(&crate::scaling::Windows::max),
-                    win(&|x| crate::scaling::median(&x.solo_mpps)),
-                    win(&|x| crate::scaling::median(&x.together_mpps)),
+                    win(&|x| summarize(&x.solo_mpps).median),
+                    win(&|x| summarize(&x.together_mpps).median),
                     win(&|x| x.ratios.iter().filter(|r| **r >= GOOD_SCALING).count() as f64),
                     win(&crate::scaling::Windows::host_ratio),
                     win(&|x| x.two_core_ratios().len() as f64),
                     sc.windows
                         .as_ref()
-                        .map(|x| x.two_core_ratios())
-                        .filter(|t| !t.is_empty())
-                        .map_or(serde_json::Value::Null, |t| {
-                            crate::scaling::median(&t).into()
-                        }),
+                        .and_then(crate::scaling::Windows::two_core_ratio)
+                        .map_or(serde_json::Value::Null, Into::into),
                 ]
             })
             .collect();

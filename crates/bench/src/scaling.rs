@@ -51,6 +51,7 @@
 use crate::bail;
 use crate::error::Result;
 use crate::pipeline_only::{run_batches, Sink, Split, Trace, BATCH};
+use crate::stats::summarize;
 use crate::workloads::Workload;
 use pipeline::Pipeline;
 use std::sync::mpsc;
@@ -88,20 +89,20 @@ pub const HOST_TWO_CORES: f64 = 1.9;
 impl Windows {
     /// The median pair ratio.
     pub fn ratio(&self) -> f64 {
-        median(&self.ratios)
+        summarize(&self.ratios).median
     }
 
     pub fn min(&self) -> f64 {
-        self.ratios.iter().copied().fold(f64::INFINITY, f64::min)
+        summarize(&self.ratios).min
     }
 
     pub fn max(&self) -> f64 {
-        self.ratios.iter().copied().fold(0.0, f64::max)
+        summarize(&self.ratios).max
     }
 
     /// The median of the host reference's ratios.
     pub fn host_ratio(&self) -> f64 {
-        median(&self.host_ratios)
+        summarize(&self.host_ratios).median
     }
 
     /// The pairs' ratios where the host gave two cores
@@ -114,17 +115,12 @@ impl Windows {
             .map(|(r, _)| *r)
             .collect()
     }
-}
 
-/// The median of `v` (of an even number, the mean of the middle two;
-/// NaN when empty).
-pub fn median(v: &[f64]) -> f64 {
-    let mut s = v.to_vec();
-    s.sort_by(f64::total_cmp);
-    match s.len() {
-        0 => f64::NAN,
-        n if n % 2 == 1 => s[n / 2],
-        n => (s[n / 2 - 1] + s[n / 2]) / 2.0,
+    /// The median of `two_core_ratios`, `None` when no pair had two
+    /// cores.
+    pub fn two_core_ratio(&self) -> Option<f64> {
+        let two = self.two_core_ratios();
+        (!two.is_empty()).then(|| summarize(&two).median)
     }
 }
 
@@ -437,7 +433,13 @@ mod tests {
             not_forwarded: 0,
         };
         assert_eq!(r.two_core_ratios(), [1.95, 2.0]);
+        assert_eq!(r.two_core_ratio(), Some((1.95 + 2.0) / 2.0));
         assert_eq!(r.host_ratio(), (1.89 + 1.9) / 2.0);
+        let none = Windows {
+            host_ratios: vec![1.0; 4],
+            ..r
+        };
+        assert_eq!(none.two_core_ratio(), None);
     }
 
     #[test]
@@ -472,9 +474,11 @@ mod tests {
 
     #[test]
     fn medians_and_window_sizes() {
-        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
-        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), 2.5);
-        assert!(median(&[]).is_nan());
+        // (The medians are `stats::summarize`'s: of an even number of
+        // pairs, the mean of the middle two.)
+        assert_eq!(summarize(&[3.0, 1.0, 2.0]).median, 2.0);
+        assert_eq!(summarize(&[4.0, 1.0, 2.0, 3.0]).median, 2.5);
+        assert!(summarize(&[]).median.is_nan());
         // 10 Mpps for 20 ms: 200,000 packets, 6,250 batches.
         assert_eq!(window_batches(10.0, 0.02), 6_250);
         assert_eq!(window_batches(0.0, 0.02), 100);
