@@ -17,9 +17,12 @@
 //! - [`group`], [`meter`], [`queue`]: buckets, meter bands, queue properties
 //!   and the mod/config messages built from them.
 //! - [`multipart`], [`table_features`]: multipart requests and replies.
+//! - [`experimenter`]: oxflow's experimenter id and the bodies of its
+//!   experimenter messages (worker statistics).
 
 pub mod action;
 pub mod error;
+pub mod experimenter;
 pub mod group;
 pub mod header;
 pub mod instruction;
