@@ -765,6 +765,22 @@ BAD_INPUT = {
         lambda x: cp_util.header(ofp.OFPT_MULTIPART_REQUEST, 16, x)
         + struct.pack("!HH4x", 0x0FF0, 0),
         ofp.OFPET_BAD_REQUEST, ofp.OFPBRC_BAD_MULTIPART),
+    # OFPMP_EXPERIMENTER of an experimenter the switch does not know, and
+    # of oxflow's own id (0x006f7866) with an exp_type it does not define.
+    "unknown_experimenter_multipart": (
+        lambda x: cp_util.header(ofp.OFPT_MULTIPART_REQUEST, 24, x)
+        + struct.pack("!HH4xII", ofp.OFPMP_EXPERIMENTER, 0, 0x2320, 1),
+        ofp.OFPET_BAD_REQUEST, ofp.OFPBRC_BAD_EXPERIMENTER),
+    "unknown_oxflow_exp_type": (
+        lambda x: cp_util.header(ofp.OFPT_MULTIPART_REQUEST, 24, x)
+        + struct.pack("!HH4xII", ofp.OFPMP_EXPERIMENTER, 0, 0x006f7866,
+                      0x99),
+        ofp.OFPET_BAD_REQUEST, ofp.OFPBRC_BAD_EXP_TYPE),
+    # oxflow defines no OFPT_EXPERIMENTER message.
+    "experimenter_message": (
+        lambda x: cp_util.header(ofp.OFPT_EXPERIMENTER, 16, x)
+        + struct.pack("!II", 0x006f7866, 1),
+        ofp.OFPET_BAD_REQUEST, ofp.OFPBRC_BAD_EXPERIMENTER),
     "wrong_version_after_negotiation": (
         lambda x: struct.pack("!BBHI", 1, ofp.OFPT_ECHO_REQUEST, 8, x),
         ofp.OFPET_BAD_REQUEST, ofp.OFPBRC_BAD_VERSION),

@@ -120,6 +120,18 @@ impl Clock {
             Clock::Fake(v) => v.load(Ordering::Acquire),
         }
     }
+
+    /// `now` at the instant `i` a caller already read (the fake clock's
+    /// own time for a fake one): saves a second read of the system clock.
+    pub fn at(&self, i: Instant) -> Nanos {
+        match self {
+            Clock::Real(t) => i
+                .saturating_duration_since(*t)
+                .as_nanos()
+                .min(u128::from(u64::MAX)) as u64,
+            Clock::Fake(v) => v.load(Ordering::Acquire),
+        }
+    }
 }
 
 /// One switch port.
@@ -374,6 +386,27 @@ impl Datapath {
 
     pub fn n_workers(&self) -> usize {
         self.workers.len()
+    }
+
+    /// Every worker's counters as the worker statistics reply reports
+    /// them (`ofp::experimenter::WorkerStats`), in worker order.
+    pub fn worker_stats(&self) -> Vec<ofp::experimenter::WorkerStats> {
+        self.workers
+            .iter()
+            .enumerate()
+            .map(|(i, w)| {
+                let c = &w.counters;
+                ofp::experimenter::WorkerStats {
+                    worker: i as u32,
+                    rx_packets: WorkerCounters::get(&c.rx_packets),
+                    rounds: WorkerCounters::get(&c.loops),
+                    busy_rounds: WorkerCounters::get(&c.busy_rounds),
+                    busy_ns: WorkerCounters::get(&c.busy_ns),
+                    pipeline_ns: WorkerCounters::get(&c.pipeline_ns),
+                    sleeps: WorkerCounters::get(&c.sleeps),
+                }
+            })
+            .collect()
     }
 
     /// Sends `op` to every worker (blocking while a queue is full) and wakes

@@ -100,6 +100,15 @@ pub struct WorkerCounters {
     pub loops: AtomicU64,
     /// Times the worker blocked waiting for work.
     pub sleeps: AtomicU64,
+    /// Rounds that received at least one frame, and the monotonic time
+    /// they took from the first receive to the end of their transmit: the
+    /// time spent forwarding, apart from idle polling (reported by the
+    /// worker statistics experimenter multipart, `ofp::experimenter`).
+    pub busy_rounds: AtomicU64,
+    pub busy_ns: AtomicU64,
+    /// The part of `busy_ns` spent in the pipeline (the rest is the ports'
+    /// receive and transmit).
+    pub pipeline_ns: AtomicU64,
     /// Sequence number of the last operation sent to the worker (set by
     /// the control side before it checks `asleep`).
     pub sent: AtomicU64,

@@ -114,6 +114,10 @@ impl Datapath {
                     .collect(),
                 Err(c) => err(c),
             },
+            // oxflow defines no OFPT_EXPERIMENTER message (its extensions
+            // are experimenter multiparts): refused as the spec asks for
+            // an experimenter id a switch does not support.
+            Message::Experimenter(_) => err(ErrorCode::BadRequest(BadRequestCode::BadExperimenter)),
             _ => Vec::new(),
         }
     }
@@ -415,8 +419,25 @@ impl Datapath {
                         .collect(),
                 )
             }
-            Q::Experimenter(_) => return Err(ErrorCode::BadRequest(BadRequestCode::BadMultipart)),
+            Q::Experimenter(e) => self.experimenter_multipart(&e)?,
         })
+    }
+
+    /// An OFPMP_EXPERIMENTER request: oxflow's worker statistics
+    /// (`ofp::experimenter`), else the spec's errors for an experimenter
+    /// id or type the switch does not know.
+    fn experimenter_multipart(&self, e: &mp::ExperimenterMultipart) -> Result<R, ErrorCode> {
+        use ofp::experimenter::{exp_type, WorkerStats, OXFLOW_EXPERIMENTER};
+        if e.experimenter != OXFLOW_EXPERIMENTER {
+            return Err(ErrorCode::BadRequest(BadRequestCode::BadExperimenter));
+        }
+        match e.exp_type {
+            exp_type::WORKER_STATS if e.data.is_empty() => {
+                Ok(R::Experimenter(WorkerStats::reply(&self.worker_stats())))
+            }
+            exp_type::WORKER_STATS => Err(ErrorCode::BadRequest(BadRequestCode::BadLen)),
+            _ => Err(ErrorCode::BadRequest(BadRequestCode::BadExpType)),
+        }
     }
 
     /// Flow entries that use meter `id`.

@@ -1259,3 +1259,102 @@ fn two_workers_share_a_port_by_flow_hash() {
         "both workers took a share: {per_worker:?}"
     );
 }
+
+impl Rig {
+    /// The worker statistics experimenter multipart's records.
+    fn worker_stats(&mut self) -> Vec<ofp::experimenter::WorkerStats> {
+        use ofp::experimenter::WorkerStats;
+        match self
+            .multipart(Q::Experimenter(WorkerStats::request()))
+            .as_slice()
+        {
+            [R::Experimenter(e)] => WorkerStats::parse_reply(e)
+                .expect("oxflow's worker statistics")
+                .expect("whole records"),
+            b => panic!("unexpected {b:?}"),
+        }
+    }
+}
+
+/// The worker statistics experimenter multipart reports every worker, and
+/// a worker's busy time and rounds grow with the frames it forwards (and
+/// only then: its idle rounds are not busy). Other experimenter ids and
+/// types get the spec's errors.
+#[test]
+fn worker_stats_count_busy_rounds_and_refuse_unknown_experimenters() {
+    use ofp::experimenter::{exp_type, OXFLOW_EXPERIMENTER};
+    let mut r = rig(2, 2);
+    r.ok(Message::FlowMod(fm(
+        cmd::ADD,
+        10,
+        vec![OxmField::InPort(1)],
+        vec![out(2)],
+    )));
+    r.barrier();
+    wait_all_blocked(&r);
+    let before = r.worker_stats();
+    assert_eq!(before.len(), 2);
+    assert_eq!(
+        before.iter().map(|s| s.worker).collect::<Vec<_>>(),
+        vec![0, 1]
+    );
+    let f = frame(1, BCAST, 60);
+    for _ in 0..20 {
+        r.send(1, &f);
+        assert_eq!(r.recv(2), f);
+    }
+    let after = r.worker_stats();
+    let (b, a) = (
+        ofp::experimenter::total(&before),
+        ofp::experimenter::total(&after),
+    );
+    assert_eq!(a.rx_packets - b.rx_packets, 20);
+    let busy = a.busy_rounds - b.busy_rounds;
+    assert!((1..=20).contains(&busy), "busy rounds {busy}");
+    assert!(a.busy_ns > b.busy_ns, "busy time grew");
+    let pipe = a.pipeline_ns - b.pipeline_ns;
+    assert!(
+        pipe > 0 && pipe <= a.busy_ns - b.busy_ns,
+        "the pipeline's time {pipe} is a part of the busy time"
+    );
+    assert!(
+        a.rounds - b.rounds > busy || a.sleeps > b.sleeps,
+        "some rounds found nothing"
+    );
+    for s in &after {
+        assert!(s.busy_rounds <= s.rounds, "worker {}", s.worker);
+    }
+    // Port 1 is worker 0's: worker 1 received nothing.
+    assert_eq!(after[1].rx_packets, 0);
+    assert_eq!(after[1].busy_ns, 0);
+
+    let bad = |experimenter, exp_type, data: Vec<u8>| {
+        Message::MultipartRequest(Multipart::new(Q::Experimenter(
+            ofp::multipart::ExperimenterMultipart {
+                experimenter,
+                exp_type,
+                data,
+            },
+        )))
+    };
+    assert_eq!(
+        r.error(bad(0x0000_2320, exp_type::WORKER_STATS, vec![])),
+        ErrorCode::BadRequest(BadRequestCode::BadExperimenter)
+    );
+    assert_eq!(
+        r.error(bad(OXFLOW_EXPERIMENTER, 99, vec![])),
+        ErrorCode::BadRequest(BadRequestCode::BadExpType)
+    );
+    assert_eq!(
+        r.error(bad(OXFLOW_EXPERIMENTER, exp_type::WORKER_STATS, vec![0; 8])),
+        ErrorCode::BadRequest(BadRequestCode::BadLen)
+    );
+    assert_eq!(
+        r.error(Message::Experimenter(ofp::message::Experimenter {
+            experimenter: OXFLOW_EXPERIMENTER,
+            exp_type: 1,
+            data: vec![],
+        })),
+        ErrorCode::BadRequest(BadRequestCode::BadExperimenter)
+    );
+}

@@ -56,6 +56,19 @@
 //! `ports` crate has clones; one without would be reached through the
 //! port's mutex).
 //!
+//! # Busy time
+//!
+//! A round that receives at least one frame counts as busy: its time from
+//! before the first receive to the end of its transmit goes into
+//! `WorkerCounters::busy_ns` (and the pipeline's part of it, timed around
+//! each batch's processing, into `pipeline_ns`); a round that finds
+//! nothing is idle polling and is not counted. One extra clock read per
+//! busy round and two per received batch. The worker statistics
+//! experimenter multipart (`ofp::experimenter`, `oxflow ctl
+//! dump-worker-stats`) reports them, so a benchmark can tell a switch
+//! whose core was saturated (busy near 100 % of the time) from one the
+//! traffic generator held back, and what a frame cost.
+//!
 //! # No allocation per packet
 //!
 //! The forwarding loop allocates nothing once warm: receive buffers are
@@ -555,7 +568,10 @@ impl Worker {
             self.apply(s);
         }
         let mut got = 0;
-        let now = self.clock.now();
+        // The round's start: its `now`, and the start of its busy time
+        // (`WorkerCounters::busy_ns`) if it receives anything.
+        let start = std::time::Instant::now();
+        let now = self.clock.at(start);
         for src in self.rx.iter_mut() {
             let no = src.port_no();
             let n = match src {
@@ -565,6 +581,9 @@ impl Worker {
                     _ => 0,
                 },
             };
+            if n == 0 {
+                continue;
+            }
             got += n;
             self.counters
                 .rx_packets
@@ -576,6 +595,8 @@ impl Worker {
                 learning: &self.learning,
             };
             let bufs = bufs.get_mut(..n).unwrap_or_default();
+            // The pipeline's share of the busy time (`pipeline_ns`).
+            let pipe = std::time::Instant::now();
             match self.mode {
                 Mode::Pipeline => {
                     // The whole batch at once (the pipeline overlaps the
@@ -606,8 +627,16 @@ impl Worker {
                     }
                 }
             }
+            let ns = pipe.elapsed().as_nanos().min(u128::from(u64::MAX)) as u64;
+            self.counters.pipeline_ns.fetch_add(ns, Ordering::Relaxed);
         }
         self.tx.flush(queues);
+        if got > 0 {
+            let c = &self.counters;
+            c.busy_rounds.fetch_add(1, Ordering::Relaxed);
+            let ns = start.elapsed().as_nanos().min(u128::from(u64::MAX)) as u64;
+            c.busy_ns.fetch_add(ns, Ordering::Relaxed);
+        }
         got
     }
 
