@@ -39,6 +39,7 @@ commands:
   dump-ports-desc            port descriptions
   dump-tables                table statistics
   dump-table-features        table features
+  dump-worker-stats          oxflow's per-worker forwarding statistics (experimenter)
   add-group GROUP | mod-group GROUP | del-groups [GROUP]
   dump-groups [GROUP] | dump-group-stats [GROUP] | dump-group-features
   add-meter METER | mod-meter METER | del-meters [METER]
@@ -401,6 +402,12 @@ fn execute(inv: &Invocation, out: &mut dyn Write) -> Result<(), Failure> {
             inv,
             out,
             MultipartRequestBody::TableFeatures(Vec::new()),
+            |_| {},
+        )?,
+        "dump-worker-stats" => dump(
+            inv,
+            out,
+            MultipartRequestBody::Experimenter(ofp::experimenter::WorkerStats::request()),
             |_| {},
         )?,
         "add-group" | "mod-group" => {

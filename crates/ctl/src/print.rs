@@ -8,6 +8,7 @@
 use std::fmt::Write as _;
 
 use ofp::error::ErrorMsg;
+use ofp::experimenter::WorkerStats;
 use ofp::message::{
     capabilities, flow_removed_reason, packet_in_reason, port_reason, role, FeaturesReply,
     FlowRemoved, Message, PacketIn, PortStatus, NO_BUFFER,
@@ -472,17 +473,54 @@ pub fn format_multipart_reply(xid: u32, body: &MultipartReplyBody) -> String {
             lines.push(title("OFPST_PORT_DESC", xid));
             lines.extend(v.iter().map(format_port));
         }
-        MultipartReplyBody::Experimenter(e) => {
-            lines.push(title("OFPST_EXPERIMENTER", xid));
-            lines.push(format!(
-                " experimenter={:#x} exp_type={} len={}",
-                e.experimenter,
-                e.exp_type,
-                e.data.len()
-            ));
-        }
+        MultipartReplyBody::Experimenter(e) => match WorkerStats::parse_reply(e) {
+            Some(Ok(stats)) => {
+                lines.push(format!(
+                    "{} {} workers",
+                    title("OXFLOW_WORKER_STATS", xid),
+                    stats.len()
+                ));
+                lines.extend(stats.iter().map(format_worker_stats));
+            }
+            _ => {
+                lines.push(title("OFPST_EXPERIMENTER", xid));
+                lines.push(format!(
+                    " experimenter={:#x} exp_type={} len={}",
+                    e.experimenter,
+                    e.exp_type,
+                    e.data.len()
+                ));
+            }
+        },
     }
     lines.join("\n")
+}
+
+/// One worker of oxflow's worker statistics (`ofp::experimenter`): its
+/// counters, then what follows from them: the busy time and the
+/// pipeline's part of it per received frame, and the mean batch of a
+/// busy round.
+fn format_worker_stats(s: &WorkerStats) -> String {
+    let per = |num: u64, den: u64| {
+        if den == 0 {
+            "-".to_string()
+        } else {
+            format!("{:.1}", num as f64 / den as f64)
+        }
+    };
+    format!(
+        "  worker {}: rx_pkts={} rounds={} busy_rounds={} busy_ns={} pipeline_ns={} sleeps={}\n           busy_ns/pkt={} pipeline_ns/pkt={} pkts/busy_round={}",
+        s.worker,
+        s.rx_packets,
+        s.rounds,
+        s.busy_rounds,
+        s.busy_ns,
+        s.pipeline_ns,
+        s.sleeps,
+        per(s.busy_ns, s.rx_packets),
+        per(s.pipeline_ns, s.rx_packets),
+        per(s.rx_packets, s.busy_rounds)
+    )
 }
 
 fn hex(data: &[u8]) -> String {
@@ -774,6 +812,44 @@ mod tests {
         assert_eq!(
             format_meter_stats(&ms),
             "meter:1 flow_count:2 packet_in_count:3 byte_in_count:4 duration:5.000s bands:\n0: packet_count:6 byte_count:7"
+        );
+    }
+
+    #[test]
+    fn worker_stats_lines() {
+        let stats = [
+            WorkerStats {
+                worker: 0,
+                rx_packets: 640,
+                rounds: 100,
+                busy_rounds: 20,
+                busy_ns: 64_000,
+                pipeline_ns: 3_200,
+                sleeps: 2,
+            },
+            WorkerStats {
+                worker: 1,
+                ..WorkerStats::default()
+            },
+        ];
+        let body = MultipartReplyBody::Experimenter(WorkerStats::reply(&stats));
+        assert_eq!(
+            format_multipart_reply(5, &body),
+            "OXFLOW_WORKER_STATS reply (OF1.3) (xid=0x5): 2 workers\n  \
+             worker 0: rx_pkts=640 rounds=100 busy_rounds=20 busy_ns=64000 pipeline_ns=3200 sleeps=2\n           \
+             busy_ns/pkt=100.0 pipeline_ns/pkt=5.0 pkts/busy_round=32.0\n  \
+             worker 1: rx_pkts=0 rounds=0 busy_rounds=0 busy_ns=0 pipeline_ns=0 sleeps=0\n           \
+             busy_ns/pkt=- pipeline_ns/pkt=- pkts/busy_round=-"
+        );
+        // Another experimenter's reply keeps the generic line.
+        let other = MultipartReplyBody::Experimenter(ofp::multipart::ExperimenterMultipart {
+            experimenter: 0x2320,
+            exp_type: 7,
+            data: vec![1, 2, 3],
+        });
+        assert_eq!(
+            format_multipart_reply(5, &other),
+            "OFPST_EXPERIMENTER reply (OF1.3) (xid=0x5):\n experimenter=0x2320 exp_type=7 len=3"
         );
     }
 }
