@@ -200,6 +200,48 @@ def main():
                                  f"{fmt(l2, 2)} |")
         lines.append("")
 
+    # --- what a frame cost each switch's core at its max rate: CPU time
+    # per forwarded frame (any switch), and oxflow's own account (worker
+    # statistics): busy time per frame, the pipeline's part of it, and the
+    # busy share of the core. Older result folders have none of these.
+    cost_cols = ("switch_cpu_ns_per_pkt", "switch_busy_ns_per_pkt",
+                 "switch_pipeline_ns_per_pkt", "switch_busy_pct")
+    have_cost = [s for s in present
+                 if any(rows[w].get(s, {}).get(c) is not None
+                        for w in order for c in cost_cols)]
+    if have_cost:
+        hdr = ["workload"]
+        for s in have_cost:
+            hdr += [f"{s} CPU ns", f"{s} busy ns", f"{s} pipeline ns",
+                    f"{s} busy %"]
+        if "oxflow" in have_cost and "ovs" in have_cost:
+            hdr.append("OVS CPU ns / oxflow busy ns")
+        lines += ["## Cost per frame on the switch core (at the max rate)", "",
+                  "CPU ns: the switch process's CPU time per frame the sink "
+                  "received. busy ns: oxflow's workers' time in rounds that "
+                  "received frames (receive, pipeline, transmit) per frame "
+                  "received; pipeline ns: the pipeline's part of it; busy %: "
+                  "that time as a share of the window (near 100: the "
+                  "switch's core was the limit, not the generator). From "
+                  "oxflow's worker statistics (`oxflow ctl dump-worker-stats`); "
+                  "`-` for a switch that does not report them.", "",
+                  "| " + " | ".join(hdr) + " |", "|" + "---|" * len(hdr)]
+        for w in order:
+            cells = [w]
+            for s in have_cost:
+                r = rows[w].get(s) or {}
+                cells += [fmt(r.get("switch_cpu_ns_per_pkt"), 0),
+                          fmt(r.get("switch_busy_ns_per_pkt"), 0),
+                          fmt(r.get("switch_pipeline_ns_per_pkt"), 0),
+                          fmt(r.get("switch_busy_pct"), 0)]
+            if "oxflow" in have_cost and "ovs" in have_cost:
+                cells.append(fmt(ratio(
+                    (rows[w].get("ovs") or {}).get("switch_cpu_ns_per_pkt"),
+                    (rows[w].get("oxflow") or {}).get(
+                        "switch_busy_ns_per_pkt")), 2))
+            lines.append("| " + " | ".join(cells) + " |")
+        lines.append("")
+
     # --- per switch: latency, TCP, flow-mods, idle CPU (plus the ping
     # floor of one veth pair and oxflow with busy polling, latency only)
     per = {}

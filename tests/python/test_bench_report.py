@@ -163,3 +163,28 @@ def test_pipeline_window_pairs_beside_the_rounds(tmp_path):
             "| 17/20 | 1.52 | 1.97 (9) |  |") in text, text
     assert ("| l3/100 | 20.00 | 50.0 | 49.9 | 39.00 | 1.95 | 1.90-2.00 | - | - | - | - | - |  |"
             in text), text
+
+
+def test_cost_per_frame_on_the_switch_core(tmp_path):
+    run = str(tmp_path / "run")
+    os.makedirs(run)
+    cols = ["workload", "max_mpps", "no_loss_mpps", "switch_cpu_ns_per_pkt",
+            "switch_busy_ns_per_pkt", "switch_pipeline_ns_per_pkt",
+            "switch_busy_pct"]
+    results(run, "oxflow", tables=[("throughput", cols, [
+        ["l2/100", 0.300, 0.300, 3300.0, 3000.0, 150.0, 90.0]])])
+    results(run, "ovs", tables=[("throughput", cols, [
+        ["l2/100", 0.140, 0.100, 7500.0, None, None, None]])])
+    # A folder from before the cost columns: no such section.
+    old = str(tmp_path / "old")
+    os.makedirs(old)
+    results(old, "oxflow", tables=[("throughput", cols[:3], [
+        ["l2/100", 0.300, 0.300]])])
+    md, js = str(tmp_path / "r.md"), str(tmp_path / "r.json")
+    subprocess.run([sys.executable, REPORT, run, md, js, "test"], check=True)
+    text = open(md).read()
+    assert "## Cost per frame on the switch core" in text, text
+    assert ("| l2/100 | 3300 | 3000 | 150 | 90 | 7500 | - | - | - | 2.50 |"
+            in text), text
+    subprocess.run([sys.executable, REPORT, old, md, js, "test"], check=True)
+    assert "Cost per frame" not in open(md).read()

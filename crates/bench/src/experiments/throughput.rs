@@ -35,6 +35,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use ofp::experimenter::WorkerStats;
 use ofp::message::Message;
 use ports::afpacket::{AfPacket, AfPacketOpts};
 use ports::Port;
@@ -312,7 +313,45 @@ struct Load {
     loss: f64,
     /// Switch CPU during the window, % of one core.
     switch_cpu: Option<f64>,
+    /// The switch's CPU time per frame the sink received in the window
+    /// (any switch whose process the bench knows): what a frame cost it,
+    /// idle polling included.
+    switch_cpu_ns_per_pkt: Option<f64>,
+    /// oxflow's own account (worker statistics, `ofp::experimenter`): the
+    /// workers' busy time (rounds that received frames, from receive to
+    /// transmit) per frame they received in the window, and that busy
+    /// time as % of one core. `None` for a switch that does not report
+    /// it. Where the generator is the limit, this is what says how much
+    /// more the switch could have taken.
+    switch_busy_ns_per_pkt: Option<f64>,
+    switch_busy_pct: Option<f64>,
+    /// The pipeline's part of the busy time per frame (the rest is the
+    /// ports' receive and transmit).
+    switch_pipeline_ns_per_pkt: Option<f64>,
 }
+
+/// Asks the switch for its worker statistics totals (oxflow's
+/// experimenter multipart); `None` if it does not answer them (another
+/// switch refuses the experimenter id with OFPT_ERROR).
+pub(crate) fn worker_totals(ctx: &mut Ctx) -> Option<WorkerStats> {
+    use ofp::multipart::{Multipart, MultipartReplyBody as R, MultipartRequestBody as Q};
+    let req = Message::MultipartRequest(Multipart::new(Q::Experimenter(WorkerStats::request())));
+    let (m, _) = ctx.request(req, Duration::from_secs(2)).ok()?;
+    match m.body {
+        Message::MultipartReply(Multipart {
+            body: R::Experimenter(e),
+            ..
+        }) => WorkerStats::parse_reply(&e)?
+            .ok()
+            .map(|v| ofp::experimenter::total(&v)),
+        _ => None,
+    }
+}
+
+/// How a load run reads the switch's worker statistics (`worker_totals`
+/// through the control connection), if the switch reports them.
+/// (`'f`: what the reading closure borrows, the `Ctx`.)
+type Probe<'a, 'f> = Option<&'a mut (dyn FnMut() -> Option<WorkerStats> + 'f)>;
 
 /// Options of the load runs.
 #[derive(Debug, Clone, Copy)]
@@ -323,7 +362,14 @@ struct LoadOpts {
     repeats: u32,
 }
 
-fn run_load(gen: &Gen, cap: &Iface, pid: Option<u32>, pps: f64, o: LoadOpts) -> Result<Load> {
+fn run_load<'f>(
+    gen: &Gen,
+    cap: &Iface,
+    pid: Option<u32>,
+    mut probe: Probe<'_, 'f>,
+    pps: f64,
+    o: LoadOpts,
+) -> Result<Load> {
     let g0 = counters(&gen.iface)?;
     let c0 = counters(cap)?;
     let running = gen.start(pps)?;
@@ -355,19 +401,34 @@ fn run_load(gen: &Gen, cap: &Iface, pid: Option<u32>, pps: f64, o: LoadOpts) -> 
             std::thread::sleep(Duration::from_millis(50));
         }
         let (g1, c1) = (counters(&gen.iface)?, counters(cap)?);
+        let w1 = probe.as_mut().and_then(|p| p());
         let t1 = Instant::now();
         let cpu = pid.and_then(CpuMark::now);
         std::thread::sleep(o.window);
         let (g2, c2) = (counters(&gen.iface)?, counters(cap)?);
         let secs = t1.elapsed().as_secs_f64();
         let switch_cpu = pid.and_then(|p| cpu.and_then(|m| m.percent_since(p)));
+        let w2 = probe.as_mut().and_then(|p| p());
+        let rx = c2.rx_packets - c1.rx_packets;
+        let per = |ns: f64, n: u64| (n > 0).then(|| ns / n as f64);
+        let busy = w1.zip(w2).map(|(a, b)| {
+            (
+                b.busy_ns.saturating_sub(a.busy_ns) as f64,
+                b.rx_packets.saturating_sub(a.rx_packets),
+                b.pipeline_ns.saturating_sub(a.pipeline_ns) as f64,
+            )
+        });
         Ok(Load {
             requested_pps: pps,
             offered_pps: ((g2.tx_packets + g2.tx_dropped) - (g1.tx_packets + g1.tx_dropped)) as f64
                 / secs,
-            rx_pps: (c2.rx_packets - c1.rx_packets) as f64 / secs,
+            rx_pps: rx as f64 / secs,
             loss: 0.0,
             switch_cpu,
+            switch_cpu_ns_per_pkt: switch_cpu.and_then(|c| per(c / 100.0 * secs * 1e9, rx)),
+            switch_busy_ns_per_pkt: busy.and_then(|(ns, n, _)| per(ns, n)),
+            switch_busy_pct: busy.map(|(ns, _, _)| ns / (secs * 1e9) * 100.0),
+            switch_pipeline_ns_per_pkt: busy.and_then(|(_, n, ns)| per(ns, n)),
         })
     })();
     running.stop();
@@ -387,10 +448,12 @@ fn run_load(gen: &Gen, cap: &Iface, pid: Option<u32>, pps: f64, o: LoadOpts) -> 
 
 /// The max rate (flat out) and, with `search`, the no-loss rate by binary
 /// search (`steps` probes, pass when loss <= `tolerance`).
-fn search_rates(
+#[allow(clippy::too_many_arguments)]
+fn search_rates<'f>(
     gen: &Gen,
     cap: &Iface,
     pid: Option<u32>,
+    mut probe: Probe<'_, 'f>,
     o: LoadOpts,
     steps: u32,
     tolerance: f64,
@@ -398,7 +461,7 @@ fn search_rates(
 ) -> Result<Rates> {
     let mut runs = Vec::new();
     for _ in 0..o.repeats.max(1) {
-        runs.push(run_load(gen, cap, pid, 0.0, o)?);
+        runs.push(run_load(gen, cap, pid, probe.as_deref_mut(), 0.0, o)?);
     }
     runs.sort_by(|a, b| a.rx_pps.total_cmp(&b.rx_pps));
     let max_runs: Vec<f64> = runs.iter().map(|l| l.rx_pps / 1e6).collect();
@@ -414,7 +477,7 @@ fn search_rates(
             // First probe just under what came through at full speed.
             let mut rate = (max.rx_pps * 0.98).clamp(hi / 64.0, hi);
             for _ in 0..steps {
-                let l = run_load(gen, cap, pid, rate, o)?;
+                let l = run_load(gen, cap, pid, probe.as_deref_mut(), rate, o)?;
                 probes.push(l);
                 if l.loss <= tolerance {
                     lo = rate;
@@ -541,7 +604,14 @@ impl Throughput {
             no_loss,
             probes,
             max_runs,
-        } = search_rates(&gen, &cap_if, pid, o, steps, tolerance, search)?;
+        } = {
+            // Worker statistics only from a switch that answers them
+            // (asked once: another switch answers OFPT_ERROR).
+            let reports = worker_totals(ctx).is_some();
+            let mut read = || worker_totals(ctx);
+            let probe: Probe<'_, '_> = if reports { Some(&mut read) } else { None };
+            search_rates(&gen, &cap_if, pid, probe, o, steps, tolerance, search)?
+        };
         let generator_limited = max.loss <= tolerance.max(1e-4);
         ctx.progress.println(&format!(
             "{}: max {:.3} Mpps (offered {:.3}), no-loss {}",
@@ -673,6 +743,10 @@ impl Experiment for Throughput {
                     x.max.loss.into(),
                     opt(x.no_loss.map(|l| l.rx_pps / 1e6)),
                     opt(x.max.switch_cpu),
+                    opt(x.max.switch_cpu_ns_per_pkt),
+                    opt(x.max.switch_busy_ns_per_pkt),
+                    opt(x.max.switch_busy_pct),
+                    opt(x.max.switch_pipeline_ns_per_pkt),
                     x.generator_limited.into(),
                 ]
             })
@@ -692,6 +766,10 @@ impl Experiment for Throughput {
                 "loss_at_max",
                 "no_loss_mpps",
                 "switch_cpu_pct",
+                "switch_cpu_ns_per_pkt",
+                "switch_busy_ns_per_pkt",
+                "switch_busy_pct",
+                "switch_pipeline_ns_per_pkt",
                 "generator_limited",
             ],
             rows,
@@ -839,6 +917,7 @@ impl Experiment for ThroughputRaw {
             &gen,
             &cap,
             ctx.switch_pid(),
+            None,
             o,
             ctx.param("search_steps")?,
             ctx.param("loss_tolerance")?,
@@ -877,6 +956,9 @@ impl Experiment for ThroughputRaw {
         }
         if let Some(c) = max.switch_cpu {
             r.scalar("switch_cpu_pct", c, "%");
+        }
+        if let Some(c) = max.switch_cpu_ns_per_pkt {
+            r.scalar("switch_cpu_ns_per_pkt", c, "ns");
         }
         let rows = probes
             .iter()
