@@ -205,7 +205,8 @@ def main():
     # statistics): busy time per frame, the pipeline's part of it, and the
     # busy share of the core. Older result folders have none of these.
     cost_cols = ("switch_cpu_ns_per_pkt", "switch_busy_ns_per_pkt",
-                 "switch_pipeline_ns_per_pkt", "switch_busy_pct")
+                 "switch_pipeline_ns_per_pkt", "switch_busy_pct",
+                 "switch_batch")
     have_cost = [s for s in present
                  if any(rows[w].get(s, {}).get(c) is not None
                         for w in order for c in cost_cols)]
@@ -213,7 +214,7 @@ def main():
         hdr = ["workload"]
         for s in have_cost:
             hdr += [f"{s} CPU ns", f"{s} busy ns", f"{s} pipeline ns",
-                    f"{s} busy %"]
+                    f"{s} busy %", f"{s} batch"]
         if "oxflow" in have_cost and "ovs" in have_cost:
             hdr.append("OVS CPU ns / oxflow busy ns")
         lines += ["## Cost per frame on the switch core (at the max rate)", "",
@@ -222,7 +223,8 @@ def main():
                   "received frames (receive, pipeline, transmit) per frame "
                   "received; pipeline ns: the pipeline's part of it; busy %: "
                   "that time as a share of the window (near 100: the "
-                  "switch's core was the limit, not the generator). From "
+                  "switch's core was the limit, not the generator); batch: "
+                  "mean frames per round that received any. From "
                   "oxflow's worker statistics (`oxflow ctl dump-worker-stats`); "
                   "`-` for a switch that does not report them.", "",
                   "| " + " | ".join(hdr) + " |", "|" + "---|" * len(hdr)]
@@ -233,7 +235,8 @@ def main():
                 cells += [fmt(r.get("switch_cpu_ns_per_pkt"), 0),
                           fmt(r.get("switch_busy_ns_per_pkt"), 0),
                           fmt(r.get("switch_pipeline_ns_per_pkt"), 0),
-                          fmt(r.get("switch_busy_pct"), 0)]
+                          fmt(r.get("switch_busy_pct"), 0),
+                          fmt(r.get("switch_batch"), 1)]
             if "oxflow" in have_cost and "ovs" in have_cost:
                 cells.append(fmt(ratio(
                     (rows[w].get("ovs") or {}).get("switch_cpu_ns_per_pkt"),

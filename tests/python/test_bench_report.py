@@ -170,11 +170,11 @@ def test_cost_per_frame_on_the_switch_core(tmp_path):
     os.makedirs(run)
     cols = ["workload", "max_mpps", "no_loss_mpps", "switch_cpu_ns_per_pkt",
             "switch_busy_ns_per_pkt", "switch_pipeline_ns_per_pkt",
-            "switch_busy_pct"]
+            "switch_busy_pct", "switch_batch"]
     results(run, "oxflow", tables=[("throughput", cols, [
-        ["l2/100", 0.300, 0.300, 3300.0, 3000.0, 150.0, 90.0]])])
+        ["l2/100", 0.300, 0.300, 3300.0, 3000.0, 150.0, 90.0, 4.25]])])
     results(run, "ovs", tables=[("throughput", cols, [
-        ["l2/100", 0.140, 0.100, 7500.0, None, None, None]])])
+        ["l2/100", 0.140, 0.100, 7500.0, None, None, None, None]])])
     # A folder from before the cost columns: no such section.
     old = str(tmp_path / "old")
     os.makedirs(old)
@@ -184,7 +184,7 @@ def test_cost_per_frame_on_the_switch_core(tmp_path):
     subprocess.run([sys.executable, REPORT, run, md, js, "test"], check=True)
     text = open(md).read()
     assert "## Cost per frame on the switch core" in text, text
-    assert ("| l2/100 | 3300 | 3000 | 150 | 90 | 7500 | - | - | - | 2.50 |"
-            in text), text
+    assert ("| l2/100 | 3300 | 3000 | 150 | 90 | 4.2 | 7500 | - | - | - | - "
+            "| 2.50 |" in text), text
     subprocess.run([sys.executable, REPORT, old, md, js, "test"], check=True)
     assert "Cost per frame" not in open(md).read()

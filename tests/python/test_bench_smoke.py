@@ -257,9 +257,10 @@ def check_throughput(doc, worker_stats):
             assert 0 < r["switch_busy_pct"] <= 110, r
             assert 0 < r["switch_pipeline_ns_per_pkt"] \
                 <= r["switch_busy_ns_per_pkt"], r
+            assert 1 <= r["switch_batch"] <= 64, r
         else:
             for col in ("switch_busy_ns_per_pkt", "switch_busy_pct",
-                        "switch_pipeline_ns_per_pkt"):
+                        "switch_pipeline_ns_per_pkt", "switch_batch"):
                 assert r[col] is None, (col, r)
     # The no-loss search probes only the rows that lost frames at full
     # speed; a row forwarded whole has its max-rate run as no-loss rate.

@@ -328,6 +328,8 @@ struct Load {
     /// The pipeline's part of the busy time per frame (the rest is the
     /// ports' receive and transmit).
     switch_pipeline_ns_per_pkt: Option<f64>,
+    /// Mean frames per busy round (the batch the switch got to work on).
+    switch_batch: Option<f64>,
 }
 
 /// Asks the switch for its worker statistics totals (oxflow's
@@ -416,6 +418,7 @@ fn run_load<'f>(
                 b.busy_ns.saturating_sub(a.busy_ns) as f64,
                 b.rx_packets.saturating_sub(a.rx_packets),
                 b.pipeline_ns.saturating_sub(a.pipeline_ns) as f64,
+                b.busy_rounds.saturating_sub(a.busy_rounds),
             )
         });
         Ok(Load {
@@ -426,9 +429,10 @@ fn run_load<'f>(
             loss: 0.0,
             switch_cpu,
             switch_cpu_ns_per_pkt: switch_cpu.and_then(|c| per(c / 100.0 * secs * 1e9, rx)),
-            switch_busy_ns_per_pkt: busy.and_then(|(ns, n, _)| per(ns, n)),
-            switch_busy_pct: busy.map(|(ns, _, _)| ns / (secs * 1e9) * 100.0),
-            switch_pipeline_ns_per_pkt: busy.and_then(|(_, n, ns)| per(ns, n)),
+            switch_busy_ns_per_pkt: busy.and_then(|(ns, n, _, _)| per(ns, n)),
+            switch_busy_pct: busy.map(|(ns, _, _, _)| ns / (secs * 1e9) * 100.0),
+            switch_pipeline_ns_per_pkt: busy.and_then(|(_, n, ns, _)| per(ns, n)),
+            switch_batch: busy.and_then(|(_, n, _, rounds)| per(n as f64, rounds)),
         })
     })();
     running.stop();
@@ -747,6 +751,7 @@ impl Experiment for Throughput {
                     opt(x.max.switch_busy_ns_per_pkt),
                     opt(x.max.switch_busy_pct),
                     opt(x.max.switch_pipeline_ns_per_pkt),
+                    opt(x.max.switch_batch),
                     x.generator_limited.into(),
                 ]
             })
@@ -770,6 +775,7 @@ impl Experiment for Throughput {
                 "switch_busy_ns_per_pkt",
                 "switch_busy_pct",
                 "switch_pipeline_ns_per_pkt",
+                "switch_batch",
                 "generator_limited",
             ],
             rows,
