@@ -202,20 +202,27 @@ def main():
 
     # --- what a frame cost each switch's core at its max rate: CPU time
     # per forwarded frame (any switch), and oxflow's own account (worker
-    # statistics): busy time per frame, the pipeline's part of it, and the
-    # busy share of the core. Older result folders have none of these.
-    cost_cols = ("switch_cpu_ns_per_pkt", "switch_busy_ns_per_pkt",
-                 "switch_pipeline_ns_per_pkt", "switch_busy_pct",
-                 "switch_batch")
-    have_cost = [s for s in present
-                 if any(rows[w].get(s, {}).get(c) is not None
-                        for w in order for c in cost_cols)]
-    if have_cost:
-        hdr = ["workload"]
-        for s in have_cost:
-            hdr += [f"{s} CPU ns", f"{s} busy ns", f"{s} pipeline ns",
-                    f"{s} busy %", f"{s} batch"]
-        if "oxflow" in have_cost and "ovs" in have_cost:
+    # statistics): busy time per frame, the pipeline's part of it, the
+    # busy share of the core and the batch. Older result folders have
+    # none of these.
+    cost_cols = [("switch_cpu_ns_per_pkt", "CPU ns", 0),
+                 ("switch_busy_ns_per_pkt", "busy ns", 0),
+                 ("switch_pipeline_ns_per_pkt", "pipeline ns", 0),
+                 ("switch_busy_pct", "busy %", 0),
+                 ("switch_batch", "batch", 1)]
+    # Per switch, the columns it has a value in (Open vSwitch: CPU only).
+    cost = {s: [c for c in cost_cols
+                if any(rows[w].get(s, {}).get(c[0]) is not None
+                       for w in order)]
+            for s in present}
+    cost = {s: cols for s, cols in cost.items() if cols}
+    if cost:
+        hdr = ["workload"] + [f"{s} {label}" for s, cols in cost.items()
+                              for _, label, _ in cols]
+        versus = ("oxflow" in cost and "ovs" in cost
+                  and any(c[0] == "switch_busy_ns_per_pkt"
+                          for c in cost["oxflow"]))
+        if versus:
             hdr.append("OVS CPU ns / oxflow busy ns")
         lines += ["## Cost per frame on the switch core (at the max rate)", "",
                   "CPU ns: the switch process's CPU time per frame the sink "
@@ -224,20 +231,16 @@ def main():
                   "received; pipeline ns: the pipeline's part of it; busy %: "
                   "that time as a share of the window (near 100: the "
                   "switch's core was the limit, not the generator); batch: "
-                  "mean frames per round that received any. From "
-                  "oxflow's worker statistics (`oxflow ctl dump-worker-stats`); "
-                  "`-` for a switch that does not report them.", "",
+                  "mean frames per round that received any. From oxflow's "
+                  "worker statistics (`oxflow ctl dump-worker-stats`), which "
+                  "Open vSwitch does not have.", "",
                   "| " + " | ".join(hdr) + " |", "|" + "---|" * len(hdr)]
         for w in order:
             cells = [w]
-            for s in have_cost:
+            for s, cols in cost.items():
                 r = rows[w].get(s) or {}
-                cells += [fmt(r.get("switch_cpu_ns_per_pkt"), 0),
-                          fmt(r.get("switch_busy_ns_per_pkt"), 0),
-                          fmt(r.get("switch_pipeline_ns_per_pkt"), 0),
-                          fmt(r.get("switch_busy_pct"), 0),
-                          fmt(r.get("switch_batch"), 1)]
-            if "oxflow" in have_cost and "ovs" in have_cost:
+                cells += [fmt(r.get(k), d) for k, _, d in cols]
+            if versus:
                 cells.append(fmt(ratio(
                     (rows[w].get("ovs") or {}).get("switch_cpu_ns_per_pkt"),
                     (rows[w].get("oxflow") or {}).get(

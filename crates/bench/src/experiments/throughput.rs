@@ -49,6 +49,10 @@ use crate::sampler::CpuMark;
 use crate::topology::Iface;
 use crate::workloads::{Kind, Ports, Traffic, Workload};
 
+/// Workers busy at least this % of a window: the switch's core was
+/// saturated (the `generator_limited` note says so).
+const SATURATED_PCT: f64 = 95.0;
+
 /// Frames per generator batch.
 const GEN_BATCH: usize = 32;
 
@@ -851,8 +855,23 @@ impl Experiment for Throughput {
             false,
             &names,
         );
-        if self.rows.iter().any(|x| x.generator_limited) {
-            r.note("generator_limited rows: the switch forwarded everything the generator could send; the max rate is the generator's");
+        let limited = self.rows.iter().filter(|x| x.generator_limited).count();
+        if limited > 0 {
+            // A switch that reports its workers' busy time may have been
+            // at its own limit as well (both cores saturated).
+            let busy = self
+                .rows
+                .iter()
+                .filter(|x| x.generator_limited)
+                .filter(|x| x.max.switch_busy_pct.is_some_and(|b| b >= SATURATED_PCT))
+                .count();
+            r.note(if busy == 0 {
+                "generator_limited rows: the switch forwarded everything the generator could send; the max rate is the generator's".to_string()
+            } else {
+                format!(
+                    "generator_limited rows: the switch forwarded everything the generator could send; in {busy} of these {limited} rows its workers were also busy at least {SATURATED_PCT} % of the window (worker statistics): the switch was at its own limit too, and the rate is the lower of two about equal limits"
+                )
+            });
         }
         for (w, e) in &self.failures {
             r.note(format!("{w}: FAILED: {e}"));
