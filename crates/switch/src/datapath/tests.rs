@@ -114,6 +114,18 @@ impl Rig {
         ));
     }
 
+    /// Installs `in_port=1 -> output:2` (priority 10) and waits for the
+    /// barrier: every worker forwards with it.
+    fn port1_to_2(&mut self) {
+        self.ok(Message::FlowMod(fm(
+            cmd::ADD,
+            10,
+            vec![OxmField::InPort(1)],
+            vec![out(2)],
+        )));
+        self.barrier();
+    }
+
     fn advance(&self, ns: u64) {
         self.clock.fetch_add(ns, Ordering::SeqCst);
     }
@@ -184,13 +196,7 @@ fn all_flows() -> FlowStatsRequest {
 #[test]
 fn ops_reach_every_worker_and_barrier_makes_new_rule_visible() {
     let mut r = rig(2, 2);
-    r.ok(Message::FlowMod(fm(
-        cmd::ADD,
-        10,
-        vec![OxmField::InPort(1)],
-        vec![out(2)],
-    )));
-    r.barrier();
+    r.port1_to_2();
     for w in &r.dp.workers {
         assert_eq!(w.counters.acked.load(Ordering::SeqCst), r.dp.seq);
     }
@@ -542,13 +548,7 @@ fn loops(r: &Rig) -> u64 {
 #[test]
 fn idle_workers_block_and_wake_for_frames_and_ops() {
     let mut r = rig(2, 2);
-    r.ok(Message::FlowMod(fm(
-        cmd::ADD,
-        10,
-        vec![OxmField::InPort(1)],
-        vec![out(2)],
-    )));
-    r.barrier();
+    r.port1_to_2();
     wait_all_blocked(&r);
     // Blocked in epoll: the loop counters do not move while nothing
     // happens (a spinning or sleep-polling worker would loop hundreds of
@@ -587,13 +587,7 @@ fn busy_poll_mode_forwards() {
             ..DpConfig::default()
         },
     );
-    r.ok(Message::FlowMod(fm(
-        cmd::ADD,
-        10,
-        vec![OxmField::InPort(1)],
-        vec![out(2)],
-    )));
-    r.barrier();
+    r.port1_to_2();
     let f = frame(1, BCAST, 60);
     r.send(1, &f);
     assert_eq!(r.recv(2), f);
@@ -1284,13 +1278,7 @@ impl Rig {
 fn worker_stats_count_busy_rounds_and_refuse_unknown_experimenters() {
     use ofp::experimenter::{exp_type, OXFLOW_EXPERIMENTER};
     let mut r = rig(2, 2);
-    r.ok(Message::FlowMod(fm(
-        cmd::ADD,
-        10,
-        vec![OxmField::InPort(1)],
-        vec![out(2)],
-    )));
-    r.barrier();
+    r.port1_to_2();
     wait_all_blocked(&r);
     let before = r.worker_stats();
     assert_eq!(before.len(), 2);
