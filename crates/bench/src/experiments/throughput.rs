@@ -324,7 +324,9 @@ struct Load {
     /// oxflow's own account (worker statistics, `ofp::experimenter`): the
     /// workers' busy time (rounds that received frames, from receive to
     /// transmit) per frame they received in the window, and that busy
-    /// time as % of one core. `None` for a switch that does not report
+    /// time as % of the time between the two reads of the statistics
+    /// (their midpoints; summed over workers, so up to 100 % per worker).
+    /// `None` for a switch that does not report
     /// it. Where the generator is the limit, this is what says how much
     /// more the switch could have taken.
     switch_busy_ns_per_pkt: Option<f64>,
@@ -339,7 +341,7 @@ struct Load {
 /// Asks the switch for its worker statistics totals (oxflow's
 /// experimenter multipart); `None` if it does not answer them (another
 /// switch refuses the experimenter id with OFPT_ERROR).
-pub(crate) fn worker_totals(ctx: &mut Ctx) -> Option<WorkerStats> {
+fn worker_totals(ctx: &mut Ctx) -> Option<WorkerStats> {
     use ofp::multipart::{Multipart, MultipartReplyBody as R, MultipartRequestBody as Q};
     let req = Message::MultipartRequest(Multipart::new(Q::Experimenter(WorkerStats::request())));
     let (m, _) = ctx.request(req, Duration::from_secs(2)).ok()?;
@@ -407,22 +409,31 @@ fn run_load<'f>(
             std::thread::sleep(Duration::from_millis(50));
         }
         let (g1, c1) = (counters(&gen.iface)?, counters(cap)?);
-        let w1 = probe.as_mut().and_then(|p| p());
+        // Each read of the worker statistics is a round trip; the switch
+        // took its figures at about the middle of it.
+        let mut read = || {
+            let sent = Instant::now();
+            let stats = probe.as_mut().and_then(|p| p())?;
+            Some((stats, sent + sent.elapsed() / 2))
+        };
+        let w1 = read();
         let t1 = Instant::now();
         let cpu = pid.and_then(CpuMark::now);
         std::thread::sleep(o.window);
         let (g2, c2) = (counters(&gen.iface)?, counters(cap)?);
         let secs = t1.elapsed().as_secs_f64();
         let switch_cpu = pid.and_then(|p| cpu.and_then(|m| m.percent_since(p)));
-        let w2 = probe.as_mut().and_then(|p| p());
+        let w2 = read();
         let rx = c2.rx_packets - c1.rx_packets;
         let per = |ns: f64, n: u64| (n > 0).then(|| ns / n as f64);
-        let busy = w1.zip(w2).map(|(a, b)| {
+        // (busy ns, frames, pipeline ns, busy rounds, ns between the reads)
+        let busy = w1.zip(w2).map(|((a, at), (b, bt))| {
             (
                 b.busy_ns.saturating_sub(a.busy_ns) as f64,
                 b.rx_packets.saturating_sub(a.rx_packets),
                 b.pipeline_ns.saturating_sub(a.pipeline_ns) as f64,
                 b.busy_rounds.saturating_sub(a.busy_rounds),
+                bt.saturating_duration_since(at).as_nanos() as f64,
             )
         });
         Ok(Load {
@@ -433,10 +444,11 @@ fn run_load<'f>(
             loss: 0.0,
             switch_cpu,
             switch_cpu_ns_per_pkt: switch_cpu.and_then(|c| per(c / 100.0 * secs * 1e9, rx)),
-            switch_busy_ns_per_pkt: busy.and_then(|(ns, n, _, _)| per(ns, n)),
-            switch_busy_pct: busy.map(|(ns, _, _, _)| ns / (secs * 1e9) * 100.0),
-            switch_pipeline_ns_per_pkt: busy.and_then(|(_, n, ns, _)| per(ns, n)),
-            switch_batch: busy.and_then(|(_, n, _, rounds)| per(n as f64, rounds)),
+            switch_busy_ns_per_pkt: busy.and_then(|(ns, n, ..)| per(ns, n)),
+            switch_busy_pct: busy
+                .and_then(|(ns, .., span)| (span > 0.0).then(|| ns / span * 100.0)),
+            switch_pipeline_ns_per_pkt: busy.and_then(|(_, n, ns, ..)| per(ns, n)),
+            switch_batch: busy.and_then(|(_, n, _, rounds, _)| per(n as f64, rounds)),
         })
     })();
     running.stop();
