@@ -22,9 +22,11 @@ use clap::{Args, Parser, Subcommand};
 /// mimalloc instead of the system allocator: the control plane allocates
 /// per flow entry (matches, instructions, index nodes), and installing
 /// 100,000 flows with glibc's malloc spent a fifth of its time there. (The
-/// packet path does not allocate at all.)
+/// packet path does not allocate at all.) `ports::mimalloc` rather than the
+/// `mimalloc` crate's wrapper, which takes mimalloc's slow aligned path for
+/// ordinary allocations (see that module).
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: ports::mimalloc::Mimalloc = ports::mimalloc::Mimalloc;
 use switch::config::{Config, Overrides};
 
 #[derive(Debug, Parser)]

@@ -56,6 +56,7 @@
 pub mod afpacket;
 pub mod alloc_count;
 pub mod mem;
+pub mod mimalloc;
 pub mod netlink;
 pub mod netns;
 pub mod partial;
