@@ -791,6 +791,53 @@ impl Match {
     /// chain is enforced one link at a time. In line with common switches,
     /// ICMPv4 additionally needs ETH_TYPE=0x0800 and ICMPv6 ETH_TYPE=0x86dd.
     pub fn check_prerequisites(&self) -> Result<(), DecodeError> {
+        let mut known = Prerequisites::default();
+        for f in &self.fields {
+            known.learn(f);
+        }
+        if self.fields.iter().all(|f| known.allows(f)) {
+            Ok(())
+        } else {
+            Err(bad_match(
+                BadMatchCode::BadPrereq,
+                "match: field prerequisite missing",
+            ))
+        }
+    }
+}
+
+/// The fields other fields' prerequisites depend on (spec Table 12), as a
+/// set of fields guarantees them: what [`Match::check_prerequisites`]
+/// collects from a match, and what a flow entry's consistency check keeps
+/// while it walks the entry's actions (`pipeline::consistency`), so both
+/// apply the same rule without building a match.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Prerequisites {
+    pub eth_type: Option<u16>,
+    pub ip_proto: Option<u8>,
+    pub icmpv6_type: Option<u8>,
+    /// VLAN_VID's value.
+    pub vlan_vid: Option<u16>,
+    pub in_port: bool,
+}
+
+impl Prerequisites {
+    /// Takes `f` into account (a later value of a field replaces an
+    /// earlier one).
+    pub fn learn(&mut self, f: &OxmField) {
+        match f {
+            OxmField::EthType(t) => self.eth_type = Some(*t),
+            OxmField::IpProto(p) => self.ip_proto = Some(*p),
+            OxmField::Icmpv6Type(t) => self.icmpv6_type = Some(*t),
+            OxmField::VlanVid(v, _) => self.vlan_vid = Some(*v),
+            OxmField::InPort(_) => self.in_port = true,
+            _ => {}
+        }
+    }
+
+    /// Whether `f`'s prerequisites hold (module rules of
+    /// [`Match::check_prerequisites`]).
+    pub fn allows(&self, f: &OxmField) -> bool {
         const IPV4: u16 = 0x0800;
         const IPV6: u16 = 0x86dd;
         const ARP: u16 = 0x0806;
@@ -798,72 +845,45 @@ impl Match {
         const MPLS_MC: u16 = 0x8848;
         const PBB: u16 = 0x88e7;
 
-        let mut eth_type = None;
-        let mut ip_proto = None;
-        let mut icmpv6_type = None;
-        let mut vlan_vid = None;
-        let mut in_port = false;
-        for f in &self.fields {
-            match f {
-                OxmField::EthType(t) => eth_type = Some(*t),
-                OxmField::IpProto(p) => ip_proto = Some(*p),
-                OxmField::Icmpv6Type(t) => icmpv6_type = Some(*t),
-                OxmField::VlanVid(v, _) => vlan_vid = Some(*v),
-                OxmField::InPort(_) => in_port = true,
-                _ => {}
+        let eth = |types: &[u16]| self.eth_type.is_some_and(|t| types.contains(&t));
+        let proto = |p: u8| self.ip_proto == Some(p);
+        let icmp6 = |types: &[u8]| self.icmpv6_type.is_some_and(|t| types.contains(&t));
+        match f {
+            OxmField::InPhyPort(_) => self.in_port,
+            OxmField::VlanPcp(_) => self.vlan_vid.is_some_and(|v| v != vid::NONE),
+            OxmField::IpDscp(_) | OxmField::IpEcn(_) | OxmField::IpProto(_) => eth(&[IPV4, IPV6]),
+            OxmField::Ipv4Src(..) | OxmField::Ipv4Dst(..) => eth(&[IPV4]),
+            OxmField::TcpSrc(_) | OxmField::TcpDst(_) => proto(6),
+            OxmField::UdpSrc(_) | OxmField::UdpDst(_) => proto(17),
+            OxmField::SctpSrc(_) | OxmField::SctpDst(_) => proto(132),
+            OxmField::Icmpv4Type(_) | OxmField::Icmpv4Code(_) => proto(1) && eth(&[IPV4]),
+            OxmField::ArpOp(_)
+            | OxmField::ArpSpa(..)
+            | OxmField::ArpTpa(..)
+            | OxmField::ArpSha(..)
+            | OxmField::ArpTha(..) => eth(&[ARP]),
+            OxmField::Ipv6Src(..)
+            | OxmField::Ipv6Dst(..)
+            | OxmField::Ipv6Flabel(..)
+            | OxmField::Ipv6Exthdr(..) => eth(&[IPV6]),
+            OxmField::Icmpv6Type(_) | OxmField::Icmpv6Code(_) => proto(58) && eth(&[IPV6]),
+            OxmField::Ipv6NdTarget(_) => icmp6(&[135, 136]),
+            OxmField::Ipv6NdSll(_) => icmp6(&[135]),
+            OxmField::Ipv6NdTll(_) => icmp6(&[136]),
+            OxmField::MplsLabel(_) | OxmField::MplsTc(_) | OxmField::MplsBos(_) => {
+                eth(&[MPLS, MPLS_MC])
             }
+            OxmField::PbbIsid(..) => eth(&[PBB]),
+            OxmField::InPort(_)
+            | OxmField::Metadata(..)
+            | OxmField::EthDst(..)
+            | OxmField::EthSrc(..)
+            | OxmField::EthType(_)
+            | OxmField::VlanVid(..)
+            | OxmField::TunnelId(..)
+            | OxmField::Experimenter { .. }
+            | OxmField::Other { .. } => true,
         }
-        let eth = |types: &[u16]| eth_type.is_some_and(|t| types.contains(&t));
-        let proto = |p: u8| ip_proto == Some(p);
-        let icmp6 = |types: &[u8]| icmpv6_type.is_some_and(|t| types.contains(&t));
-
-        for f in &self.fields {
-            let ok = match f {
-                OxmField::InPhyPort(_) => in_port,
-                OxmField::VlanPcp(_) => vlan_vid.is_some_and(|v| v != vid::NONE),
-                OxmField::IpDscp(_) | OxmField::IpEcn(_) | OxmField::IpProto(_) => {
-                    eth(&[IPV4, IPV6])
-                }
-                OxmField::Ipv4Src(..) | OxmField::Ipv4Dst(..) => eth(&[IPV4]),
-                OxmField::TcpSrc(_) | OxmField::TcpDst(_) => proto(6),
-                OxmField::UdpSrc(_) | OxmField::UdpDst(_) => proto(17),
-                OxmField::SctpSrc(_) | OxmField::SctpDst(_) => proto(132),
-                OxmField::Icmpv4Type(_) | OxmField::Icmpv4Code(_) => proto(1) && eth(&[IPV4]),
-                OxmField::ArpOp(_)
-                | OxmField::ArpSpa(..)
-                | OxmField::ArpTpa(..)
-                | OxmField::ArpSha(..)
-                | OxmField::ArpTha(..) => eth(&[ARP]),
-                OxmField::Ipv6Src(..)
-                | OxmField::Ipv6Dst(..)
-                | OxmField::Ipv6Flabel(..)
-                | OxmField::Ipv6Exthdr(..) => eth(&[IPV6]),
-                OxmField::Icmpv6Type(_) | OxmField::Icmpv6Code(_) => proto(58) && eth(&[IPV6]),
-                OxmField::Ipv6NdTarget(_) => icmp6(&[135, 136]),
-                OxmField::Ipv6NdSll(_) => icmp6(&[135]),
-                OxmField::Ipv6NdTll(_) => icmp6(&[136]),
-                OxmField::MplsLabel(_) | OxmField::MplsTc(_) | OxmField::MplsBos(_) => {
-                    eth(&[MPLS, MPLS_MC])
-                }
-                OxmField::PbbIsid(..) => eth(&[PBB]),
-                OxmField::InPort(_)
-                | OxmField::Metadata(..)
-                | OxmField::EthDst(..)
-                | OxmField::EthSrc(..)
-                | OxmField::EthType(_)
-                | OxmField::VlanVid(..)
-                | OxmField::TunnelId(..)
-                | OxmField::Experimenter { .. }
-                | OxmField::Other { .. } => true,
-            };
-            if !ok {
-                return Err(bad_match(
-                    BadMatchCode::BadPrereq,
-                    "match: field prerequisite missing",
-                ));
-            }
-        }
-        Ok(())
     }
 }
 

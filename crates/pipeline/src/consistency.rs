@@ -11,10 +11,10 @@
 //! and is updated by each action in execution order: push/pop of VLAN,
 //! MPLS and PBB headers change or forget these fields, and a set-field of
 //! one of them replaces it. A set-field is accepted when a match made of
-//! the known fields plus the field being set satisfies the match
+//! the known fields plus the field being set would satisfy the match
 //! prerequisites of OXM (`ofp::oxm::Match::check_prerequisites`, spec
 //! Table 12) — the same rule a controller already follows when it writes a
-//! match. Apply-actions are walked in list order; write-actions then in
+//! match; `ofp::oxm::Prerequisites` applies it without building the match. Apply-actions are walked in list order; write-actions then in
 //! action-set execution order, starting from what the apply-actions left.
 //!
 //! Only set-field has prerequisites in the spec. Header actions (pop_vlan,
@@ -30,7 +30,7 @@
 use ofp::action::Action;
 use ofp::error::{BadActionCode, ErrorCode};
 use ofp::instruction::Instruction;
-use ofp::oxm::{vid, Match, OxmField};
+use ofp::oxm::{vid, Match, OxmField, Prerequisites};
 
 const MPLS: [u16; 2] = [0x8847, 0x8848];
 /// Ethertype of a PBB I-TAG.
@@ -70,13 +70,14 @@ impl Known {
         }
     }
 
-    fn fields(&self) -> Vec<OxmField> {
-        let mut v = Vec::new();
-        v.extend(self.eth_type.map(OxmField::EthType));
-        v.extend(self.ip_proto.map(OxmField::IpProto));
-        v.extend(self.icmpv6_type.map(OxmField::Icmpv6Type));
-        v.extend(self.vlan.map(|(x, m)| OxmField::VlanVid(x, m)));
-        v
+    /// The known fields as OXM fields (absent ones `None`).
+    fn fields(&self) -> [Option<OxmField>; 4] {
+        [
+            self.eth_type.map(OxmField::EthType),
+            self.ip_proto.map(OxmField::IpProto),
+            self.icmpv6_type.map(OxmField::Icmpv6Type),
+            self.vlan.map(|(x, m)| OxmField::VlanVid(x, m)),
+        ]
     }
 
     fn eth_is(&self, types: &[u16]) -> bool {
@@ -97,9 +98,15 @@ impl Known {
                 if !settable(f) {
                     return Err(ErrorCode::BadAction(BadActionCode::BadSetType));
                 }
-                let mut fields = self.fields();
-                fields.push(f.clone());
-                if Match::new(fields).check_prerequisites().is_err() {
+                // The prerequisites of a match made of the known fields
+                // plus `f` (`Match::check_prerequisites`), without building
+                // one.
+                let fields = self.fields();
+                let mut p = Prerequisites::default();
+                for k in fields.iter().flatten().chain([f]) {
+                    p.learn(k);
+                }
+                if !fields.iter().flatten().chain([f]).all(|k| p.allows(k)) {
                     return Err(inconsistent());
                 }
                 self.learn(f);
@@ -298,5 +305,54 @@ mod tests {
     fn unsettable_fields_are_bad_set_type() {
         let e = chk(vec![], vec![Action::SetField(OxmField::InPort(1))], vec![]);
         assert_eq!(e, Err(ErrorCode::BadAction(BadActionCode::BadSetType)));
+    }
+
+    /// A set-field of a settable field is decided as a match of the known
+    /// fields plus the field would be (what `step` did by building that match before it
+    /// used `Prerequisites`), for every combination of the values the
+    /// prerequisites read and a field of every prerequisite class.
+    #[test]
+    fn set_field_decision_is_the_matchs() {
+        use proptest::prelude::*;
+        let eth = prop::option::of(prop::sample::select(vec![
+            0x0800u16, 0x86dd, 0x0806, 0x8847, 0x8848, 0x88e7, 0x1234,
+        ]));
+        let proto = prop::option::of(prop::sample::select(vec![1u8, 6, 17, 58, 132, 99]));
+        let icmp6 = prop::option::of(prop::sample::select(vec![135u8, 136, 1]));
+        let vlan = prop::option::of(prop::sample::select(vec![
+            (vid::NONE, None),
+            (vid::PRESENT | 7, None),
+            (vid::PRESENT, Some(vid::PRESENT)),
+        ]));
+        let field = prop::sample::select(vec![
+            OxmField::EthType(0x0800),
+            OxmField::EthType(0x0806),
+            OxmField::IpProto(6),
+            OxmField::IpDscp(1),
+            OxmField::Ipv4Dst([1, 2, 3, 4].into(), None),
+            OxmField::TcpSrc(1),
+            OxmField::UdpDst(1),
+            OxmField::SctpSrc(1),
+            OxmField::Icmpv4Code(0),
+            OxmField::ArpOp(1),
+            OxmField::Ipv6Flabel(1, None),
+            OxmField::Icmpv6Type(135),
+            OxmField::Ipv6NdTarget([0; 16].into()),
+            OxmField::Ipv6NdSll([0; 6]),
+            OxmField::Ipv6NdTll([0; 6]),
+            OxmField::MplsLabel(1),
+            OxmField::PbbIsid(1, None),
+            OxmField::VlanPcp(1),
+            OxmField::VlanVid(vid::PRESENT | 3, None),
+            OxmField::EthDst([2, 0, 0, 0, 0, 1], None),
+        ]);
+        proptest!(|(eth_type in eth, ip_proto in proto, icmpv6_type in icmp6,
+                    vlan in vlan, f in field)| {
+            let mut k = Known { eth_type, ip_proto, icmpv6_type, vlan };
+            let mut fields: Vec<OxmField> = k.fields().into_iter().flatten().collect();
+            fields.push(f.clone());
+            let want = settable(&f) && Match::new(fields).check_prerequisites().is_ok();
+            prop_assert_eq!(k.step(&Action::SetField(f)).is_ok(), want);
+        });
     }
 }
