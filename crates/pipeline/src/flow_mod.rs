@@ -67,6 +67,10 @@ pub struct Prepared {
     match_: Arc<Match>,
     instructions: Arc<[Instruction]>,
     program: Arc<Program>,
+    /// For an add: whether the authoritative copy found no entry with the
+    /// same match and priority to replace. A replica in the same state
+    /// finds none either, and skips the strict-index probe.
+    fresh: bool,
 }
 
 fn fm_err(c: FlowModFailedCode) -> ErrorCode {
@@ -226,13 +230,14 @@ impl Pipeline {
                 self.check_instructions(fm.table_id, &fm.instructions)?;
                 crate::consistency::check(m, &fm.instructions)?;
                 let (instructions, program) = self.program_for(&fm.instructions);
-                let prepared = Prepared {
+                let mut prepared = Prepared {
                     compiled,
                     match_: keep(),
                     instructions,
                     program,
+                    fresh: false,
                 };
-                self.add_or_modify(fm, &prepared, now)?;
+                prepared.fresh = self.add_or_modify(fm, &prepared, now)?;
                 Ok((Vec::new(), Some(prepared)))
             }
             cmd::DELETE | cmd::DELETE_STRICT => Ok((self.delete(fm, &compiled), None)),
@@ -262,13 +267,16 @@ impl Pipeline {
         }
     }
 
-    /// The table part of an add or modify, with its built parts.
-    fn add_or_modify(&mut self, fm: &FlowMod, p: &Prepared, now: Nanos) -> Result<(), ErrorCode> {
+    /// The table part of an add or modify, with its built parts. For an
+    /// add, whether it replaced nothing (`Prepared::fresh`; an add of a
+    /// `p` that is fresh does not look for an entry to replace).
+    fn add_or_modify(&mut self, fm: &FlowMod, p: &Prepared, now: Nanos) -> Result<bool, ErrorCode> {
         let layer = p.compiled.layer().max(p.program.layer());
         let cookie_ok = |cookie: u64| cookie & fm.cookie_mask == fm.cookie & fm.cookie_mask;
         let table = self
             .table_mut(fm.table_id)
             .ok_or(fm_err(FlowModFailedCode::BadTableId))?;
+        let mut fresh = false;
         if fm.command == cmd::ADD {
             if fm.flags & flow_mod_flags::CHECK_OVERLAP != 0
                 && table
@@ -293,7 +301,11 @@ impl Pipeline {
             // An identical entry (same match and priority) is replaced,
             // duration included; its counters carry over unless
             // RESET_COUNTS. No flow-removed is sent for it.
-            let old = table.remove_strict(&entry.cold.compiled, entry.cold.priority);
+            let old = if p.fresh {
+                None
+            } else {
+                table.remove_strict(&entry.cold.compiled, entry.cold.priority)
+            };
             if let Some(old) = &old {
                 if fm.flags & flow_mod_flags::RESET_COUNTS == 0 {
                     entry.hot.packet_count = old.hot.packet_count;
@@ -301,6 +313,7 @@ impl Pipeline {
                 }
             }
             table.insert(entry);
+            fresh = old.is_none();
         } else {
             let reset = fm.flags & flow_mod_flags::RESET_COUNTS != 0;
             let modify = |e: EntryMut<'_>| {
@@ -329,7 +342,7 @@ impl Pipeline {
             }
         }
         self.need_layer(layer);
-        Ok(())
+        Ok(fresh)
     }
 
     /// The entries a delete or delete-strict removes (reason DELETE).
