@@ -242,16 +242,18 @@ impl Pipeline {
         }
     }
 
-    /// Keeps (the default) or drops the exact-match index of every table
-    /// (`classifier::exact`). Lookups give the same answers either way;
-    /// without it a single-shape table is probed through the tuple space,
-    /// which is slower per packet but saves the index's upkeep (a cache
-    /// miss into its slots) on every flow-mod. For a copy that processes
-    /// few packets, such as the switch's control-thread pipeline beside
-    /// the workers' replicas.
-    pub fn set_exact_index(&mut self, on: bool) {
+    /// Keeps (the default) or drops the lookup-only indexes of every
+    /// table: the exact-match index (`classifier::exact`) and the LPM trie
+    /// (`classifier::lpm`). Lookups give the same answers either way;
+    /// without them a table is probed through the tuple space alone, which
+    /// is slower per packet but saves the indexes' upkeep on every
+    /// flow-mod (a cache miss into the exact index's slots, a trie walk)
+    /// and their memory (a 75,000-prefix ACL's trie is about 50 MB). For a
+    /// copy that processes few packets, such as the switch's
+    /// control-thread pipeline beside the workers' replicas.
+    pub fn set_lookup_indexes(&mut self, on: bool) {
         for t in &mut self.tables {
-            t.set_exact_index(on);
+            t.set_lookup_indexes(on);
         }
     }
 

@@ -389,10 +389,11 @@ impl FlowTable {
         self.classifier.kind().name()
     }
 
-    /// Keeps or drops the classifier's exact-match index (see
-    /// `Pipeline::set_exact_index`).
-    pub fn set_exact_index(&mut self, on: bool) {
+    /// Keeps or drops the classifier's lookup-only indexes, the exact
+    /// index and the LPM trie (see `Pipeline::set_lookup_indexes`).
+    pub fn set_lookup_indexes(&mut self, on: bool) {
         self.classifier.set_exact_index(on);
+        self.classifier.set_lpm_index(on);
     }
 
     fn rank(e: &ColdEntry) -> Rank {
@@ -848,13 +849,13 @@ mod tests {
 
     /// A delete-all empties the table in one pass (`take_all`) with the
     /// result of removing entry by entry: the same entries in the same
-    /// order, an empty table that takes new entries, and the exact-index
+    /// order, an empty table that takes new entries, and the lookup-index
     /// setting kept.
     #[test]
     fn delete_all_equals_removing_one_by_one() {
         let build = |exact: bool| {
             let mut t = FlowTable::new(0);
-            t.set_exact_index(exact);
+            t.set_lookup_indexes(exact);
             for p in 0..300 {
                 t.insert(entry(p));
             }

@@ -374,6 +374,8 @@ pub(crate) struct Auto {
     exact: Option<Exact>,
     /// Whether to keep the exact index (see `set_exact_index`).
     exact_on: bool,
+    /// Whether to keep an LPM trie (see `set_lpm_index`).
+    lpm_on: bool,
     len: usize,
     kind: Kind,
 }
@@ -386,6 +388,7 @@ impl Default for Auto {
             linear: Some(Linear::default()),
             exact: None,
             exact_on: true,
+            lpm_on: true,
             len: 0,
             kind: Kind::Linear,
         }
@@ -662,10 +665,11 @@ impl Auto {
     }
 
     /// A structure for no entries, with this one's settings (the exact
-    /// index kept or not).
+    /// index and the trie kept or not).
     pub fn emptied(&self) -> Auto {
         Auto {
             exact_on: self.exact_on,
+            lpm_on: self.lpm_on,
             ..Auto::default()
         }
     }
@@ -683,6 +687,24 @@ impl Auto {
         } else if self.exact.is_none() && self.tss.n_nonempty() == 1 {
             self.build_exact();
         }
+    }
+
+    /// Turns the LPM trie on (sought and built now if the shapes call for
+    /// one, as when a new shape comes) or off (dropped, its subtables
+    /// unmarked: `lpm` lookups then probe the tuple space's subtables). As
+    /// with `set_exact_index`, for the control thread's copy: a 75,000
+    /// prefix ACL's trie holds about 50 MB of nodes that only packet
+    /// lookups read.
+    pub fn set_lpm_index(&mut self, on: bool) {
+        self.lpm_on = on;
+        if !on {
+            if self.lpm.take().is_some() {
+                self.tss.mark_lpm(|_| false);
+            }
+        } else if self.lpm.is_none() && self.tss.n_nonempty() > 0 {
+            self.try_lpm();
+        }
+        self.choose();
     }
 
     /// Keeps the exact index in step after `r` with match `m` was added
@@ -763,6 +785,9 @@ impl Auto {
     /// shape comparisons when a new shape comes (not per entry),
     /// O(entries) when a form is found.
     fn try_lpm(&mut self) {
+        if !self.lpm_on {
+            return;
+        }
         let form = {
             let shapes: Vec<&Shape> = self.tss.shapes().collect();
             let head = &shapes[..shapes.len().min(LPM_PAIR_SHAPES)];

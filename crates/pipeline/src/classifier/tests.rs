@@ -220,16 +220,21 @@ fn ops(m: impl Strategy<Value = CompiledMatch>, prios: u16) -> impl Strategy<Val
 /// after every step.
 fn check_structures(ops: &[Op], keys: &[FlowKey]) -> Result<(), TestCaseError> {
     let mut auto = Auto::default();
-    // The same entries with the exact index turned off and on again now
-    // and then (`set_exact_index`): the same answers throughout.
+    // The same entries with the exact index and the LPM trie turned off
+    // and on again now and then (`set_exact_index`, `set_lpm_index`): the
+    // same answers throughout.
     let mut toggled = Auto::default();
     toggled.set_exact_index(false);
+    toggled.set_lpm_index(false);
     let mut tss = tss::Tss::default();
     let mut lin = linear::Linear::default();
     let mut live: Vec<(Ref, CompiledMatch)> = Vec::new();
     for (seq, op) in ops.iter().enumerate() {
         if seq % 5 == 4 {
             toggled.set_exact_index(!toggled.exact_on);
+        }
+        if seq % 7 == 6 {
+            toggled.set_lpm_index(!toggled.lpm_on);
         }
         match op {
             Op::Add(p, m) => {
@@ -265,8 +270,10 @@ fn check_structures(ops: &[Op], keys: &[FlowKey]) -> Result<(), TestCaseError> {
             prop_assert_eq!(
                 toggled.lookup(k),
                 want.map(|r| r.handle),
-                "exact index on: {}",
-                toggled.exact_on
+                "exact index on: {}, trie on: {} ({:?})",
+                toggled.exact_on,
+                toggled.lpm_on,
+                toggled.kind()
             );
             prop_assert_eq!(tss.lookup(k), want, "tss");
             prop_assert_eq!(lin.lookup(k), want, "linear");
@@ -1014,4 +1021,89 @@ fn few_contexts_are_found_through_a_perfect_hash() {
         assert_eq!(hashed.lookup(&k).some(), None, "{vip:#x}");
         assert_eq!(listed.lookup(&k).some(), None, "{vip:#x}");
     }
+}
+
+/// `set_lpm_index(false)` drops a routing table's trie (the table is then
+/// looked up through the tuple space, with the same answers) and keeps it
+/// from coming back while entries are added; `set_lpm_index(true)` builds
+/// it again from the entries.
+#[test]
+fn lpm_trie_is_dropped_and_rebuilt() {
+    let route = |i: u32| {
+        let len = 8 + i % 25;
+        let mask = prefix(Field::Ipv4Dst, len);
+        let m = CompiledMatch::from_fields(vec![
+            FieldMatch {
+                field: Field::EthType,
+                value: 0x0800,
+                mask: 0xffff,
+            },
+            FieldMatch {
+                field: Field::Ipv4Dst,
+                value: u128::from(i.wrapping_mul(0x9e37_79b9)) & mask,
+                mask,
+            },
+        ]);
+        let r = Ref {
+            rank: Rank::new(len as u16, u64::from(i)),
+            handle: i,
+        };
+        (r, m)
+    };
+    let keys: Vec<FlowKey> = (0..400u32)
+        .map(|i| {
+            let mut k = FlowKey::new(0);
+            k.present = FieldSet::EMPTY;
+            set(&mut k, Field::EthType, 0x0800);
+            set(
+                &mut k,
+                Field::Ipv4Dst,
+                u128::from(i.wrapping_mul(0x9e37_79b9) ^ (i % 7)),
+            );
+            k
+        })
+        .collect();
+    let check = |auto: &Auto, live: &[(Ref, CompiledMatch)]| {
+        for k in &keys {
+            assert_eq!(
+                auto.lookup(k),
+                expected(live, k).map(|r| r.handle),
+                "{:?}",
+                auto.kind()
+            );
+        }
+    };
+    let mut auto = Auto::default();
+    let mut live = Vec::new();
+    for i in 0..200 {
+        let (r, m) = route(i);
+        auto.insert(r, &m);
+        live.push((r, m));
+    }
+    assert_eq!(auto.kind(), Kind::Lpm);
+    check(&auto, &live);
+    auto.set_lpm_index(false);
+    assert!(auto.lpm.is_none());
+    assert_eq!(auto.kind(), Kind::Tss);
+    check(&auto, &live);
+    for i in 200..300 {
+        let (r, m) = route(i);
+        auto.insert(r, &m);
+        live.push((r, m));
+    }
+    for (r, m) in live.drain(..50) {
+        assert!(auto.remove(r, &m));
+    }
+    assert_eq!(auto.kind(), Kind::Tss);
+    check(&auto, &live);
+    // A delete-all's empty structure (`emptied`) keeps the setting.
+    let mut empty = auto.emptied();
+    for i in 0..200 {
+        let (r, m) = route(i);
+        empty.insert(r, &m);
+    }
+    assert_eq!(empty.kind(), Kind::Tss);
+    auto.set_lpm_index(true);
+    assert_eq!(auto.kind(), Kind::Lpm);
+    check(&auto, &live);
 }

@@ -345,10 +345,11 @@ impl Datapath {
             })
             .collect();
         // The workers' replicas (cloned above) forward with the exact-match
-        // index; this copy serves flow-mod semantics, stats and the rare
-        // packet-out, and skips the index's upkeep per flow-mod (the
-        // control thread and the workers may share a core).
-        pipeline.set_exact_index(false);
+        // index and the LPM tries; this copy serves flow-mod semantics,
+        // stats and the rare packet-out, and skips those indexes' upkeep
+        // per flow-mod and their memory (the control thread and the
+        // workers may share a core).
+        pipeline.set_lookup_indexes(false);
         let tx = TxPorts::new(&ports);
         Datapath {
             pipeline,
