@@ -14,7 +14,8 @@
 //! the known fields plus the field being set would satisfy the match
 //! prerequisites of OXM (`ofp::oxm::Match::check_prerequisites`, spec
 //! Table 12) — the same rule a controller already follows when it writes a
-//! match; `ofp::oxm::Prerequisites` applies it without building the match. Apply-actions are walked in list order; write-actions then in
+//! match; `ofp::oxm::Prerequisites` applies it without building the
+//! match. Apply-actions are walked in list order; write-actions then in
 //! action-set execution order, starting from what the apply-actions left.
 //!
 //! Only set-field has prerequisites in the spec. Header actions (pop_vlan,
@@ -308,9 +309,10 @@ mod tests {
     }
 
     /// A set-field of a settable field is decided as a match of the known
-    /// fields plus the field would be (what `step` did by building that match before it
-    /// used `Prerequisites`), for every combination of the values the
-    /// prerequisites read and a field of every prerequisite class.
+    /// fields plus the field would be (what `step` did by building that
+    /// match before it used `Prerequisites`), for every combination of
+    /// the values the prerequisites read and a field of every
+    /// prerequisite class.
     #[test]
     fn set_field_decision_is_the_matchs() {
         use proptest::prelude::*;
