@@ -791,11 +791,7 @@ impl Match {
     /// chain is enforced one link at a time. In line with common switches,
     /// ICMPv4 additionally needs ETH_TYPE=0x0800 and ICMPv6 ETH_TYPE=0x86dd.
     pub fn check_prerequisites(&self) -> Result<(), DecodeError> {
-        let mut known = Prerequisites::default();
-        for f in &self.fields {
-            known.learn(f);
-        }
-        if self.fields.iter().all(|f| known.allows(f)) {
+        if Prerequisites::hold_for(self.fields.iter()) {
             Ok(())
         } else {
             Err(bad_match(
@@ -822,6 +818,17 @@ pub struct Prerequisites {
 }
 
 impl Prerequisites {
+    /// Whether every field of a match made of `fields` has its
+    /// prerequisites in that match (the rule of
+    /// [`Match::check_prerequisites`], without building the match).
+    pub fn hold_for<'a>(mut fields: impl Iterator<Item = &'a OxmField> + Clone) -> bool {
+        let mut known = Prerequisites::default();
+        for f in fields.clone() {
+            known.learn(f);
+        }
+        fields.all(|f| known.allows(f))
+    }
+
     /// Takes `f` into account (a later value of a field replaces an
     /// earlier one).
     pub fn learn(&mut self, f: &OxmField) {

@@ -103,11 +103,7 @@ impl Known {
                 // plus `f` (`Match::check_prerequisites`), without building
                 // one.
                 let fields = self.fields();
-                let mut p = Prerequisites::default();
-                for k in fields.iter().flatten().chain([f]) {
-                    p.learn(k);
-                }
-                if !fields.iter().flatten().chain([f]).all(|k| p.allows(k)) {
+                if !Prerequisites::hold_for(fields.iter().flatten().chain([f])) {
                     return Err(inconsistent());
                 }
                 self.learn(f);
