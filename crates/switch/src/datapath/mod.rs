@@ -115,23 +115,22 @@ impl Clock {
     }
 
     pub fn now(&self) -> Nanos {
-        match self {
-            Clock::Real(t) => t.elapsed().as_nanos().min(u128::from(u64::MAX)) as u64,
-            Clock::Fake(v) => v.load(Ordering::Acquire),
-        }
+        self.at(Instant::now())
     }
 
     /// `now` at the instant `i` a caller already read (the fake clock's
     /// own time for a fake one): saves a second read of the system clock.
     pub fn at(&self, i: Instant) -> Nanos {
         match self {
-            Clock::Real(t) => i
-                .saturating_duration_since(*t)
-                .as_nanos()
-                .min(u128::from(u64::MAX)) as u64,
+            Clock::Real(t) => nanos(i.saturating_duration_since(*t)),
             Clock::Fake(v) => v.load(Ordering::Acquire),
         }
     }
+}
+
+/// A duration in nanoseconds, saturating at `u64::MAX` (584 years).
+pub(crate) fn nanos(d: Duration) -> u64 {
+    d.as_nanos().min(u128::from(u64::MAX)) as u64
 }
 
 /// One switch port.

@@ -627,15 +627,16 @@ impl Worker {
                     }
                 }
             }
-            let ns = pipe.elapsed().as_nanos().min(u128::from(u64::MAX)) as u64;
-            self.counters.pipeline_ns.fetch_add(ns, Ordering::Relaxed);
+            self.counters
+                .pipeline_ns
+                .fetch_add(super::nanos(pipe.elapsed()), Ordering::Relaxed);
         }
         self.tx.flush(queues);
         if got > 0 {
             let c = &self.counters;
             c.busy_rounds.fetch_add(1, Ordering::Relaxed);
-            let ns = start.elapsed().as_nanos().min(u128::from(u64::MAX)) as u64;
-            c.busy_ns.fetch_add(ns, Ordering::Relaxed);
+            c.busy_ns
+                .fetch_add(super::nanos(start.elapsed()), Ordering::Relaxed);
         }
         got
     }
