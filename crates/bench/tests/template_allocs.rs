@@ -83,10 +83,11 @@ fn harmless_pipelines_do_not_allocate_per_packet() {
             for traffic in [Traffic::Spread, Traffic::Tse] {
                 let w = Workload::new(kind, size, traffic);
                 let name = w.name();
-                let (allocs, t, errors) = run(&w, 2);
+                let passes = 2;
+                let (allocs, t, errors) = run(&w, passes);
                 // A `lb_acl` frame is either allowed (out of port 2) or
                 // denied (dropped); its generator makes allowed ones only.
-                let frames = 2 * w.frames.len() as u64;
+                let frames = (passes * w.frames.len()) as u64;
                 assert_eq!(errors, 0, "{name}: frames refused as malformed");
                 assert_eq!(t.packet_ins, 0, "{name}: packet-ins");
                 assert_eq!(t.wrong_port, 0, "{name}: frames out of another port");
