@@ -54,7 +54,8 @@
 # veth crossings per round trip; a ping through a switch crosses four.
 # For each switch: throughput per workload and size (spread and tse traffic),
 # ping RTT median, iperf3 TCP (offloads off and on), 100,000 flow-mods +
-# barrier, idle CPU.
+# barrier (the throughput run's l2/100000 install and INSTALLS more, default
+# 4: median and range), idle CPU.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -88,6 +89,7 @@ else
     IPERF_SECONDS=${IPERF_SECONDS:-5}
 fi
 IDLE_SECONDS=${IDLE_SECONDS:-5}
+INSTALLS=${INSTALLS:-4}
 CARGO=${CARGO:-cargo}
 
 if [ "$(id -u)" != 0 ]; then
@@ -287,6 +289,18 @@ throughput() {
     fi
 }
 
+# installs LABEL: INSTALLS more samples of the 100,000 flow-mods + barrier
+# figure (l2/100000, short load windows) into the same switch; with the
+# throughput run's own, the report gives their median and range (one
+# install moves by about 30 % from run to run on this host).
+installs() {
+    local i
+    for i in $(seq "$INSTALLS"); do
+        bench_ext "$1-install-$i" throughput --set workloads=l2 --set sizes=100000 \
+            --set traffic=spread --set search=false --set seconds=0.2 --set warmup=0.1
+    done
+}
+
 # ping_rtts N TARGET: the RTTs in ms of N pings from the
 # generator's namespace (core 0), space-separated (none if none came back).
 ping_rtts() {
@@ -360,6 +374,7 @@ run_switch() { # LABEL START_CMD...
     if ! "$@"; then log "$label: switch did not start, skipped"; return 0; fi
     throughput "$label"
     latency "$label"
+    installs "$label"
 }
 
 log "results in $RUN"
@@ -463,6 +478,6 @@ fi
 
 # ---------------------------------------------------------------- report
 python3 scripts/bench_report.py "$RUN" "$MD" "$JSON" \
-    "QUICK=$QUICK PARTS=$PARTS PAIRS=$PAIRS PAIRED_ROWS=$PAIRED_ROWS PAIRED_SIZE=$PAIRED_SIZE SIZES=$SIZES WORKLOADS=$WORKLOADS TRAFFIC=$TRAFFIC WINDOW=$WINDOW STEPS=$STEPS REPEATS=$REPEATS PIPE_SPLIT=$PIPE_SPLIT"
+    "QUICK=$QUICK PARTS=$PARTS INSTALLS=$INSTALLS PAIRS=$PAIRS PAIRED_ROWS=$PAIRED_ROWS PAIRED_SIZE=$PAIRED_SIZE SIZES=$SIZES WORKLOADS=$WORKLOADS TRAFFIC=$TRAFFIC WINDOW=$WINDOW STEPS=$STEPS REPEATS=$REPEATS PIPE_SPLIT=$PIPE_SPLIT"
 cat "$MD"
 log "wrote $MD and $JSON (raw results: $RUN)"

@@ -191,3 +191,29 @@ def test_cost_per_frame_on_the_switch_core(tmp_path):
     assert "| l2/100 | 3300 | 3000 | 150 | 90 | 4.2 | 7500 | 2.50 |" in text, text
     subprocess.run([sys.executable, REPORT, old, md, js, "test"], check=True)
     assert "Cost per frame" not in open(md).read()
+
+
+def test_install_figure_is_the_median_of_every_sample(tmp_path):
+    # The throughput run's l2/100000 install (0.50 s) and the install
+    # part's three (0.30, 0.40, 0.60): the cell is their median with the
+    # range and count, the JSON keeps every sample in order. A switch with
+    # the throughput row alone keeps its one figure.
+    run = str(tmp_path / "run")
+    os.makedirs(run)
+    cols = ["workload", "max_mpps", "no_loss_mpps", "install_s"]
+    results(run, "oxflow", tables=[("throughput", cols, [["l2/100000", 0.3, 0.3, 0.50]])])
+    results(run, "ovs", tables=[("throughput", cols, [["l2/100000", 0.1, 0.1, 2.10]])])
+    for i, v in enumerate([0.30, 0.40, 0.60], start=1):
+        results(run, "oxflow-install-%d" % i, [("l2/100000_install_s", v)])
+    latency(run, "oxflow", 0.100)
+    latency(run, "ovs", 3.0)
+    md, js = str(tmp_path / "r.md"), str(tmp_path / "r.json")
+    subprocess.run([sys.executable, REPORT, run, md, js, "test"], check=True)
+    text = open(md).read()
+    row = [ln for ln in text.splitlines() if ln.startswith("| oxflow | 0.100")]
+    assert row and "| 0.450 (0.300-0.600, 4) |" in row[0], text
+    row = [ln for ln in text.splitlines() if ln.startswith("| ovs | 3.000")]
+    assert row and "| 2.100 |" in row[0], text
+    per = json.load(open(js))["per_switch"]
+    assert per["oxflow"]["flow_mods_100k_barrier_samples"] == [0.50, 0.30, 0.40, 0.60]
+    assert per["oxflow"]["flow_mods_100k_barrier_s"] == 0.45
