@@ -91,6 +91,13 @@ fi
 IDLE_SECONDS=${IDLE_SECONDS:-5}
 INSTALLS=${INSTALLS:-4}
 CARGO=${CARGO:-cargo}
+# The counts must be whole numbers (`seq` would quietly run none).
+for v in PAIRS INSTALLS; do
+    if ! [[ ${!v} =~ ^[0-9]+$ ]]; then
+        echo "make bench: $v=${!v}: want a whole number (0 for none)" >&2
+        exit 2
+    fi
+done
 
 if [ "$(id -u)" != 0 ]; then
     echo "make bench needs root (network namespaces, AF_PACKET, AF_XDP)" >&2
