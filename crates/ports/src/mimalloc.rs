@@ -290,6 +290,26 @@ impl Mimalloc {
         }
     }
 
+    /// `dealloc` of a block that may be a mapping (`big(layout)`): out of
+    /// line, so that every inlined `dealloc` (each `Vec`'s drop) stays a
+    /// compare and a call.
+    ///
+    /// # Safety
+    /// As `GlobalAlloc::dealloc`.
+    #[cold]
+    #[inline(never)]
+    unsafe fn dealloc_big(ptr: *mut u8, layout: Layout) {
+        if mapped().take(ptr) {
+            // SAFETY: a registered mapping, of the layout's size (the
+            // caller passes the block's layout), no longer registered.
+            unsafe { unmap_big(ptr, layout.size()) };
+        } else {
+            // SAFETY: a block this allocator returned that is not a
+            // mapping: mimalloc's.
+            unsafe { mi::mi_free(ptr as *mut c_void) }
+        }
+    }
+
     /// mimalloc's realloc, plain when its alignment covers `align` for
     /// `new_size` (module comment).
     ///
@@ -339,14 +359,13 @@ unsafe impl GlobalAlloc for Mimalloc {
 
     #[inline]
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        if big(layout.size(), layout.align()) && mapped().take(ptr) {
-            // SAFETY: a registered mapping, of the layout's size (the
-            // caller passes the block's layout), no longer registered.
-            unsafe { unmap_big(ptr, layout.size()) };
+        if big(layout.size(), layout.align()) {
+            // SAFETY: the caller's promise (GlobalAlloc contract).
+            unsafe { Self::dealloc_big(ptr, layout) };
             return;
         }
-        // SAFETY: the caller passes a block this allocator returned, and
-        // it is not a mapping: mimalloc's.
+        // SAFETY: the caller passes a block this allocator returned; a
+        // layout that is not big is never a mapping: mimalloc's.
         unsafe { mi::mi_free(ptr as *mut c_void) }
     }
 
