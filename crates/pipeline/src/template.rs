@@ -136,11 +136,12 @@
 //! It reads the fields a key would have straight from the frame into the
 //! exact indexes' common values (`Exact::pack_common`: no `FlowKey`, no
 //! parse), applies each step's change to them (a pop sets vlan_vid to 0,
-//! a NAT writes its address and port), and looks table after table up
-//! for the whole chunk at once (every exact probe of a step, their home
-//! slots all read before any probe so that their cache misses overlap,
-//! then the lookups by fields a table at a time, then every entry; the
-//! trie walks of the routing table last, together). Then it runs each packet it took in
+//! a NAT writes its address and port), and looks the chunk's packets up
+//! a table at a time, the lowest table any of them is at first (every
+//! packet at that table together: an exact index's home slots all read
+//! before any probe so that their cache misses overlap, or the trie and
+//! the tuple space for all of them; then every entry found), the trie
+//! walks of the routing table last, together. Then it runs each packet it took in
 //! its place in the batch: every table's lookup and entry counted with
 //! the frame's length at that table, the tag removed, the NAT written
 //! with the checksums (`packet::rewrite::nat_ipv4_at`, the bytes
@@ -723,70 +724,79 @@ impl Default for Chains {
     }
 }
 
-/// A frame on its way through the chain template's classification: the
-/// values its key has at the current table, and what the steps so far
-/// left of it.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Walk {
-    /// The values its key has of the common fields, and which fields it
-    /// has (`CHAIN_FIELDS` and its protocol's ports).
-    fields: FrameFields,
-    /// An 802.1Q tag is still in the frame.
-    tagged: bool,
-    ttl: u8,
-    /// The table it is at.
-    table: u8,
+/// The chunk's frames on their way through the chain template's
+/// classification, one slot per packet, kept as arrays of one thing each
+/// (a stage reads only what it needs of them):
+/// - `fields[i]`: the values packet i's key has of the common fields at
+///   the table it is at (the frame's, then as the steps so far changed
+///   them: a pop clears vlan_vid, a NAT writes its address and port), and
+///   which fields it has (`CHAIN_FIELDS` and its protocol's ports);
+/// - `tagged[i]`: an 802.1Q tag is still in the frame;
+/// - `ttl[i]`: its IPv4 TTL.
+///
+/// Where the packets still on their way are is kept apart, by table
+/// (`Waiting`).
+struct Frames {
+    fields: [FrameFields; CHUNK],
+    tagged: [bool; CHUNK],
+    ttl: [u8; CHUNK],
 }
 
-impl Walk {
-    /// Whether the frame carries UDP (else TCP): its fields say.
+/// The chunk's packets still on their way, by the table they are at:
+/// bit i of `at[t]` for packet i at table t, and bit t of `busy` when
+/// `at[t]` has any, so that the lowest table with packets is the first
+/// set bit of four words (no scan of the packets).
+struct Waiting {
+    at: [Mask; 256],
+    busy: [u64; 4],
+}
+
+impl Waiting {
+    /// Packet `i` is at table `t`.
     #[inline(always)]
-    fn udp(&self) -> bool {
-        self.fields.have.contains(Field::UdpSrc)
+    fn put(&mut self, t: u8, i: usize) {
+        let t = usize::from(t);
+        self.at[t] |= 1 << i;
+        self.busy[t >> 6] |= 1 << (t & 63);
+    }
+
+    /// The lowest table with packets and those packets, taken out.
+    #[inline(always)]
+    fn take_lowest(&mut self) -> Option<(u8, Mask)> {
+        let w = self.busy.iter().position(|&b| b != 0)?;
+        let bit = self.busy[w & 3].trailing_zeros() as usize;
+        self.busy[w & 3] &= !(1 << bit);
+        let t = (w & 3) << 6 | bit;
+        Some((t as u8, std::mem::take(&mut self.at[t & 255])))
     }
 }
 
-/// A chunk's walks are looked up in a table without an exact index by
-/// their fields (`Auto::lookup_fields_many`); a packet the template left
-/// (`None`) has none, and is not asked for.
-impl Fields for Option<Walk> {
-    #[inline(always)]
-    fn present(&self) -> FieldSet {
-        self.as_ref().map_or(FieldSet::EMPTY, |w| w.fields.have)
-    }
+/// A set of a chunk's packets: bit i for packet i.
+type Mask = u64;
+const _: () = assert!(CHUNK <= Mask::BITS as usize && CHUNK.is_power_of_two());
 
-    #[inline(always)]
-    fn bits(&self, f: Field) -> u128 {
-        self.as_ref().map_or(0, |w| w.fields.bits(f))
-    }
-
-    #[inline(always)]
-    fn pack(&self, ex: &Exact) -> Option<u64> {
-        self.as_ref()?.fields.pack(ex)
-    }
-}
-
-/// How a packet at a table was looked up in one step of the chain
-/// template's classification.
-#[derive(Debug, Clone, Copy)]
-enum Probe {
-    /// Not (it left the template, or is done).
-    None,
-    /// In the table's exact index, which found this.
-    Exact(Option<Hit>),
-    /// By its fields (`by_fields`), which found the entry with this
-    /// handle (`None`: no entry matches).
-    Fields(Option<u32>),
-}
-
-/// What the chain template reads of a frame received on `in_port`:
-/// `None` unless it is IPv4 with no VLAN tag or one 802.1Q tag (TPID
-/// 0x8100), whose header the general parse accepts (as `route_dst`
-/// checks), not a fragment, carrying a TCP or UDP header the general
-/// parse accepts at L4 (TCP: 20 bytes at least and a data offset within
-/// the datagram; UDP: 8 bytes).
+/// The packets of `m`, lowest first (each below `CHUNK`: the mask keeps
+/// the compiler from checking the index it is used as).
 #[inline(always)]
-fn chain_frame(data: &[u8], in_port: u32) -> Option<Walk> {
+fn members(mut m: Mask) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        (m != 0).then(|| {
+            let i = m.trailing_zeros() as usize;
+            m &= m - 1;
+            i & (CHUNK - 1)
+        })
+    })
+}
+
+/// What the chain template reads of a frame received on `in_port`, into
+/// `f`: whether it still has its 802.1Q tag and its TTL, or `None` (and
+/// `f` not to be used) unless it is IPv4 with no VLAN tag or one 802.1Q
+/// tag (TPID 0x8100), whose header the general parse accepts (as
+/// `route_dst` checks), not a fragment, carrying a TCP or UDP header the
+/// general parse accepts at L4 (TCP: 20 bytes at least and a data offset
+/// within the datagram; UDP: 8 bytes).
+#[inline(always)]
+fn chain_frame(data: &[u8], in_port: u32, f: &mut FrameFields) -> Option<(bool, u8)> {
     let eth = data.first_chunk::<14>()?;
     let et = u16::from_be_bytes([eth[12], eth[13]]);
     let (l3, vid) = match et {
@@ -819,23 +829,20 @@ fn chain_frame(data: &[u8], in_port: u32) -> Option<Walk> {
     let (dst, src) = macs(eth);
     let mut have = CHAIN_FIELDS;
     have.insert_all(if udp { UDP_PORTS } else { TCP_PORTS });
-    let mut common = [0; COMMON];
-    common[at::IN_PORT] = u64::from(in_port);
-    common[at::ETH_DST] = dst;
-    common[at::ETH_SRC] = src;
-    common[at::ETH_TYPE] = u64::from(ethertype::IPV4);
-    common[at::VLAN_VID] = u64::from(vid);
-    common[at::IP_PROTO] = u64::from(h[9]);
-    common[at::IPV4_SRC] = u64::from(u32::from_be_bytes([h[12], h[13], h[14], h[15]]));
-    common[at::IPV4_DST] = u64::from(u32::from_be_bytes([h[16], h[17], h[18], h[19]]));
-    common[at::TP_SRC] = u64::from(u16::from_be_bytes([seg[0], seg[1]]));
-    common[at::TP_DST] = u64::from(u16::from_be_bytes([seg[2], seg[3]]));
-    Some(Walk {
-        fields: FrameFields { common, have },
-        tagged: vid != 0,
-        ttl: h[8],
-        table: 0,
-    })
+    f.have = have;
+    let c = &mut f.common;
+    c[at::IN_PORT] = u64::from(in_port);
+    c[at::METADATA] = 0;
+    c[at::ETH_DST] = dst;
+    c[at::ETH_SRC] = src;
+    c[at::ETH_TYPE] = u64::from(ethertype::IPV4);
+    c[at::VLAN_VID] = u64::from(vid);
+    c[at::IP_PROTO] = u64::from(h[9]);
+    c[at::IPV4_SRC] = u64::from(u32::from_be_bytes([h[12], h[13], h[14], h[15]]));
+    c[at::IPV4_DST] = u64::from(u32::from_be_bytes([h[16], h[17], h[18], h[19]]));
+    c[at::TP_SRC] = u64::from(u16::from_be_bytes([seg[0], seg[1]]));
+    c[at::TP_DST] = u64::from(u16::from_be_bytes([seg[2], seg[3]]));
+    Some((vid != 0, h[8]))
 }
 
 /// The TCP/UDP port field a NAT step of a frame of this protocol may
@@ -884,9 +891,17 @@ fn backend_at(data: &mut [u8], l3: usize, addr: u32, a_off: usize, dst: &[u8; 6]
 impl Pipeline {
     /// The chain template's decisions for a chunk of frames (at most
     /// `CHUNK`): `fast[i]` for `bufs[i]`, with the way of a taken one in
-    /// `chains`, table by table for the whole chunk (every probe of a
-    /// step, then every entry), so the cache misses of the chunk's
-    /// packets overlap. Reads only.
+    /// `chains`. Reads only.
+    ///
+    /// It goes table by table, not packet by packet: it takes the lowest
+    /// table any packet on its way is at (gotos only go forward, so no
+    /// packet can reach that table later), looks every packet there up at
+    /// once (an exact index's home slots all read before any probe, or
+    /// the trie and tuple space for all of them: the cache misses of the
+    /// chunk's packets overlap), then reads every entry found and moves
+    /// each packet on. What kind of table it is is worked out once for
+    /// all of its packets. The routing table's trie walks come last,
+    /// together.
     pub(crate) fn classify_chain_chunk(
         &self,
         bufs: &[PacketBuf],
@@ -895,127 +910,103 @@ impl Pipeline {
         fast: &mut [Option<Fast>],
     ) {
         let n = bufs.len().min(fast.len()).min(CHUNK);
-        let mut walk = [None; CHUNK];
-        for (w, b) in walk.iter_mut().zip(&bufs[..n]) {
-            *w = chain_frame(b.data(), in_port);
-        }
-        for (c, f) in chains.0[..n].iter_mut().zip(fast[..n].iter_mut()) {
-            c.n = 0;
-            *f = None;
+        let mut fr = Frames {
+            fields: [FrameFields {
+                common: [0; COMMON],
+                have: FieldSet::EMPTY,
+            }; CHUNK],
+            tagged: [false; CHUNK],
+            ttl: [0; CHUNK],
+        };
+        let mut waiting = Waiting {
+            at: [0; 256],
+            busy: [0; 4],
+        };
+        for (i, b) in bufs[..n].iter().enumerate() {
+            fast[i] = None;
+            chains.0[i].n = 0;
+            if let Some((tagged, ttl)) = chain_frame(b.data(), in_port, &mut fr.fields[i]) {
+                fr.tagged[i] = tagged;
+                fr.ttl[i] = ttl;
+                waiting.put(0, i);
+            }
         }
         // `dsts[i]`: packet i is at the routing table `route_at` with
         // this destination (the frame's, or a NAT's), to be walked in its
-        // trie after the steps.
+        // trie after the other tables.
         let mut dsts = [None; CHUNK];
         let mut route_at = None;
-        for _ in 0..=CHAIN_MAX {
-            // Every probe of this step (the packets at an exact table);
-            // the packets at a table without one wait (`waiting`) to be
-            // looked up by their fields (`by_fields`).
-            let mut probe = [Probe::None; CHUNK];
-            let mut waiting = [false; CHUNK];
-            // The exact probes, made below in two loops (as
-            // `Exact::get_many` makes them): every home slot read first,
-            // so the cache misses of the chunk's packets overlap.
-            let mut exact: [Option<(&Exact, u64, usize)>; CHUNK] = [None; CHUNK];
-            let mut live = false;
-            for (i, w) in walk[..n].iter_mut().enumerate() {
-                let Some(wk) = w else { continue };
-                let Some(table) = self.tables.get(usize::from(wk.table)) else {
-                    *w = None;
-                    continue;
-                };
-                let cl = table.classifier();
-                if cl.ipv4_routes().is_some() {
-                    // A routing table (checked first: a table of one
-                    // prefix length also has an exact index).
-                    if route_at.is_none_or(|t| t == wk.table) && !wk.tagged && wk.ttl > 1 {
-                        route_at = Some(wk.table);
-                        dsts[i] = Some(wk.fields.common[at::IPV4_DST] as u32);
+        // For the packets at one table (`here` below): `found[j]`, the
+        // handle of the entry packet `here[j]` found; `keys[j]`, its
+        // packed key and home slot in an exact index (`usize::MAX`: it
+        // has none).
+        let mut found = [None; CHUNK];
+        let mut keys = [(0u64, usize::MAX); CHUNK];
+        while let Some((t, group)) = waiting.take_lowest() {
+            // `here[..m]`: the packets at table t, in batch order.
+            let mut here = [0u8; CHUNK];
+            let mut m = 0;
+            for i in members(group) {
+                here[m & (CHUNK - 1)] = i as u8;
+                m += 1;
+            }
+            let here = &here[..m.min(CHUNK)];
+            let Some(table) = self.tables.get(usize::from(t)) else {
+                continue;
+            };
+            let cl = table.classifier();
+            if cl.ipv4_routes().is_some() {
+                // A routing table (checked first: a table of one prefix
+                // length also has an exact index).
+                for &i in here {
+                    let i = usize::from(i) & (CHUNK - 1);
+                    if route_at.is_none_or(|r| r == t) && !fr.tagged[i] && fr.ttl[i] > 1 {
+                        route_at = Some(t);
+                        dsts[i] = Some(fr.fields[i].common[at::IPV4_DST] as u32);
                     }
-                    *w = None;
-                    continue;
                 }
-                // (A shape's fields beyond the packet's would need a match
-                // OpenFlow's prerequisites refuse; checked as `pack_key`
-                // does all the same.)
-                if let Some(ex) = cl.exact_index().filter(|ex| ex.common_only()) {
-                    match wk.fields.pack(ex) {
-                        Some(k) => {
-                            exact[i] = Some((ex, k, ex.home(k)));
-                            live = true;
+                continue;
+            }
+            // (`found` and `keys` are written for every packet here.)
+            if let Some(ex) = cl.exact_index().filter(|ex| ex.common_only()) {
+                // Every key and its home slot, read as it is made (the
+                // reads of the chunk's packets overlap), then the probes.
+                // (A shape's fields beyond the packet's would need a
+                // match OpenFlow's prerequisites refuse; checked as
+                // `pack_key` does all the same: such a packet leaves.)
+                let mut sink = 0u64;
+                for (k, &i) in keys.iter_mut().zip(here) {
+                    *k = match fr.fields[usize::from(i) & (CHUNK - 1)].pack(ex) {
+                        Some(key) => {
+                            let home = ex.home(key);
+                            sink ^= ex.touch(home);
+                            (key, home)
                         }
-                        None => *w = None,
-                    }
-                } else if by_fields(table) {
-                    waiting[i] = true;
-                    live = true;
-                } else {
-                    *w = None;
+                        None => (0, usize::MAX),
+                    };
                 }
-            }
-            if !live {
-                break;
-            }
-            let mut sink = 0u64;
-            for &(ex, _, home) in exact[..n].iter().flatten() {
-                sink ^= ex.touch(home);
-            }
-            std::hint::black_box(sink);
-            for (p, e) in probe[..n].iter_mut().zip(&exact[..n]) {
-                if let Some((ex, k, home)) = *e {
-                    *p = Probe::Exact(ex.get_from(k, home));
+                std::hint::black_box(sink);
+                for (f, &(key, home)) in found.iter_mut().zip(&keys[..m]) {
+                    *f = match home {
+                        usize::MAX => None,
+                        _ => cl.answer_known(ex.get_from(key, home)).flatten(),
+                    };
                 }
-            }
-            // The lookups by fields, a table at a time (a step's packets
-            // are at one or a few tables).
-            while let Some(first) = waiting[..n].iter().position(|b| *b) {
-                let Some(t) = walk[first].map(|w| w.table) else {
-                    break;
-                };
-                let mut at = [0u8; CHUNK];
-                let mut m = 0;
-                for (i, w) in walk[..n].iter().enumerate().skip(first) {
-                    if waiting[i] && w.is_some_and(|w| w.table == t) {
-                        waiting[i] = false;
-                        at[m] = i as u8;
-                        m += 1;
-                    }
-                }
-                let mut found = [None; CHUNK];
-                if let Some(table) = self.tables.get(usize::from(t)) {
-                    table
-                        .classifier()
-                        .lookup_fields_many(&walk[..n], &at[..m], &mut found[..m]);
-                }
-                for (&i, h) in at[..m].iter().zip(&found[..m]) {
-                    probe[usize::from(i)] = Probe::Fields(*h);
-                }
+            } else if by_fields(table) {
+                cl.lookup_fields_many(&fr.fields[..n], here, &mut found[..m]);
+            } else {
+                continue;
             }
             // Every entry found: where the packet goes on.
-            for (i, w) in walk[..n].iter_mut().enumerate() {
-                let Some(wk) = w.as_mut() else {
-                    continue;
-                };
-                let t = wk.table;
-                let Some(table) = self.tables.get(usize::from(t)) else {
-                    *w = None;
-                    continue;
-                };
-                let handle = match probe[i] {
-                    Probe::Exact(hit) => table.classifier().answer_known(hit).flatten(),
-                    Probe::Fields(h) => h,
-                    Probe::None => None,
-                };
-                let found = handle
+            for (&i, h) in here.iter().zip(&found[..m]) {
+                let i = usize::from(i) & (CHUNK - 1);
+                let Some((pos, hot)) = h
                     .and_then(|h| table.pos_of_handle(h))
-                    .and_then(|pos| Some((pos, table.hot(pos)?)));
-                let Some((pos, hot)) = found else {
-                    *w = None;
+                    .and_then(|pos| Some((pos as u32, table.hot(pos)?)))
+                else {
                     continue;
                 };
                 let c = &mut chains.0[i];
-                let pos = pos as u32;
                 // A step and a goto (checked first: the commonest on the
                 // way; no program has both a goto and one of the ends;
                 // the entry's copy, so that the program is read only at
@@ -1033,14 +1024,15 @@ impl Pipeline {
                     } else if let Some(g) = program.only_group() {
                         // Taken if the group's one bucket for it is one
                         // the template does.
-                        self.group_end(g, &wk.fields)
-                            .map(|(slot, bucket, act)| ChainEnd::Group {
+                        self.group_end(g, &fr.fields[i]).map(|(slot, bucket, act)| {
+                            ChainEnd::Group {
                                 table: t,
                                 pos,
                                 slot,
                                 bucket,
                                 act,
-                            })
+                            }
+                        })
                     } else {
                         None
                     };
@@ -1048,16 +1040,14 @@ impl Pipeline {
                         c.end = end;
                         fast[i] = Some(Fast::Chain);
                     }
-                    *w = None;
                     continue;
                 };
-                let udp = wk.udp();
-                let common = &mut wk.fields.common;
+                let f = &mut fr.fields[i];
                 let ok = match step {
                     ChainStep::Nothing => true,
-                    ChainStep::PopVlan if wk.tagged => {
-                        wk.tagged = false;
-                        common[at::VLAN_VID] = 0;
+                    ChainStep::PopVlan if fr.tagged[i] => {
+                        fr.tagged[i] = false;
+                        f.common[at::VLAN_VID] = 0;
                         true
                     }
                     ChainStep::PopVlan => false,
@@ -1067,10 +1057,11 @@ impl Pipeline {
                             Field::Ipv4Dst => Some(at::IPV4_DST),
                             _ => None,
                         };
+                        let udp = f.have.contains(Field::UdpSrc);
                         match (a, nat_port(udp, nat.port_field)) {
                             (Some(a), Some((_, p))) => {
-                                common[a] = u64::from(nat.addr);
-                                common[p] = u64::from(nat.port);
+                                f.common[a] = u64::from(nat.addr);
+                                f.common[p] = u64::from(nat.port);
                                 true
                             }
                             _ => false,
@@ -1078,12 +1069,11 @@ impl Pipeline {
                     }
                 };
                 if !ok || usize::from(c.n) == CHAIN_MAX {
-                    *w = None;
                     continue;
                 }
                 c.steps[usize::from(c.n)] = (t, pos, step);
                 c.n += 1;
-                wk.table = next;
+                waiting.put(next, i);
             }
         }
         // The routing table's trie walks, all at once.
