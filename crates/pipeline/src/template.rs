@@ -788,6 +788,16 @@ fn members(mut m: Mask) -> impl Iterator<Item = usize> {
     })
 }
 
+/// How the chain template looks the packets at a table up in a round
+/// (`Pipeline::classify_chain_chunk`).
+#[derive(Debug, Clone, Copy)]
+enum Lookup<'a> {
+    /// In the table's exact index (`Exact::common_only`).
+    Exact(&'a Exact),
+    /// By their fields, through the trie and the tuple space (`by_fields`).
+    Fields,
+}
+
 /// What the chain template reads of a frame received on `in_port`, into
 /// `f`: whether it still has its 802.1Q tag and its TTL, or `None` (and
 /// `f` not to be used) unless it is IPv4 with no VLAN tag or one 802.1Q
@@ -893,15 +903,21 @@ impl Pipeline {
     /// `CHUNK`): `fast[i]` for `bufs[i]`, with the way of a taken one in
     /// `chains`. Reads only.
     ///
-    /// It goes table by table, not packet by packet: it takes the lowest
-    /// table any packet on its way is at (gotos only go forward, so no
-    /// packet can reach that table later), looks every packet there up at
-    /// once (an exact index's home slots all read before any probe, or
-    /// the trie and tuple space for all of them: the cache misses of the
-    /// chunk's packets overlap), then reads every entry found and moves
-    /// each packet on. What kind of table it is is worked out once for
-    /// all of its packets. The routing table's trie walks come last,
-    /// together.
+    /// It goes in rounds, each taking every packet still on its way one
+    /// table further, in stages over all of them so that the cache misses
+    /// of the chunk's packets overlap, whatever tables they are at (an
+    /// access gateway's packets spread over ten NAT tables in the second
+    /// round):
+    /// 1. per table with packets (`Waiting`), what kind of table it is,
+    ///    worked out once for all of its packets; for an exact index,
+    ///    every packet's key and home slot;
+    /// 2. every home slot read, then every exact probe;
+    /// 3. the lookups by fields, a table at a time (trie and tuple space
+    ///    for all of its packets);
+    /// 4. every entry found: where the packet goes on (to the next round
+    ///    at the entry's goto table, or to its end).
+    ///
+    /// The routing table's trie walks come last, together.
     pub(crate) fn classify_chain_chunk(
         &self,
         bufs: &[PacketBuf],
@@ -936,144 +952,115 @@ impl Pipeline {
         // trie after the other tables.
         let mut dsts = [None; CHUNK];
         let mut route_at = None;
-        // For the packets at one table (`here` below): `found[j]`, the
-        // handle of the entry packet `here[j]` found; `keys[j]`, its
-        // packed key and home slot in an exact index (`usize::MAX`: it
-        // has none).
+        // Per packet of a round: `found[i]`, the handle of the entry it
+        // found; `keys[i]`, its packed key and home slot in its table's
+        // exact index.
         let mut found = [None; CHUNK];
-        let mut keys = [(0u64, usize::MAX); CHUNK];
-        while let Some((t, group)) = waiting.take_lowest() {
-            // `here[..m]`: the packets at table t, in batch order.
-            let mut here = [0u8; CHUNK];
-            let mut m = 0;
-            for i in members(group) {
-                here[m & (CHUNK - 1)] = i as u8;
-                m += 1;
-            }
-            let here = &here[..m.min(CHUNK)];
-            let Some(table) = self.tables.get(usize::from(t)) else {
-                continue;
-            };
-            let cl = table.classifier();
-            if cl.ipv4_routes().is_some() {
-                // A routing table (checked first: a table of one prefix
-                // length also has an exact index).
-                for &i in here {
-                    let i = usize::from(i) & (CHUNK - 1);
-                    if route_at.is_none_or(|r| r == t) && !fr.tagged[i] && fr.ttl[i] > 1 {
-                        route_at = Some(t);
-                        dsts[i] = Some(fr.fields[i].common[at::IPV4_DST] as u32);
-                    }
-                }
-                continue;
-            }
-            // (`found` and `keys` are written for every packet here.)
-            if let Some(ex) = cl.exact_index().filter(|ex| ex.common_only()) {
-                // Every key and its home slot, read as it is made (the
-                // reads of the chunk's packets overlap), then the probes.
-                // (A shape's fields beyond the packet's would need a
-                // match OpenFlow's prerequisites refuse; checked as
-                // `pack_key` does all the same: such a packet leaves.)
-                let mut sink = 0u64;
-                for (k, &i) in keys.iter_mut().zip(here) {
-                    *k = match fr.fields[usize::from(i) & (CHUNK - 1)].pack(ex) {
-                        Some(key) => {
-                            let home = ex.home(key);
-                            sink ^= ex.touch(home);
-                            (key, home)
+        let mut keys = [(0u64, 0usize); CHUNK];
+        // The round's tables with packets, lowest first: (table, how it
+        // is looked up, its packets).
+        let mut round: [(u8, Lookup<'_>, Mask); CHUNK] = [(0, Lookup::Fields, 0); CHUNK];
+        for _ in 0..=CHAIN_MAX {
+            // Stage 1.
+            let mut r = 0;
+            while let Some((t, group)) = waiting.take_lowest() {
+                let Some(table) = self.tables.get(usize::from(t)) else {
+                    continue;
+                };
+                let cl = table.classifier();
+                let how = if cl.ipv4_routes().is_some() {
+                    // A routing table (checked first: a table of one
+                    // prefix length also has an exact index).
+                    for i in members(group) {
+                        if route_at.is_none_or(|rt| rt == t) && !fr.tagged[i] && fr.ttl[i] > 1 {
+                            route_at = Some(t);
+                            dsts[i] = Some(fr.fields[i].common[at::IPV4_DST] as u32);
                         }
-                        None => (0, usize::MAX),
-                    };
+                    }
+                    continue;
+                } else if let Some(ex) = cl.exact_index().filter(|ex| ex.common_only()) {
+                    Lookup::Exact(ex)
+                } else if by_fields(table) {
+                    Lookup::Fields
+                } else {
+                    continue;
+                };
+                let mut group = group;
+                if let Lookup::Exact(ex) = how {
+                    // (A shape's fields beyond the packet's would need a
+                    // match OpenFlow's prerequisites refuse; checked as
+                    // `pack_key` does all the same: such a packet leaves.)
+                    for i in members(group) {
+                        match fr.fields[i].pack(ex) {
+                            Some(key) => keys[i] = (key, ex.home(key)),
+                            None => group &= !(1 << i),
+                        }
+                    }
                 }
-                std::hint::black_box(sink);
-                for (f, &(key, home)) in found.iter_mut().zip(&keys[..m]) {
-                    *f = match home {
-                        usize::MAX => None,
-                        _ => cl.answer_known(ex.get_from(key, home)).flatten(),
-                    };
-                }
-            } else if by_fields(table) {
-                cl.lookup_fields_many(&fr.fields[..n], here, &mut found[..m]);
-            } else {
-                continue;
+                round[r & (CHUNK - 1)] = (t, how, group);
+                r += 1;
             }
-            // Every entry found: where the packet goes on.
-            for (&i, h) in here.iter().zip(&found[..m]) {
-                let i = usize::from(i) & (CHUNK - 1);
-                let Some((pos, hot)) = h
-                    .and_then(|h| table.pos_of_handle(h))
-                    .and_then(|pos| Some((pos as u32, table.hot(pos)?)))
-                else {
-                    continue;
-                };
-                let c = &mut chains.0[i];
-                // A step and a goto (checked first: the commonest on the
-                // way; no program has both a goto and one of the ends;
-                // the entry's copy, so that the program is read only at
-                // the end).
-                let Some((step, next)) = hot.chain else {
-                    let program = hot.program();
-                    let end = if let Some(port) = program.only_output {
-                        Some(ChainEnd::Output {
-                            table: t,
-                            pos,
-                            port,
-                        })
-                    } else if program.drops() {
-                        Some(ChainEnd::Drop { table: t, pos })
-                    } else if let Some(g) = program.only_group() {
-                        // Taken if the group's one bucket for it is one
-                        // the template does.
-                        self.group_end(g, &fr.fields[i]).map(|(slot, bucket, act)| {
-                            ChainEnd::Group {
-                                table: t,
-                                pos,
-                                slot,
-                                bucket,
-                                act,
-                            }
-                        })
-                    } else {
-                        None
-                    };
-                    if let Some(end) = end {
-                        c.end = end;
-                        fast[i] = Some(Fast::Chain);
+            let round = &round[..r.min(CHUNK)];
+            if round.is_empty() {
+                break;
+            }
+            // Every home slot read before any probe (a loop of loads and
+            // nothing else: as many misses under way at once as the core
+            // allows).
+            let mut sink = 0u64;
+            for &(_, how, group) in round {
+                if let Lookup::Exact(ex) = how {
+                    for i in members(group) {
+                        sink ^= ex.touch(keys[i].1);
                     }
-                    continue;
-                };
-                let f = &mut fr.fields[i];
-                let ok = match step {
-                    ChainStep::Nothing => true,
-                    ChainStep::PopVlan if fr.tagged[i] => {
-                        fr.tagged[i] = false;
-                        f.common[at::VLAN_VID] = 0;
-                        true
-                    }
-                    ChainStep::PopVlan => false,
-                    ChainStep::Nat(nat) => {
-                        let a = match nat.addr_field {
-                            Field::Ipv4Src => Some(at::IPV4_SRC),
-                            Field::Ipv4Dst => Some(at::IPV4_DST),
-                            _ => None,
+                }
+            }
+            std::hint::black_box(sink);
+            // Stages 2 and 3.
+            for &(t, how, group) in round {
+                match how {
+                    Lookup::Exact(ex) => {
+                        let Some(table) = self.tables.get(usize::from(t)) else {
+                            continue;
                         };
-                        let udp = f.have.contains(Field::UdpSrc);
-                        match (a, nat_port(udp, nat.port_field)) {
-                            (Some(a), Some((_, p))) => {
-                                f.common[a] = u64::from(nat.addr);
-                                f.common[p] = u64::from(nat.port);
-                                true
-                            }
-                            _ => false,
+                        for i in members(group) {
+                            let (key, home) = keys[i];
+                            found[i] = table
+                                .classifier()
+                                .answer_known(ex.get_from(key, home))
+                                .flatten();
                         }
                     }
-                };
-                if !ok || usize::from(c.n) == CHAIN_MAX {
-                    continue;
+                    Lookup::Fields => {
+                        let mut here = [0u8; CHUNK];
+                        let mut m = 0;
+                        for i in members(group) {
+                            here[m & (CHUNK - 1)] = i as u8;
+                            m += 1;
+                        }
+                        let m = m.min(CHUNK);
+                        let mut handles = [None; CHUNK];
+                        if let Some(table) = self.tables.get(usize::from(t)) {
+                            table.classifier().lookup_fields_many(
+                                &fr.fields[..n],
+                                &here[..m],
+                                &mut handles[..m],
+                            );
+                        }
+                        for (&i, h) in here[..m].iter().zip(&handles[..m]) {
+                            found[usize::from(i) & (CHUNK - 1)] = *h;
+                        }
+                    }
                 }
-                c.steps[usize::from(c.n)] = (t, pos, step);
-                c.n += 1;
-                waiting.put(next, i);
+            }
+            // Stage 4.
+            for &(t, _, group) in round {
+                let Some(table) = self.tables.get(usize::from(t)) else {
+                    continue;
+                };
+                for i in members(group) {
+                    self.chain_entry(table, t, i, found[i], &mut fr, chains, fast, &mut waiting);
+                }
             }
         }
         // The routing table's trie walks, all at once.
@@ -1095,6 +1082,99 @@ impl Pipeline {
                 fast[i] = Some(Fast::Chain);
             }
         }
+    }
+
+    /// Stage 4 of `classify_chain_chunk` for packet `i` at table `t`
+    /// (`table`), whose lookup found the entry of handle `found`: the
+    /// end of its trip (in `chains` and `fast`), or its step and the
+    /// table it goes on to (in `waiting`). A packet the template cannot
+    /// take any further is left out of both.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn chain_entry(
+        &self,
+        table: &FlowTable,
+        t: u8,
+        i: usize,
+        found: Option<u32>,
+        fr: &mut Frames,
+        chains: &mut Chains,
+        fast: &mut [Option<Fast>],
+        waiting: &mut Waiting,
+    ) {
+        let Some((pos, hot)) = found
+            .and_then(|h| table.pos_of_handle(h))
+            .and_then(|pos| Some((pos as u32, table.hot(pos)?)))
+        else {
+            return;
+        };
+        let c = &mut chains.0[i];
+        // A step and a goto (checked first: the commonest on the
+        // way; no program has both a goto and one of the ends;
+        // the entry's copy, so that the program is read only at
+        // the end).
+        let Some((step, next)) = hot.chain else {
+            let program = hot.program();
+            let end = if let Some(port) = program.only_output {
+                Some(ChainEnd::Output {
+                    table: t,
+                    pos,
+                    port,
+                })
+            } else if program.drops() {
+                Some(ChainEnd::Drop { table: t, pos })
+            } else if let Some(g) = program.only_group() {
+                // Taken if the group's one bucket for it is one
+                // the template does.
+                self.group_end(g, &fr.fields[i])
+                    .map(|(slot, bucket, act)| ChainEnd::Group {
+                        table: t,
+                        pos,
+                        slot,
+                        bucket,
+                        act,
+                    })
+            } else {
+                None
+            };
+            if let Some(end) = end {
+                c.end = end;
+                fast[i] = Some(Fast::Chain);
+            }
+            return;
+        };
+        let f = &mut fr.fields[i];
+        let ok = match step {
+            ChainStep::Nothing => true,
+            ChainStep::PopVlan if fr.tagged[i] => {
+                fr.tagged[i] = false;
+                f.common[at::VLAN_VID] = 0;
+                true
+            }
+            ChainStep::PopVlan => false,
+            ChainStep::Nat(nat) => {
+                let a = match nat.addr_field {
+                    Field::Ipv4Src => Some(at::IPV4_SRC),
+                    Field::Ipv4Dst => Some(at::IPV4_DST),
+                    _ => None,
+                };
+                let udp = f.have.contains(Field::UdpSrc);
+                match (a, nat_port(udp, nat.port_field)) {
+                    (Some(a), Some((_, p))) => {
+                        f.common[a] = u64::from(nat.addr);
+                        f.common[p] = u64::from(nat.port);
+                        true
+                    }
+                    _ => false,
+                }
+            }
+        };
+        if !ok || usize::from(c.n) == CHAIN_MAX {
+            return;
+        }
+        c.steps[usize::from(c.n)] = (t, pos, step);
+        c.n += 1;
+        waiting.put(next, i);
     }
 
     /// What group `g` does with a frame whose fields are `f` at the
