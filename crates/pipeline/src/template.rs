@@ -541,7 +541,7 @@ impl Pipeline {
                 }
             }
             (Fast::Chain, Ways::Chain(chains)) => {
-                if let Some(c) = chains.0.get(i) {
+                if let Some(c) = chains.ways.get(i) {
                     self.chain_template(tables, pkt, c, in_port, now, out);
                 }
             }
@@ -703,11 +703,30 @@ pub(crate) struct Chain {
     end: ChainEnd,
 }
 
-/// The chains of a chunk's packets (`0[i]` for packet i when the chain
-/// template took it), kept in the pipeline between batches
-/// (`Pipeline::chains`) as the route template's `Hops` are.
+/// The chains of a chunk's packets (`ways[i]` for packet i when the
+/// chain template took it), kept in the pipeline between batches
+/// (`Pipeline::chains`) as the route template's `Hops` are, with the
+/// classification's working arrays (`scratch`): kept there too, so that
+/// no chunk spends time clearing some 7 KB of them.
 #[derive(Debug, Clone)]
-pub(crate) struct Chains([Chain; CHUNK]);
+pub(crate) struct Chains {
+    ways: [Chain; CHUNK],
+    scratch: Scratch,
+}
+
+/// What `Pipeline::classify_chain_chunk` works in. Nothing in it is read
+/// before the chunk at hand wrote it, but for `waiting`, which every
+/// classification leaves empty.
+#[derive(Debug, Clone)]
+struct Scratch {
+    frames: Frames,
+    waiting: Waiting,
+    /// Per packet of a round: the handle of the entry it found.
+    found: [Option<u32>; CHUNK],
+    /// Per packet of a round: its packed key and home slot in its
+    /// table's exact index.
+    keys: [(u64, usize); CHUNK],
+}
 
 impl Default for Chains {
     fn default() -> Self {
@@ -720,13 +739,32 @@ impl Default for Chains {
                 port: 0,
             },
         };
-        Chains([none; CHUNK])
+        Chains {
+            ways: [none; CHUNK],
+            scratch: Scratch {
+                frames: Frames {
+                    fields: [FrameFields {
+                        common: [0; COMMON],
+                        have: FieldSet::EMPTY,
+                    }; CHUNK],
+                    tagged: [false; CHUNK],
+                    ttl: [0; CHUNK],
+                },
+                waiting: Waiting {
+                    at: [0; 256],
+                    busy: [0; 4],
+                },
+                found: [None; CHUNK],
+                keys: [(0, 0); CHUNK],
+            },
+        }
     }
 }
 
 /// The chunk's frames on their way through the chain template's
 /// classification, one slot per packet, kept as arrays of one thing each
-/// (a stage reads only what it needs of them):
+/// (a stage reads only what it needs of them), written for a packet
+/// when it is read from its frame (`chain_frame`):
 /// - `fields[i]`: the values packet i's key has of the common fields at
 ///   the table it is at (the frame's, then as the steps so far changed
 ///   them: a pop clears vlan_vid, a NAT writes its address and port), and
@@ -736,6 +774,7 @@ impl Default for Chains {
 ///
 /// Where the packets still on their way are is kept apart, by table
 /// (`Waiting`).
+#[derive(Debug, Clone)]
 struct Frames {
     fields: [FrameFields; CHUNK],
     tagged: [bool; CHUNK],
@@ -746,6 +785,7 @@ struct Frames {
 /// bit i of `at[t]` for packet i at table t, and bit t of `busy` when
 /// `at[t]` has any, so that the lowest table with packets is the first
 /// set bit of four words (no scan of the packets).
+#[derive(Debug, Clone)]
 struct Waiting {
     at: [Mask; 256],
     busy: [u64; 4],
@@ -772,7 +812,7 @@ impl Waiting {
 }
 
 /// A set of a chunk's packets: bit i for packet i.
-type Mask = u64;
+type Mask = u32;
 const _: () = assert!(CHUNK <= Mask::BITS as usize && CHUNK.is_power_of_two());
 
 /// The packets of `m`, lowest first (each below `CHUNK`: the mask keeps
@@ -926,21 +966,16 @@ impl Pipeline {
         fast: &mut [Option<Fast>],
     ) {
         let n = bufs.len().min(fast.len()).min(CHUNK);
-        let mut fr = Frames {
-            fields: [FrameFields {
-                common: [0; COMMON],
-                have: FieldSet::EMPTY,
-            }; CHUNK],
-            tagged: [false; CHUNK],
-            ttl: [0; CHUNK],
-        };
-        let mut waiting = Waiting {
-            at: [0; 256],
-            busy: [0; 4],
-        };
+        let Chains { ways, scratch } = chains;
+        let Scratch {
+            frames: fr,
+            waiting,
+            found,
+            keys,
+        } = scratch;
         for (i, b) in bufs[..n].iter().enumerate() {
             fast[i] = None;
-            chains.0[i].n = 0;
+            ways[i].n = 0;
             if let Some((tagged, ttl)) = chain_frame(b.data(), in_port, &mut fr.fields[i]) {
                 fr.tagged[i] = tagged;
                 fr.ttl[i] = ttl;
@@ -952,11 +987,6 @@ impl Pipeline {
         // trie after the other tables.
         let mut dsts = [None; CHUNK];
         let mut route_at = None;
-        // Per packet of a round: `found[i]`, the handle of the entry it
-        // found; `keys[i]`, its packed key and home slot in its table's
-        // exact index.
-        let mut found = [None; CHUNK];
-        let mut keys = [(0u64, 0usize); CHUNK];
         // The round's tables with packets, lowest first: (table, how it
         // is looked up, its packets).
         let mut round: [(u8, Lookup<'_>, Mask); CHUNK] = [(0, Lookup::Fields, 0); CHUNK];
@@ -1059,10 +1089,14 @@ impl Pipeline {
                     continue;
                 };
                 for i in members(group) {
-                    self.chain_entry(table, t, i, found[i], &mut fr, chains, fast, &mut waiting);
+                    self.chain_entry(table, t, i, found[i], fr, ways, fast, waiting);
                 }
             }
         }
+        // (Empty already: a packet has taken at most `CHAIN_MAX` steps by
+        // the last round, so none was put back in it. The next chunk
+        // starts from an empty one whatever happens.)
+        while waiting.take_lowest().is_some() {}
         // The routing table's trie walks, all at once.
         let Some(rt) = route_at else { return };
         let Some(table) = self.tables.get(usize::from(rt)) else {
@@ -1078,7 +1112,7 @@ impl Pipeline {
                 continue;
             }
             if let Some(hop) = self.route_hop(table, refs[i]) {
-                chains.0[i].end = ChainEnd::Route { table: rt, hop };
+                ways[i].end = ChainEnd::Route { table: rt, hop };
                 fast[i] = Some(Fast::Chain);
             }
         }
@@ -1098,7 +1132,7 @@ impl Pipeline {
         i: usize,
         found: Option<u32>,
         fr: &mut Frames,
-        chains: &mut Chains,
+        ways: &mut [Chain; CHUNK],
         fast: &mut [Option<Fast>],
         waiting: &mut Waiting,
     ) {
@@ -1108,7 +1142,7 @@ impl Pipeline {
         else {
             return;
         };
-        let c = &mut chains.0[i];
+        let c = &mut ways[i];
         // A step and a goto (checked first: the commonest on the
         // way; no program has both a goto and one of the ends;
         // the entry's copy, so that the program is read only at
