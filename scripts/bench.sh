@@ -12,6 +12,7 @@
 #   SIZES=100,1000 WORKLOADS=l2,l3 make bench
 #   OXFLOW_CONFIG_EXTRA='afpacket_rx = "recvmmsg"' make bench   extra top-level
 #                              lines for oxflow's config (e.g. its low-latency receive mode)
+#   XDP_RX=switch make bench   where an XDP port's receive runs (below; default sender)
 #
 # Topology (prefix obw; created here, deleted on exit):
 #
@@ -49,6 +50,21 @@
 #               so a ceiling measured once, minutes before a switch, cannot
 #               rank them to 5 %; pairs a few seconds apart can (ratio of
 #               medians).
+# XDP_RX (default sender): where the kernel runs the receive of a switch
+# port with an XDP program attached (veth's NAPI poll: the XDP program and,
+# in copy mode, the copy into the socket's frame area). veth polls on the
+# CPU that sent the frame: the generator's core 0, which then pays for the
+# switch's receive (the generator's rate falls from ~0.6 to ~0.45 Mpps
+# here) and caps every XDP figure. XDP_RX=switch turns threaded NAPI on for
+# the switch's ports and pins those kernel threads to core 1, the switch's
+# core, as a NIC's interrupt would be: the switch (and the plain XDP
+# forwarder) then pay for their own receive. Measured 2026-11-27 (3 paired
+# rounds each, single flow): forwarder 0.378 / oxflow 0.326 Mpps (0.86)
+# with sender, 0.334 / 0.265 (0.79) with switch, so sender stays the
+# default. (AF_PACKET ports, the plain AF_PACKET forwarder and Open vSwitch
+# keep their receive on the sender's core either way: steering it with RPS
+# costs an inter-processor interrupt per burst, a VM exit here, and cut the
+# plain forwarder from 0.47 to 0.16 Mpps.)
 # The raw part also pings across the generator's veth pair alone (an
 # address on the switch's end, no switch): the RTT floor of one pair, two
 # veth crossings per round trip; a ping through a switch crosses four.
@@ -67,6 +83,7 @@ PAIRED_ROWS=${PAIRED_ROWS:-single,l2,l3,lb_acl,gateway}
 PAIRED_SIZE=${PAIRED_SIZE:-100000}
 PAIRED_BACKENDS=${PAIRED_BACKENDS:-afpacket,xdp}
 PIPE_SPLIT=${PIPE_SPLIT:-flows}
+XDP_RX=${XDP_RX:-sender}
 WORKLOADS=${WORKLOADS:-single,l2,l3,lb_acl,gateway}
 TRAFFIC=${TRAFFIC:-spread,tse}
 if [ "$QUICK" = 1 ]; then
@@ -92,6 +109,10 @@ IDLE_SECONDS=${IDLE_SECONDS:-5}
 INSTALLS=${INSTALLS:-4}
 CARGO=${CARGO:-cargo}
 # The counts must be whole numbers (`seq` would quietly run none).
+if [ "$XDP_RX" != switch ] && [ "$XDP_RX" != sender ]; then
+    echo "make bench: XDP_RX=$XDP_RX: want switch or sender" >&2
+    exit 2
+fi
 for v in PAIRS INSTALLS; do
     if ! [[ ${!v} =~ ^[0-9]+$ ]]; then
         echo "make bench: $v=${!v}: want a whole number (0 for none)" >&2
@@ -157,6 +178,30 @@ topo_up() {
     offloads off
 }
 
+# xdp_rx_core: with XDP_RX=switch, turns threaded NAPI on for the switch's
+# ports that have an XDP program and pins those threads (named
+# napi/DEV-ID) to core 1. veth polls (and has NAPI threads) only while an
+# XDP program is attached, so this runs after every start; with AF_PACKET
+# ports there is nothing to do.
+xdp_rx_core() {
+    [ "$XDP_RX" = switch ] || return 0
+    local d c pid pinned=""
+    for d in ${P}s1 ${P}s2; do
+        ip -n $NS_S link show dev $d 2>/dev/null | grep -q xdp || continue
+        ip netns exec $NS_S sh -c "echo 1 > /sys/class/net/$d/threaded" 2>/dev/null ||
+            log "$d: threaded NAPI refused; its XDP receive stays on the sender's core"
+    done
+    # (Not pgrep: a kernel thread's name is up to 15 characters, and pgrep
+    # refuses patterns longer than that.)
+    for c in /proc/[0-9]*/comm; do
+        [[ $(cat "$c" 2>/dev/null) =~ ^napi/${P}s[12]-[0-9]+$ ]] || continue
+        pid=${c#/proc/}
+        pid=${pid%/comm}
+        taskset -pc 1 "$pid" >/dev/null && pinned="$pinned $(cat "$c")"
+    done
+    [ -z "$pinned" ] || log "XDP receive threads on core 1:$pinned"
+}
+
 # offloads on|off: checksum/segmentation offloads of the two hosts' ends.
 offloads() {
     ip netns exec $NS_G ethtool -K ${P}g0 tx "$1" tso "$1" gso "$1" >/dev/null 2>&1 || true
@@ -200,7 +245,10 @@ EOF
     PIDS+=("$SW_PID")
     SW_CTL=tcp:127.0.0.1:6634
     for _ in $(seq 100); do
-        ip netns exec $NS_S "$OXFLOW" ctl show $SW_CTL >/dev/null 2>&1 && return 0
+        if ip netns exec $NS_S "$OXFLOW" ctl show $SW_CTL >/dev/null 2>&1; then
+            xdp_rx_core
+            return 0
+        fi
         kill -0 "$SW_PID" 2>/dev/null || break
         sleep 0.1
     done
@@ -413,7 +461,10 @@ start_fwd() {
     SW_PID=$!
     PIDS+=("$SW_PID")
     sleep 1
-    kill -0 "$SW_PID" 2>/dev/null && return 0
+    if kill -0 "$SW_PID" 2>/dev/null; then
+        xdp_rx_core
+        return 0
+    fi
     log "$2: $1 exited at start: $(tail -n 2 "$RUN/$2.log")"
     return 1
 }
@@ -485,6 +536,6 @@ fi
 
 # ---------------------------------------------------------------- report
 python3 scripts/bench_report.py "$RUN" "$MD" "$JSON" \
-    "QUICK=$QUICK PARTS=$PARTS INSTALLS=$INSTALLS PAIRS=$PAIRS PAIRED_ROWS=$PAIRED_ROWS PAIRED_SIZE=$PAIRED_SIZE SIZES=$SIZES WORKLOADS=$WORKLOADS TRAFFIC=$TRAFFIC WINDOW=$WINDOW STEPS=$STEPS REPEATS=$REPEATS PIPE_SPLIT=$PIPE_SPLIT"
+    "QUICK=$QUICK PARTS=$PARTS INSTALLS=$INSTALLS PAIRS=$PAIRS PAIRED_ROWS=$PAIRED_ROWS PAIRED_SIZE=$PAIRED_SIZE SIZES=$SIZES WORKLOADS=$WORKLOADS TRAFFIC=$TRAFFIC WINDOW=$WINDOW STEPS=$STEPS REPEATS=$REPEATS PIPE_SPLIT=$PIPE_SPLIT XDP_RX=$XDP_RX"
 cat "$MD"
 log "wrote $MD and $JSON (raw results: $RUN)"
