@@ -137,11 +137,11 @@
 //! exact indexes' common values (`Exact::pack_common`: no `FlowKey`, no
 //! parse), applies each step's change to them (a pop sets vlan_vid to 0,
 //! a NAT writes its address and port), and looks the chunk's packets up
-//! a table at a time, the lowest table any of them is at first (every
-//! packet at that table together: an exact index's home slots all read
-//! before any probe so that their cache misses overlap, or the trie and
-//! the tuple space for all of them; then every entry found), the trie
-//! walks of the routing table last, together. Then it runs each packet it took in
+//! in rounds, each taking every packet one table further whatever table
+//! it is at (every exact probe of the round, their home slots all read
+//! before any probe so that their cache misses overlap; then the lookups
+//! by fields, all of a table's packets together; then every entry found),
+//! the trie walks of the routing table last, together. Then it runs each packet it took in
 //! its place in the batch: every table's lookup and entry counted with
 //! the frame's length at that table, the tag removed, the NAT written
 //! with the checksums (`packet::rewrite::nat_ipv4_at`, the bytes
