@@ -236,9 +236,17 @@ pub(crate) fn run_batches(
     errors
 }
 
-/// Runs `frames` through `p` for `warmup + duration` on the calling thread.
-fn run_worker(mut p: Pipeline, frames: &Trace, in_port: u32, duration: Duration) -> Tally {
-    let mut bufs: Vec<packet::PacketBuf> = (0..BATCH).map(|_| packet::PacketBuf::new()).collect();
+/// Runs `frames` through `p` for `warmup + duration` on the calling
+/// thread, `batch` frames per `process_batch`.
+fn run_worker(
+    mut p: Pipeline,
+    frames: &Trace,
+    in_port: u32,
+    duration: Duration,
+    batch: usize,
+) -> Tally {
+    let batch = batch.clamp(1, BATCH);
+    let mut bufs: Vec<packet::PacketBuf> = (0..batch).map(|_| packet::PacketBuf::new()).collect();
     let mut sink = Sink::default();
     let mut t = Tally::default();
     let mut next = 0usize;
@@ -252,7 +260,7 @@ fn run_worker(mut p: Pipeline, frames: &Trace, in_port: u32, duration: Duration)
             1, &mut p, &mut bufs, frames, &mut next, in_port, now_ns, &mut sink,
         );
         if measuring_since.is_some() {
-            t.packets += BATCH as u64;
+            t.packets += batch as u64;
         }
         batches += 1;
         if batches.is_multiple_of(BATCHES_PER_CHECK) {
@@ -289,7 +297,7 @@ pub fn measure(
     duration: Duration,
     split: Split,
 ) -> Result<Measurement> {
-    measure_installed(&install(w)?, w, workers, duration, split)
+    measure_installed(&install(w)?, w, workers, duration, split, BATCH)
 }
 
 /// A pipeline with `w` installed, to measure as many times as wanted
@@ -306,13 +314,15 @@ pub fn install(w: &Workload) -> Result<Pipeline> {
 }
 
 /// `measure` of a pipeline `install` made from `w` (every worker clones
-/// its replica from `p`, which stays as it is).
+/// its replica from `p`, which stays as it is), `batch` frames (1 to
+/// `BATCH`) per `process_batch`.
 pub fn measure_installed(
     p: &Pipeline,
     w: &Workload,
     workers: usize,
     duration: Duration,
     split: Split,
+    batch: usize,
 ) -> Result<Measurement> {
     let classifiers = p
         .tables()
@@ -338,7 +348,7 @@ pub fn measure_installed(
                     // line with another worker's.
                     let replica = p.clone();
                     let trace = Trace::new(frames, split, i, workers);
-                    run_worker(replica, &trace, in_port, duration)
+                    run_worker(replica, &trace, in_port, duration, batch)
                 })
             })
             .collect();
@@ -396,6 +406,9 @@ pub struct PipelineExperiment {
     rounds: usize,
     /// Pairs of interleaved windows per workload (`crate::scaling`).
     pairs: usize,
+    /// Frames per `process_batch` in the rounds (`BATCH` unless the
+    /// `batch` parameter says fewer).
+    batch: usize,
 }
 
 /// About how long one interleaved window lasts (`crate::scaling`): long
@@ -476,6 +489,11 @@ impl Experiment for PipelineExperiment {
             ),
             ParamSpec::new("seconds", "1", "measured seconds per run (after warm-up)"),
             ParamSpec::new(
+                "batch",
+                "32",
+                "frames per process_batch in the rounds, 1 to 32 (a switch whose offered rate is below its own sees small batches: this measures what a batch costs beside its frames; the window pairs always use 32)",
+            ),
+            ParamSpec::new(
                 "rounds",
                 "3",
                 "rounds per workload, each one worker then the replicas back to back; the table keeps the median run of each",
@@ -501,6 +519,10 @@ impl Experiment for PipelineExperiment {
         let split: Split = ctx.param("split")?;
         self.rounds = ctx.param::<usize>("rounds")?;
         self.pairs = ctx.param::<usize>("pairs")?;
+        self.batch = ctx.param::<usize>("batch")?;
+        if !(1..=BATCH).contains(&self.batch) {
+            bail!("batch={}: want 1 to {BATCH}", self.batch);
+        }
         if self.pairs > 10_000 {
             bail!("pairs={}: want 0 to 10000", self.pairs);
         }
@@ -523,9 +545,16 @@ impl Experiment for PipelineExperiment {
                     let p = install(&w)?;
                     let (mut ones, mut manys) = (Vec::new(), Vec::new());
                     for _ in 0..self.rounds {
-                        ones.push(measure_installed(&p, &w, 1, d, split)?);
+                        ones.push(measure_installed(&p, &w, 1, d, split, self.batch)?);
                         if self.workers > 1 {
-                            manys.push(measure_installed(&p, &w, self.workers, d, split)?);
+                            manys.push(measure_installed(
+                                &p,
+                                &w,
+                                self.workers,
+                                d,
+                                split,
+                                self.batch,
+                            )?);
                         }
                     }
                     let ratios: Vec<f64> = ones
@@ -849,6 +878,24 @@ mod tests {
         assert_eq!(m.workers, 2);
         assert_eq!(m.not_forwarded, 0);
         assert!(m.packets >= 2 * BATCH as u64);
+    }
+
+    #[test]
+    fn small_batches_forward_everything() {
+        // A batch of one and of three (below the chunk, not a power of
+        // two): every packet through the templates' per-chunk arrays,
+        // which a smaller batch leaves partly unwritten.
+        for batch in [1, 3] {
+            for kind in Kind::ALL {
+                let w = Workload::new(kind, 100, Traffic::Spread);
+                let p = install(&w).expect("installs");
+                let m =
+                    measure_installed(&p, &w, 1, Duration::from_millis(20), Split::Flows, batch)
+                        .expect("measures");
+                assert_eq!(m.not_forwarded, 0, "{} batch {batch}", m.workload);
+                assert!(m.packets > 0 && m.packets % batch as u64 == 0);
+            }
+        }
     }
 
     #[test]
