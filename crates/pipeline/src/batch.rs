@@ -282,7 +282,7 @@ impl Pipeline {
             let whole = fast[..chunk.len()].iter().all(Option::is_some);
             if whole || !warm {
                 let mut tables = std::mem::take(&mut self.tables);
-                for (i, (buf, f)) in chunk.iter_mut().zip(fast).enumerate() {
+                for (i, (buf, f)) in chunk.iter_mut().zip(fast.iter().copied()).enumerate() {
                     let r = self.run_one(&mut tables, buf, f, ways, i, refuses, in_port, now, out);
                     done(&self.ports, out, base + i, r);
                 }
@@ -300,7 +300,7 @@ impl Pipeline {
                     .iter()
                     .zip(keys.iter_mut())
                     .zip(admit.iter_mut())
-                    .zip(fast)
+                    .zip(fast.iter().copied())
                     .enumerate()
                 {
                     *a = match f {

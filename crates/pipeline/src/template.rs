@@ -318,10 +318,18 @@ pub(crate) struct Hop {
 const NO_GROUP: u32 = u32::MAX;
 
 /// The next hops the route template found for the packets of a chunk
-/// (`0[i]` for packet i when it took it), kept in the pipeline between
-/// batches (`Pipeline::route_hops`) so that no chunk initialises them.
+/// (`hops[i]` for packet i when it took it), with the classification's
+/// working arrays (per packet: its destination, `None` for a frame the
+/// template does not take, and its trie walk's answer), kept in the
+/// pipeline between batches (`Pipeline::route_hops`) so that no chunk
+/// initialises them (a batch of one packet paid more for that than for
+/// its walk). Nothing in them is read before the chunk at hand wrote it.
 #[derive(Debug, Clone)]
-pub(crate) struct Hops([Hop; CHUNK]);
+pub(crate) struct Hops {
+    hops: [Hop; CHUNK],
+    dsts: [Option<u32>; CHUNK],
+    refs: [Ref; CHUNK],
+}
 
 impl Default for Hops {
     fn default() -> Self {
@@ -332,7 +340,11 @@ impl Default for Hops {
             src: [0; 6],
             port: 0,
         };
-        Hops([none; CHUNK])
+        Hops {
+            hops: [none; CHUNK],
+            dsts: [None; CHUNK],
+            refs: [Ref::NONE; CHUNK],
+        }
     }
 }
 
@@ -449,16 +461,15 @@ impl Pipeline {
             return;
         };
         let n = bufs.len().min(fast.len()).min(CHUNK);
-        let mut dsts = [None; CHUNK];
+        let Hops { hops, dsts, refs } = hops;
         for (d, b) in dsts.iter_mut().zip(&bufs[..n]) {
             *d = route_dst(b.data());
         }
-        let mut refs = [Ref::NONE; CHUNK];
         lpm.lookup_v4_many(start, &dsts[..n], &mut refs[..n]);
         for (i, (d, r)) in dsts[..n].iter().zip(&refs[..n]).enumerate() {
             fast[i] = match d.and_then(|_| self.route_hop(table, *r)) {
                 Some(hop) => {
-                    hops.0[i] = hop;
+                    hops[i] = hop;
                     Some(Fast::Route)
                 }
                 None => None,
@@ -536,7 +547,7 @@ impl Pipeline {
                 }
             }
             (Fast::Route, Ways::Route(plan, hops)) => {
-                if let Some(hop) = hops.0.get(i) {
+                if let Some(hop) = hops.hops.get(i) {
                     self.route_template(tables, plan, pkt, hop, in_port, now, out);
                 }
             }
@@ -726,6 +737,17 @@ struct Scratch {
     /// Per packet of a round: its packed key and home slot in its
     /// table's exact index.
     keys: [(u64, usize); CHUNK],
+    /// Per packet of a round looked up by its fields (`Way::Fields`),
+    /// by its place among its table's packets: the best entry found.
+    /// After the rounds, per packet: the routing table's answer.
+    refs: [Ref; CHUNK],
+    /// The round's tables with packets, lowest first (`..r` of them):
+    /// (table, how it is looked up, its packets).
+    round: [(u8, Way, Mask); CHUNK],
+    /// `dsts[i]`: packet i is at the routing table with this
+    /// destination (the frame's, or a NAT's), to be walked in its trie
+    /// after the other tables.
+    dsts: [Option<u32>; CHUNK],
 }
 
 impl Default for Chains {
@@ -756,6 +778,9 @@ impl Default for Chains {
                 },
                 found: [None; CHUNK],
                 keys: [(0, 0); CHUNK],
+                refs: [Ref::NONE; CHUNK],
+                round: [(0, Way::Fields, 0); CHUNK],
+                dsts: [None; CHUNK],
             },
         }
     }
@@ -830,12 +855,23 @@ fn members(mut m: Mask) -> impl Iterator<Item = usize> {
 
 /// How the chain template looks the packets at a table up in a round
 /// (`Pipeline::classify_chain_chunk`).
-#[derive(Debug, Clone, Copy)]
-enum Lookup<'a> {
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Way {
     /// In the table's exact index (`Exact::common_only`).
-    Exact(&'a Exact),
+    Exact,
     /// By their fields, through the trie and the tuple space (`by_fields`).
     Fields,
+}
+
+/// The exact index the chain template looks table `t` up in when its
+/// round says `Way::Exact`.
+#[inline(always)]
+fn chain_exact(tables: &[FlowTable], t: u8) -> Option<&Exact> {
+    tables
+        .get(usize::from(t))?
+        .classifier()
+        .exact_index()
+        .filter(|ex| ex.common_only())
 }
 
 /// What the chain template reads of a frame received on `in_port`, into
@@ -972,24 +1008,22 @@ impl Pipeline {
             waiting,
             found,
             keys,
+            refs,
+            round,
+            dsts,
         } = scratch;
         for (i, b) in bufs[..n].iter().enumerate() {
             fast[i] = None;
             ways[i].n = 0;
+            dsts[i] = None;
             if let Some((tagged, ttl)) = chain_frame(b.data(), in_port, &mut fr.fields[i]) {
                 fr.tagged[i] = tagged;
                 fr.ttl[i] = ttl;
                 waiting.put(0, i);
             }
         }
-        // `dsts[i]`: packet i is at the routing table `route_at` with
-        // this destination (the frame's, or a NAT's), to be walked in its
-        // trie after the other tables.
-        let mut dsts = [None; CHUNK];
+        // The routing table (`dsts`).
         let mut route_at = None;
-        // The round's tables with packets, lowest first: (table, how it
-        // is looked up, its packets).
-        let mut round: [(u8, Lookup<'_>, Mask); CHUNK] = [(0, Lookup::Fields, 0); CHUNK];
         for _ in 0..=CHAIN_MAX {
             // Stage 1.
             let mut r = 0;
@@ -1009,14 +1043,14 @@ impl Pipeline {
                     }
                     continue;
                 } else if let Some(ex) = cl.exact_index().filter(|ex| ex.common_only()) {
-                    Lookup::Exact(ex)
+                    Some(ex)
                 } else if by_fields(table) {
-                    Lookup::Fields
+                    None
                 } else {
                     continue;
                 };
                 let mut group = group;
-                if let Lookup::Exact(ex) = how {
+                if let Some(ex) = how {
                     // (A shape's fields beyond the packet's would need a
                     // match OpenFlow's prerequisites refuse; checked as
                     // `pack_key` does all the same: such a packet leaves.)
@@ -1027,7 +1061,11 @@ impl Pipeline {
                         }
                     }
                 }
-                round[r & (CHUNK - 1)] = (t, how, group);
+                let way = match how {
+                    Some(_) => Way::Exact,
+                    None => Way::Fields,
+                };
+                round[r & (CHUNK - 1)] = (t, way, group);
                 r += 1;
             }
             let round = &round[..r.min(CHUNK)];
@@ -1038,8 +1076,11 @@ impl Pipeline {
             // nothing else: as many misses under way at once as the core
             // allows).
             let mut sink = 0u64;
-            for &(_, how, group) in round {
-                if let Lookup::Exact(ex) = how {
+            for &(t, way, group) in round {
+                if way != Way::Exact {
+                    continue;
+                }
+                if let Some(ex) = chain_exact(&self.tables, t) {
                     for i in members(group) {
                         sink ^= ex.touch(keys[i].1);
                     }
@@ -1047,10 +1088,13 @@ impl Pipeline {
             }
             std::hint::black_box(sink);
             // Stages 2 and 3.
-            for &(t, how, group) in round {
-                match how {
-                    Lookup::Exact(ex) => {
-                        let Some(table) = self.tables.get(usize::from(t)) else {
+            for &(t, way, group) in round {
+                let Some(table) = self.tables.get(usize::from(t)) else {
+                    continue;
+                };
+                match way {
+                    Way::Exact => {
+                        let Some(ex) = chain_exact(&self.tables, t) else {
                             continue;
                         };
                         for i in members(group) {
@@ -1061,7 +1105,7 @@ impl Pipeline {
                                 .flatten();
                         }
                     }
-                    Lookup::Fields => {
+                    Way::Fields => {
                         let mut here = [0u8; CHUNK];
                         let mut m = 0;
                         for i in members(group) {
@@ -1069,16 +1113,13 @@ impl Pipeline {
                             m += 1;
                         }
                         let m = m.min(CHUNK);
-                        let mut handles = [None; CHUNK];
-                        if let Some(table) = self.tables.get(usize::from(t)) {
-                            table.classifier().lookup_fields_many(
-                                &fr.fields[..n],
-                                &here[..m],
-                                &mut handles[..m],
-                            );
-                        }
-                        for (&i, h) in here[..m].iter().zip(&handles[..m]) {
-                            found[usize::from(i) & (CHUNK - 1)] = *h;
+                        table.classifier().lookup_fields_many(
+                            &fr.fields[..n],
+                            &here[..m],
+                            &mut refs[..m],
+                        );
+                        for (&i, r) in here[..m].iter().zip(&refs[..m]) {
+                            found[usize::from(i) & (CHUNK - 1)] = r.some().map(|r| r.handle);
                         }
                     }
                 }
@@ -1105,7 +1146,6 @@ impl Pipeline {
         let Some((lpm, start)) = table.classifier().ipv4_routes() else {
             return;
         };
-        let mut refs = [Ref::NONE; CHUNK];
         lpm.lookup_v4_many(start, &dsts[..n], &mut refs[..n]);
         for i in 0..n {
             if dsts[i].is_none() {

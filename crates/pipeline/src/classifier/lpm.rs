@@ -1088,6 +1088,21 @@ impl Lpm {
         out: &mut [Ref],
     ) {
         let n = out.len().min(CHUNK);
+        if n == 1 {
+            // One key (a batch of one packet): nothing to overlap its
+            // reads with, so it walks to its end straight, without the
+            // per-level array below (filling it cost more than the walk).
+            let (mut at, mut v) = (node[0], val[0]);
+            while let Some(nd) = self.nodes.get(at as usize) {
+                let x = nd.nib[v.top()];
+                if x.rank > out[0].rank {
+                    out[0] = x.best();
+                }
+                at = x.child;
+                v = v.next();
+            }
+            return;
+        }
         loop {
             // Each level in two passes: first only the reads (a few
             // instructions per key, so the reads of many keys are in

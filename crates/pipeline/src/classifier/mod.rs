@@ -648,20 +648,14 @@ impl Auto {
     /// `lookup_many` for packets whose fields come from elsewhere than a
     /// `FlowKey` (the chain template's `FrameFields`), whatever the kind:
     /// through the trie and the tuple space, which hold every entry (a
-    /// linear list's and an exact index's too). `out[j]` for
-    /// `keys[at[j]]`, at most `crate::batch::CHUNK`.
-    pub(crate) fn lookup_fields_many<K: Fields>(
-        &self,
-        keys: &[K],
-        at: &[u8],
-        out: &mut [Option<u32>],
-    ) {
-        let mut best = [Ref::NONE; crate::batch::CHUNK];
-        let n = at.len().min(out.len()).min(best.len());
-        self.lookup_trie_tss_many(keys, &at[..n], &mut best[..n]);
-        for (o, b) in out[..n].iter_mut().zip(&best[..n]) {
-            *o = b.some().map(|r| r.handle);
-        }
+    /// linear list's and an exact index's too). `out[j]` (the best entry,
+    /// `Ref::NONE` for none) for `keys[at[j]]`, at most
+    /// `crate::batch::CHUNK`: the caller keeps `out` between calls, so
+    /// that a batch of one packet does not clear `CHUNK` of them.
+    pub(crate) fn lookup_fields_many<K: Fields>(&self, keys: &[K], at: &[u8], out: &mut [Ref]) {
+        let n = at.len().min(out.len()).min(crate::batch::CHUNK);
+        out[..n].fill(Ref::NONE);
+        self.lookup_trie_tss_many(keys, &at[..n], &mut out[..n]);
     }
 
     /// A structure for no entries, with this one's settings (the exact
