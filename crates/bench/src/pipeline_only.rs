@@ -893,7 +893,7 @@ mod tests {
                     measure_installed(&p, &w, 1, Duration::from_millis(20), Split::Flows, batch)
                         .expect("measures");
                 assert_eq!(m.not_forwarded, 0, "{} batch {batch}", m.workload);
-                assert!(m.packets > 0 && m.packets % batch as u64 == 0);
+                assert!(m.packets > 0 && m.packets.is_multiple_of(batch as u64));
             }
         }
     }

@@ -207,7 +207,7 @@ impl Pipeline {
             );
             done(&self.ports, out, i, r);
         }
-        self.tables = tables;
+        self.put_tables_back(tables);
     }
 
     /// One packet of a batch that is not warmed (`i`: its place in its
@@ -286,7 +286,7 @@ impl Pipeline {
                     let r = self.run_one(&mut tables, buf, f, ways, i, refuses, in_port, now, out);
                     done(&self.ports, out, base + i, r);
                 }
-                self.tables = tables;
+                self.put_tables_back(tables);
                 continue;
             }
             let mut keys = [FlowKey::new(in_port); CHUNK];
@@ -338,7 +338,7 @@ impl Pipeline {
                 };
                 done(&self.ports, out, base + i, r);
             }
-            self.tables = tables;
+            self.put_tables_back(tables);
         }
     }
 

@@ -265,6 +265,20 @@ impl Pipeline {
         self.tables.get(usize::from(id))
     }
 
+    /// Puts back the tables the packet path moved out for a batch or a
+    /// packet (`std::mem::take`, so that it can borrow them beside the
+    /// rest of the pipeline), without calling the drop of the empty `Vec`
+    /// that stood in for them: it owns no memory, and the call cost some
+    /// 26 instructions, a tenth of a one-packet batch. (A stand-in that
+    /// did get memory is dropped as usual.)
+    #[inline(always)]
+    pub(crate) fn put_tables_back(&mut self, tables: Vec<FlowTable>) {
+        let stand_in = std::mem::replace(&mut self.tables, tables);
+        if stand_in.capacity() == 0 {
+            std::mem::forget(stand_in);
+        }
+    }
+
     pub fn table_mut(&mut self, id: u8) -> Option<&mut FlowTable> {
         self.tables.get_mut(usize::from(id))
     }

@@ -197,7 +197,7 @@ impl Pipeline {
         }
         let mut tables = std::mem::take(&mut self.tables);
         let r = self.process_in(&mut tables, pkt, in_port, now, out);
-        self.tables = tables;
+        self.put_tables_back(tables);
         r
     }
 
@@ -319,7 +319,7 @@ impl Pipeline {
     ) {
         let mut tables = std::mem::take(&mut self.tables);
         self.run_tables_in(&mut tables, pkt, key, ctx, hint, out);
-        self.tables = tables;
+        self.put_tables_back(tables);
     }
 
     #[inline(always)]
