@@ -863,12 +863,11 @@ enum Way {
     Fields,
 }
 
-/// The exact index the chain template looks table `t` up in when its
-/// round says `Way::Exact`.
+/// The exact index the chain template looks `table` up in (`Way::Exact`),
+/// if it has one whose keys a frame's `FrameFields` make.
 #[inline(always)]
-fn chain_exact(tables: &[FlowTable], t: u8) -> Option<&Exact> {
-    tables
-        .get(usize::from(t))?
+fn chain_exact(table: &FlowTable) -> Option<&Exact> {
+    table
         .classifier()
         .exact_index()
         .filter(|ex| ex.common_only())
@@ -1042,7 +1041,7 @@ impl Pipeline {
                         }
                     }
                     continue;
-                } else if let Some(ex) = cl.exact_index().filter(|ex| ex.common_only()) {
+                } else if let Some(ex) = chain_exact(table) {
                     Some(ex)
                 } else if by_fields(table) {
                     None
@@ -1080,7 +1079,7 @@ impl Pipeline {
                 if way != Way::Exact {
                     continue;
                 }
-                if let Some(ex) = chain_exact(&self.tables, t) {
+                if let Some(ex) = self.tables.get(usize::from(t)).and_then(chain_exact) {
                     for i in members(group) {
                         sink ^= ex.touch(keys[i].1);
                     }
@@ -1094,7 +1093,7 @@ impl Pipeline {
                 };
                 match way {
                     Way::Exact => {
-                        let Some(ex) = chain_exact(&self.tables, t) else {
+                        let Some(ex) = chain_exact(table) else {
                             continue;
                         };
                         for i in members(group) {

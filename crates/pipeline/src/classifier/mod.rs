@@ -498,18 +498,11 @@ impl Auto {
         }
     }
 
-    /// `lookup` through the trie and the tuple space.
-    #[inline(never)]
+    /// `lookup` through the trie and the tuple space (`lookup_fields`,
+    /// a call of its own).
+    #[inline]
     fn lookup_other(&self, key: &FlowKey) -> Option<u32> {
-        match (self.kind, &self.lpm) {
-            // The trie, then the subtables it does not stand for.
-            (Kind::Lpm, Some(lpm)) => self
-                .tss
-                .lookup_with(key, lpm.lookup(key), true)
-                .some()
-                .map(|r| r.handle),
-            _ => self.tss.lookup(key).map(|r| r.handle),
-        }
+        self.lookup_fields(key).some().map(|r| r.handle)
     }
 
     /// The answer for `key` given what the exact index found for it: the
@@ -666,13 +659,16 @@ impl Auto {
         self.lookup_trie_tss_many(keys, &at[..n], &mut out[..n]);
     }
 
-    /// `lookup_fields_many` for one key: its walk and probes, as
-    /// `lookup_other` makes them. (Not inlined: inlined, it cost the
-    /// many-key path 4-5 % at batches of 32, the compiler having laid
-    /// that path out otherwise.)
+    /// The best entry matching one key (or `Ref::NONE`) through the
+    /// trie and the tuple space, whatever holds the key's fields
+    /// (`lookup_other`'s `FlowKey`, the chain template's `FrameFields`).
+    /// Never inlined: `lookup` keeps its slow path out of line, and
+    /// inlined into `lookup_fields_many` it cost the many-key path 4-5 %
+    /// at batches of 32 (the compiler laid that path out otherwise).
     #[inline(never)]
     fn lookup_fields<K: Fields>(&self, k: &K) -> Ref {
         match (self.kind, &self.lpm) {
+            // The trie, then the subtables it does not stand for.
             (Kind::Lpm, Some(lpm)) => self.tss.lookup_with(k, lpm.lookup(k), true),
             _ => self.tss.lookup_with(k, Ref::NONE, false),
         }
