@@ -32,7 +32,10 @@
 #               with a host reference pair). PIPE_SPLIT (default flows): each of
 #               the two workers runs its own share of the flows, as the switch's
 #               fanout hash gives each worker its flows; none: every flow
-#               through both replicas (what runs before 2026-11-25f used)
+#               through both replicas (what runs before 2026-11-25f used).
+#               Then the memory floor (`oxflow bench run memory_floor`, ~10 s):
+#               what a random cache-line read costs by memory size, one at a time
+#               and overlapped, the floor under lookups in tables of several MiB
 #   raw         raw veth (generator -> sink, nothing between): the generator's ceiling
 #   fwd         plain fwd_afpacket / fwd_xdp forwarders (crates/ports examples): I/O ceiling
 #   oxflow      oxflow, AF_PACKET ports
@@ -441,6 +444,9 @@ if has_part pipeline; then
         --set "workloads=$WORKLOADS" --set "sizes=$SIZES" --set "traffic=$TRAFFIC" \
         --set "seconds=$PIPE_SECONDS" --set replicas=2 --set "split=$PIPE_SPLIT" 2>&1 \
         | tail -n 80 >> "$LOG" || log "pipeline: FAILED"
+    log "memory floor (random cache-line reads by memory size, core 0)"
+    "$OXFLOW" bench run memory_floor --out "$RUN/memory" 2>&1 \
+        | tail -n 20 >> "$LOG" || log "memory floor: FAILED"
 fi
 
 if has_part raw; then

@@ -376,6 +376,23 @@ def main():
             lines.append(row + f" {' '.join(cls.get(w.removesuffix('/tse'), []))} |")
         lines.append("")
 
+    # --- memory floor (with the pipeline part)
+    mem = table(load(run, "memory"), "memory")
+    out["memory"] = mem
+    if mem:
+        lines += ["## Memory floor (random cache-line reads, core 0)", "",
+                  "What one read of a random cache line costs by the size of the memory "
+                  "it falls in: one at a time (each address from the read before: the "
+                  "latency) and overlapped (addresses known in advance: as many in flight "
+                  "as the core allows, the best a staged lookup gets). A packet whose "
+                  "lookups touch k random lines of tables larger than the core's caches "
+                  "pays at least k times the overlapped figure.", "",
+                  "| memory KiB | one at a time ns | overlapped ns |", "|---|---|---|"]
+        for m in mem:
+            lines.append(f"| {m['kib']} | {fmt(m['dependent_ns'], 1)} | "
+                         f"{fmt(m['overlapped_ns'], 2)} |")
+        lines.append("")
+
     # --- paired: forwarder and oxflow back to back, PAIRS rounds
     paired = paired_rows(run)
     out["paired"] = paired

@@ -217,3 +217,22 @@ def test_install_figure_is_the_median_of_every_sample(tmp_path):
     per = json.load(open(js))["per_switch"]
     assert per["oxflow"]["flow_mods_100k_barrier_samples"] == [0.50, 0.30, 0.40, 0.60]
     assert per["oxflow"]["flow_mods_100k_barrier_s"] == 0.45
+
+
+def test_memory_floor_rows(tmp_path):
+    """The memory floor (with the pipeline part): one row per size, the
+    one-at-a-time and overlapped ns per read, in the Markdown and the
+    JSON; no section when the part did not run."""
+    run = str(tmp_path / "run")
+    os.makedirs(run)
+    md, js = str(tmp_path / "r.md"), str(tmp_path / "r.json")
+    subprocess.run([sys.executable, REPORT, run, md, js, "test"], check=True)
+    assert "Memory floor" not in open(md).read()
+    results(run, "memory", tables=[("memory", ["kib", "dependent_ns", "overlapped_ns"],
+                                    [[256, 5.43, 0.681], [65536, 170.2, 8.394]])])
+    subprocess.run([sys.executable, REPORT, run, md, js, "test"], check=True)
+    text = open(md).read()
+    assert "## Memory floor" in text
+    assert "| 256 | 5.4 | 0.68 |" in text, text
+    assert "| 65536 | 170.2 | 8.39 |" in text, text
+    assert json.load(open(js))["memory"][1]["overlapped_ns"] == 8.394

@@ -35,6 +35,7 @@ SMALL = {
                  "repeats=2", "warmup=0.2"],
     "throughput": ["workloads=l2,l3", "sizes=100", "traffic=spread,tse",
                    "seconds=0.3", "warmup=0.2", "search_steps=2"],
+    "memory_floor": ["sizes_kib=64,8192", "seconds=0.02", "rounds=1"],
 }
 
 HAVE_OVS = all(shutil.which(b) for b in
@@ -142,6 +143,22 @@ def test_timestamp_floor(binary, tmp_path):
     assert scalar(doc, "floor_us_n") == 300
     assert 0 <= scalar(doc, "loss") <= 1
     assert len(series(doc, "floor_per_probe")) == 300
+
+
+def test_memory_floor(binary, tmp_path):
+    doc = run(binary, "memory_floor", "oxflow", tmp_path / "mf")
+    rows = table(doc, "memory")
+    assert [r["kib"] for r in rows] == [64, 8192]
+    for r in rows:
+        assert 0 < r["overlapped_ns"] < 1e4 and 0 < r["dependent_ns"] < 1e4, r
+    # 64 KiB stays in the core's L1/L2; a chase through 8 MiB of random
+    # lines waits for a shared L3 or memory at each step, several times
+    # longer (and a chase the prefetcher could follow would not be).
+    assert rows[1]["dependent_ns"] > 2 * rows[0]["dependent_ns"], rows
+    assert scalar(doc, "dependent_ns_8192k") == rows[1]["dependent_ns"]
+    p = bench(binary, "run", "memory_floor", "--out", str(tmp_path / "x"),
+              "--set", "sizes_kib=0", check=False)
+    assert p.returncode == 1 and "sizes_kib: 0: want 1 to" in p.stderr
 
 
 def check_pkt_mod(doc):

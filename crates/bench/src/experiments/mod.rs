@@ -12,6 +12,7 @@ pub mod common;
 pub mod control_channel;
 pub mod cpu_load;
 pub mod flow_insertion;
+pub mod memory_floor;
 pub mod pkt_mod_latency;
 pub mod stats_polling;
 pub mod throughput;
@@ -28,6 +29,7 @@ pub fn all() -> Vec<Box<dyn Experiment>> {
         Box::new(stats_polling::StatsPolling::default()),
         Box::new(cpu_load::CpuLoad::default()),
         Box::new(crate::pipeline_only::PipelineExperiment::default()),
+        Box::new(memory_floor::MemoryFloor::default()),
         Box::new(throughput::Throughput::default()),
         Box::new(throughput::ThroughputRaw::default()),
     ]
