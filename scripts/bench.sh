@@ -33,7 +33,9 @@
 #               the two workers runs its own share of the flows, as the switch's
 #               fanout hash gives each worker its flows; none: every flow
 #               through both replicas (what runs before 2026-11-25f used).
-#               Then the memory floor (`oxflow bench run memory_floor`, ~10 s):
+#               Then the same at 100K with the frames in random order
+#               (`order=random`: no entry-after-entry locality to prefetch), and
+#               the memory floor (`oxflow bench run memory_floor`, ~10 s):
 #               what a random cache-line read costs by memory size, one at a time
 #               and overlapped, the floor under lookups in tables of several MiB
 #   raw         raw veth (generator -> sink, nothing between): the generator's ceiling
@@ -444,6 +446,11 @@ if has_part pipeline; then
         --set "workloads=$WORKLOADS" --set "sizes=$SIZES" --set "traffic=$TRAFFIC" \
         --set "seconds=$PIPE_SECONDS" --set replicas=2 --set "split=$PIPE_SPLIT" 2>&1 \
         | tail -n 80 >> "$LOG" || log "pipeline: FAILED"
+    log "pipeline only, frames in random order (100K)"
+    taskset -c 0,1 "$OXFLOW" bench run pipeline --out "$RUN/pipeline-random" \
+        --set "workloads=$WORKLOADS" --set sizes=100000 --set traffic=spread --set order=random \
+        --set "seconds=$PIPE_SECONDS" --set replicas=2 --set "split=$PIPE_SPLIT" 2>&1 \
+        | tail -n 30 >> "$LOG" || log "pipeline (random order): FAILED"
     log "memory floor (random cache-line reads by memory size, core 0)"
     "$OXFLOW" bench run memory_floor --out "$RUN/memory" 2>&1 \
         | tail -n 20 >> "$LOG" || log "memory floor: FAILED"

@@ -122,6 +122,75 @@ def paired_rows(run):
     return rows
 
 
+def pipeline_section(lines, out, run, part, title, intro=()):
+    """The pipeline-only table of `part` (`title` as its heading,
+    `intro` lines under it) appended to `lines`, its rows in `out[part]`."""
+    pres = load(run, part)
+    pr = table(pres, "pipeline")
+    out[part] = pr
+    cls = {}
+    for c in table(pres, "classifiers"):
+        cls.setdefault(c["workload"], []).append(
+            f"t{c['table']}:{c['classifier']}({c['entries']})")
+    if pr:
+        one = {r["workload"]: r for r in pr if r["workers"] == 1}
+        many = {r["workload"]: r for r in pr if r["workers"] > 1}
+        # Each row is the median of the experiment's rounds (one worker,
+        # then two, back to back); the scaling is the ratio of the two
+        # medians, with the range of the rounds' own ratios beside it.
+        scl = {s["workload"]: s for s in table(pres, "scaling")}
+        rounds = next(iter(scl.values()), {}).get("rounds")
+        lines += [f"## {title}", ""] + list(intro)
+        if rounds:
+            lines += [f"Every figure is the median of {rounds} rounds; each round runs one "
+                      "worker, then two, back to back, and the scaling is the ratio of the "
+                      "medians (the rounds' own ratios in the next column).", ""]
+        # Results from before the interleaved windows have no such columns.
+        windows = any(s.get("pairs") for s in scl.values())
+        if windows:
+            lines += ["The window columns measure the scaling again in pairs of "
+                      "interleaved windows of about 50 ms (one worker, then two, in ABBA "
+                      "order): the median of the pairs' ratios, their range, and how "
+                      "many pairs reach 1.8. Each pair also runs a host reference "
+                      "(integer work, no memory, one thread then two on the same cores): "
+                      "its median ratio, and the median of the pipeline's ratios in the "
+                      "pairs where the reference scaled at least 1.9 (the host gave the "
+                      "two workers two cores), with how many such pairs there were.",
+                      ""]
+        head = ("| workload | Mpps (1 core) | ns/packet | CPU ns/packet | Mpps (2 workers) "
+                "| scaling | round scalings min-max |")
+        rule = "|---|---|---|---|---|---|---|"
+        if windows:
+            head += (" window pairs median | pairs min-max | pairs >= 1.8 | host reference "
+                     "| with two cores (pairs) |")
+            rule += "---|---|---|---|---|"
+        lines += [head + " tables |", rule + "---|"]
+        for w, r in one.items():
+            m = many.get(w)
+            s = scl.get(w, {})
+            span = (f"{fmt(s['round_ratio_min'], 2)}-{fmt(s['round_ratio_max'], 2)}"
+                    if s else "-")
+            row = (f"| {w} | {fmt(r['mpps'], 2)} | {fmt(r['ns_per_packet'], 1)} | "
+                   f"{fmt(r.get('cpu_ns_per_packet'), 1)} | "
+                   f"{fmt(m['mpps'] if m else None, 2)} | "
+                   f"{fmt(ratio(m['mpps'], r['mpps']) if m else None, 2)} | {span} |")
+            if windows:
+                if s.get("pairs"):
+                    row += (f" {fmt(s['windows_ratio'], 2)} | "
+                            f"{fmt(s['windows_ratio_min'], 2)}-"
+                            f"{fmt(s['windows_ratio_max'], 2)} | "
+                            f"{int(s['pairs_at_least_1_8'])}/{int(s['pairs'])} |")
+                    two = s.get("pairs_host_two_cores")
+                    row += (f" {fmt(s.get('host_ratio'), 2)} | "
+                            f"{fmt(s.get('windows_ratio_two_cores'), 2)} "
+                            f"({int(two) if two is not None else '-'}) |")
+                else:
+                    row += " - | - | - | - | - |"
+            lines.append(row + f" {' '.join(cls.get(w.replace('/tse', ''), []))} |")
+        lines.append("")
+
+
+
 def main():
     run, md_path, json_path, opts = sys.argv[1:5]
     out = {"options": opts, "machine": {
@@ -311,70 +380,13 @@ def main():
                 f"{fmt(v.get('idle_cpu_pct'), 1)} |")
         lines.append("")
 
-    # --- pipeline only
-    pres = load(run, "pipeline")
-    pr = table(pres, "pipeline")
-    out["pipeline"] = pr
-    cls = {}
-    for c in table(pres, "classifiers"):
-        cls.setdefault(c["workload"], []).append(
-            f"t{c['table']}:{c['classifier']}({c['entries']})")
-    if pr:
-        one = {r["workload"]: r for r in pr if r["workers"] == 1}
-        many = {r["workload"]: r for r in pr if r["workers"] > 1}
-        # Each row is the median of the experiment's rounds (one worker,
-        # then two, back to back); the scaling is the ratio of the two
-        # medians, with the range of the rounds' own ratios beside it.
-        scl = {s["workload"]: s for s in table(pres, "scaling")}
-        rounds = next(iter(scl.values()), {}).get("rounds")
-        lines += ["## Pipeline only (no I/O)", ""]
-        if rounds:
-            lines += [f"Every figure is the median of {rounds} rounds; each round runs one "
-                      "worker, then two, back to back, and the scaling is the ratio of the "
-                      "medians (the rounds' own ratios in the next column).", ""]
-        # Results from before the interleaved windows have no such columns.
-        windows = any(s.get("pairs") for s in scl.values())
-        if windows:
-            lines += ["The window columns measure the scaling again in pairs of "
-                      "interleaved windows of about 50 ms (one worker, then two, in ABBA "
-                      "order): the median of the pairs' ratios, their range, and how "
-                      "many pairs reach 1.8. Each pair also runs a host reference "
-                      "(integer work, no memory, one thread then two on the same cores): "
-                      "its median ratio, and the median of the pipeline's ratios in the "
-                      "pairs where the reference scaled at least 1.9 (the host gave the "
-                      "two workers two cores), with how many such pairs there were.",
-                      ""]
-        head = ("| workload | Mpps (1 core) | ns/packet | CPU ns/packet | Mpps (2 workers) "
-                "| scaling | round scalings min-max |")
-        rule = "|---|---|---|---|---|---|---|"
-        if windows:
-            head += (" window pairs median | pairs min-max | pairs >= 1.8 | host reference "
-                     "| with two cores (pairs) |")
-            rule += "---|---|---|---|---|"
-        lines += [head + " tables |", rule + "---|"]
-        for w, r in one.items():
-            m = many.get(w)
-            s = scl.get(w, {})
-            span = (f"{fmt(s['round_ratio_min'], 2)}-{fmt(s['round_ratio_max'], 2)}"
-                    if s else "-")
-            row = (f"| {w} | {fmt(r['mpps'], 2)} | {fmt(r['ns_per_packet'], 1)} | "
-                   f"{fmt(r.get('cpu_ns_per_packet'), 1)} | "
-                   f"{fmt(m['mpps'] if m else None, 2)} | "
-                   f"{fmt(ratio(m['mpps'], r['mpps']) if m else None, 2)} | {span} |")
-            if windows:
-                if s.get("pairs"):
-                    row += (f" {fmt(s['windows_ratio'], 2)} | "
-                            f"{fmt(s['windows_ratio_min'], 2)}-"
-                            f"{fmt(s['windows_ratio_max'], 2)} | "
-                            f"{int(s['pairs_at_least_1_8'])}/{int(s['pairs'])} |")
-                    two = s.get("pairs_host_two_cores")
-                    row += (f" {fmt(s.get('host_ratio'), 2)} | "
-                            f"{fmt(s.get('windows_ratio_two_cores'), 2)} "
-                            f"({int(two) if two is not None else '-'}) |")
-                else:
-                    row += " - | - | - | - | - |"
-            lines.append(row + f" {' '.join(cls.get(w.removesuffix('/tse'), []))} |")
-        lines.append("")
+    # --- pipeline only, in the workloads' order and in a random one
+    pipeline_section(lines, out, run, "pipeline", "Pipeline only (no I/O)")
+    pipeline_section(
+        lines, out, run, "pipeline-random", "Pipeline only, frames in random order",
+        ["The same at 100K entries with the frames in one fixed random permutation "
+         "(`order=random`): every entry still hit once per pass, but not entry after "
+         "entry, whose records and slots the hardware prefetches.", ""])
 
     # --- memory floor (with the pipeline part)
     mem = table(load(run, "memory"), "memory")

@@ -236,3 +236,33 @@ def test_memory_floor_rows(tmp_path):
     assert "| 256 | 5.4 | 0.68 |" in text, text
     assert "| 65536 | 170.2 | 8.39 |" in text, text
     assert json.load(open(js))["memory"][1]["overlapped_ns"] == 8.394
+
+
+def test_pipeline_random_order_section(tmp_path):
+    """The `pipeline-random` part gets a table of its own after the
+    pipeline's, its rows named WORKLOAD/SIZE[/tse]/random, with their
+    tables' classifiers; no section when the part did not run."""
+    run = str(tmp_path / "run")
+    os.makedirs(run)
+    cols = ["workload", "kind", "size", "traffic", "workers", "mpps", "mpps_per_core",
+            "ns_per_packet", "cpu_ns_per_packet", "not_forwarded"]
+    results(run, "pipeline", tables=[("pipeline", cols, [
+        ["l3/100000", "l3", 100000, "spread", 1, 18.0, 18.0, 55.6, 55.5, 0]])])
+    md, js = str(tmp_path / "r.md"), str(tmp_path / "r.json")
+    subprocess.run([sys.executable, REPORT, run, md, js, "test"], check=True)
+    assert "random order" not in open(md).read()
+    results(run, "pipeline-random", tables=[
+        ("pipeline", cols, [
+            ["l3/100000/random", "l3", 100000, "spread", 1, 10.0, 10.0, 100.0, 99.9, 0],
+            ["l3/100000/tse/random", "l3", 100000, "tse", 1, 9.0, 9.0, 111.1, 111.0, 0]]),
+        ("classifiers", ["workload", "table", "entries", "classifier"],
+         [["l3/100000/random", 1, 100000, "lpm"]])])
+    subprocess.run([sys.executable, REPORT, run, md, js, "test"], check=True)
+    text = open(md).read()
+    head = text.index("## Pipeline only, frames in random order")
+    assert text.index("## Pipeline only (no I/O)") < head
+    assert "| l3/100000/random | 10.00 | 100.0 | 99.9 | - | - | - | t1:lpm(100000) |" in text, text
+    assert "| l3/100000/tse/random | 9.00 | 111.1 | 111.0 | - | - | - | t1:lpm(100000) |" in text
+    doc = json.load(open(js))
+    assert doc["pipeline-random"][0]["mpps"] == 10.0
+    assert doc["pipeline"][0]["workload"] == "l3/100000"

@@ -152,6 +152,54 @@ impl std::str::FromStr for Split {
     }
 }
 
+/// The order a workload's frames run in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Order {
+    /// As the workload lists them: entry after entry, so consecutive
+    /// packets hit neighbouring entries (whose records and index slots
+    /// the hardware prefetches: kind to the caches).
+    Entries,
+    /// One fixed random permutation of them (the same every run): every
+    /// entry still hit once per pass, but in no order a cache or a
+    /// prefetcher can use, as flows from many hosts arrive.
+    Random,
+}
+
+impl Order {
+    pub fn name(self) -> &'static str {
+        match self {
+            Order::Entries => "entries",
+            Order::Random => "random",
+        }
+    }
+
+    /// `frames` in this order.
+    pub fn apply(self, frames: &mut [Vec<u8>]) {
+        if self == Order::Random {
+            // Fisher-Yates with xorshift64*, fixed seed.
+            let mut x = 0x9e37_79b9_7f4a_7c15u64;
+            for k in (1..frames.len()).rev() {
+                x ^= x >> 12;
+                x ^= x << 25;
+                x ^= x >> 27;
+                let j = (x.wrapping_mul(0x2545_f491_4f6c_dd1d) % (k as u64 + 1)) as usize;
+                frames.swap(k, j);
+            }
+        }
+    }
+}
+
+impl std::str::FromStr for Order {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Order, String> {
+        match s {
+            "entries" => Ok(Order::Entries),
+            "random" => Ok(Order::Random),
+            _ => Err(format!("unknown order \"{s}\" (entries, random)")),
+        }
+    }
+}
+
 /// The workload's frames back to back in one buffer, as a port's receive
 /// ring holds them, instead of one heap allocation each: reading them in
 /// turn is a sequential stream the CPU prefetches, so a workload of 100K
@@ -487,6 +535,11 @@ impl Experiment for PipelineExperiment {
                 "none",
                 "how the replicas share the frames: flows (worker i of n runs frames i, i+n, ...: its share of the flows, as the switch's fanout gives each worker) or none (every worker all frames)",
             ),
+            ParamSpec::new(
+                "order",
+                "entries",
+                "the frames' order: entries (entry after entry, as the workload lists them: neighbouring entries back to back, kind to the caches) or random (one fixed random permutation: every entry once per pass in no cache-friendly order); rows of a random run are named WORKLOAD/SIZE[/tse]/random",
+            ),
             ParamSpec::new("seconds", "1", "measured seconds per run (after warm-up)"),
             ParamSpec::new(
                 "batch",
@@ -517,6 +570,7 @@ impl Experiment for PipelineExperiment {
         self.workers = ctx.param::<usize>("replicas")?.max(1);
         let seconds: f64 = ctx.param("seconds")?;
         let split: Split = ctx.param("split")?;
+        let order: Order = ctx.param("order")?;
         self.rounds = ctx.param::<usize>("rounds")?;
         self.pairs = ctx.param::<usize>("pairs")?;
         self.batch = ctx.param::<usize>("batch")?;
@@ -541,7 +595,14 @@ impl Experiment for PipelineExperiment {
             };
             for &size in sizes {
                 for &mode in &modes {
-                    let w = Workload::new(kind, size, mode);
+                    let mut w = Workload::new(kind, size, mode);
+                    order.apply(&mut w.frames);
+                    // The rows' name: the workload's, and the order
+                    // when it is not the workload's own.
+                    let name = match order {
+                        Order::Entries => w.name(),
+                        Order::Random => format!("{}/random", w.name()),
+                    };
                     let p = install(&w)?;
                     let (mut ones, mut manys) = (Vec::new(), Vec::new());
                     for _ in 0..self.rounds {
@@ -562,9 +623,10 @@ impl Experiment for PipelineExperiment {
                         .zip(&manys)
                         .map(|(o, m)| speedup(m.mpps, o.mpps))
                         .collect();
-                    let Some(one) = median_run(ones) else {
-                        bail!("{}: no run", w.name());
+                    let Some(mut one) = median_run(ones) else {
+                        bail!("{name}: no run");
                     };
+                    one.workload.clone_from(&name);
                     ctx.note(format!(
                         "{}: {:.2} Mpps/core, {:.1} ns/packet ({:.1} ns of its own CPU time; median of {})",
                         one.workload, one.mpps, one.ns_per_packet, one.cpu_ns_per_packet, self.rounds
@@ -583,7 +645,7 @@ impl Experiment for PipelineExperiment {
                             )?;
                             ctx.note(format!(
                                 "{}: {} workers {:.2}x one in {} interleaved window pairs (pairs {:.2}-{:.2}); host reference {:.2}x; in the {} pairs where the host gave two cores {}",
-                                w.name(),
+                                name,
                                 self.workers,
                                 r.ratio(),
                                 self.pairs,
@@ -599,7 +661,7 @@ impl Experiment for PipelineExperiment {
                             None
                         };
                         self.scaling.push(Scaling {
-                            workload: w.name(),
+                            workload: name.clone(),
                             one: one.mpps,
                             many: n.mpps,
                             round_min: ratios.iter().copied().fold(f64::INFINITY, f64::min),
@@ -608,7 +670,10 @@ impl Experiment for PipelineExperiment {
                         });
                     }
                     self.rows.push(one);
-                    self.rows.extend(many);
+                    self.rows.extend(many.map(|mut m| {
+                        m.workload.clone_from(&name);
+                        m
+                    }));
                 }
             }
         }
@@ -850,6 +915,36 @@ mod tests {
         assert_eq!(of(&Trace::new(one, Split::Flows, 1, 2)), [0]);
         assert_eq!("flows".parse::<Split>(), Ok(Split::Flows));
         assert!("rss".parse::<Split>().is_err());
+    }
+
+    #[test]
+    fn random_order_is_a_fixed_permutation() {
+        let frames: Vec<Vec<u8>> = (0..=255u8).map(|i| vec![i; 2]).collect();
+        let mut a = frames.clone();
+        Order::Entries.apply(&mut a);
+        assert_eq!(a, frames);
+        Order::Random.apply(&mut a);
+        let mut b = frames.clone();
+        Order::Random.apply(&mut b);
+        // The same every run, every frame once, and out of order: few
+        // frames keep a neighbour that follows them in the workload.
+        assert_eq!(a, b);
+        let mut sorted = a.clone();
+        sorted.sort();
+        assert_eq!(sorted, frames);
+        let kept = a
+            .windows(2)
+            .filter(|w| w[1][0] == w[0][0].wrapping_add(1))
+            .count();
+        assert!(kept < 10, "{kept} of 255 neighbours kept");
+        // And every frame of a random run still forwarded.
+        let mut w = Workload::new(Kind::Gateway, 100, Traffic::Spread);
+        Order::Random.apply(&mut w.frames);
+        let m = measure(&w, 1, Duration::from_millis(20), Split::Flows).expect("measures");
+        assert_eq!(m.not_forwarded, 0);
+        assert_eq!("random".parse::<Order>(), Ok(Order::Random));
+        let e = "shuffled".parse::<Order>().expect_err("unknown");
+        assert!(e.contains("entries, random"), "{e}");
     }
 
     #[test]
