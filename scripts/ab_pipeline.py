@@ -166,6 +166,9 @@ def measure(argv_a, argv_b, sessions, pairs, warmup):
 def worker_argv(binary, workload, args):
     argv = [binary, "bench", "windows", workload, "--traffic", args.traffic,
             "--batches", str(args.batches)]
+    if args.order != "entries":
+        # (Only then: builds from before the option still serve the rest.)
+        argv += ["--order", args.order]
     if args.cpu is not None and shutil.which("taskset"):
         argv = ["taskset", "-c", str(args.cpu)] + argv
     return argv
@@ -184,6 +187,9 @@ def main(argv=None):
     ap.add_argument("--batches", type=int, default=4000,
                     help="batches of 32 frames per window (default 4000)")
     ap.add_argument("--traffic", default="spread", choices=["spread", "tse"])
+    ap.add_argument("--order", default="entries", choices=["entries", "random"],
+                    help="the frames' order: as the workload lists them, or one fixed "
+                         "random permutation (no entry-after-entry locality)")
     ap.add_argument("--cpu", type=int, default=1,
                     help="core both builds are pinned to (default 1; -1: not pinned)")
     ap.add_argument("--json", metavar="FILE", help="write every window there")
@@ -197,7 +203,7 @@ def main(argv=None):
             ap.error(f"{b}: not an executable file")
     print(f"A = {args.bin_a}\nB = {args.bin_b}")
     print(f"{args.sessions} sessions of {args.pairs} pairs of {args.batches * 32}-packet windows, "
-          f"{args.traffic} traffic, core {'any' if args.cpu is None else args.cpu}")
+          f"{args.traffic} traffic, {args.order} order, core {'any' if args.cpu is None else args.cpu}")
     print()
     print("| workload | A ns/pkt | B ns/pkt | B/A (median of sessions) | sessions min-max "
           "| B faster in |")

@@ -25,6 +25,8 @@ if workload == "bad/1":
     sys.exit(1)
 with open({log!r}, "a") as f:
     f.write("start-" + {name!r} + "\\n")
+with open({log!r} + ".argv", "a") as f:
+    f.write(" ".join(args) + "\\n")
 print("ready", workload, 96, flush=True)
 for line in sys.stdin:
     with open({log!r}, "a") as f:
@@ -110,3 +112,22 @@ def test_statistics():
     assert abs(s["ratio"] - 108 / 110) < 1e-12
     assert s["b_wins"] == 2
     assert abs(s["pair_ratio_median"] - 0.9) < 1e-12
+
+
+def test_order_is_passed_on_only_when_random(tmp_path):
+    """`--order random` reaches the workers as `--order random`; the
+    default adds nothing (builds from before the option still serve)."""
+    a = worker(tmp_path, "a", 100.0)
+    r = run(a, a, "l3/100000", "--sessions", "1", "--pairs", "1", "--warmup", "0")
+    assert r.returncode == 0, r.stderr
+    assert "entries order" in r.stdout
+    argv = (tmp_path / "order.log.argv").read_text().splitlines()
+    assert argv and all("--order" not in x for x in argv), argv
+    r = run(a, a, "l3/100000", "--sessions", "1", "--pairs", "1", "--warmup", "0",
+            "--order", "random")
+    assert r.returncode == 0, r.stderr
+    assert "random order" in r.stdout
+    argv = (tmp_path / "order.log.argv").read_text().splitlines()
+    assert argv[-1].endswith("--order random"), argv
+    r = run(a, a, "l3/100000", "--order", "sorted")
+    assert r.returncode == 2 and "invalid choice" in r.stderr

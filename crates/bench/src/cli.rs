@@ -7,7 +7,7 @@
 //!   [--config FILE.toml]`: one run; writes DIR/results.json, CSVs, SVGs and
 //!   DIR/index.html.
 //! - `compare A B --out DIR`: overlay two run folders.
-//! - `windows WORKLOAD/SIZE [--traffic T] [--batches N]`: pipeline-only
+//! - `windows WORKLOAD/SIZE [--traffic T] [--batches N] [--order O]`: pipeline-only
 //!   windows on request, one per "run" line on stdin, for an A/B of two
 //!   builds (`crate::windows`, `scripts/ab_pipeline.py`).
 //!
@@ -74,6 +74,10 @@ enum Cmd {
         /// Batches of 32 frames per window.
         #[arg(long, default_value_t = 4000)]
         batches: usize,
+        /// The frames' order: entries (as the workload lists them) or
+        /// random (one fixed random permutation).
+        #[arg(long, default_value = "entries")]
+        order: crate::pipeline_only::Order,
     },
 }
 
@@ -154,14 +158,16 @@ pub fn main_with_args(args: Vec<String>) -> i32 {
             workload,
             traffic,
             batches,
+            order,
         } => {
-            let w = match parse_workload(&workload, traffic) {
+            let mut w = match parse_workload(&workload, traffic) {
                 Ok(w) => w,
                 Err(e) => {
                     eprintln!("oxflow bench windows: {e}");
                     return 2;
                 }
             };
+            order.apply(&mut w.frames);
             let stdin = std::io::stdin().lock();
             match crate::windows::serve(&w, batches, stdin, std::io::stdout().lock()) {
                 Ok(_) => 0,
