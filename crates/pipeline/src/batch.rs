@@ -267,9 +267,9 @@ impl Pipeline {
                     template::classify_chunk(t, ex, chunk, in_port, &mut fast);
                 }
             } else if let (Some(plan), Some(h)) = (plans.route, hops.as_deref_mut()) {
-                self.classify_route_chunk(plan, chunk, h, &mut fast);
+                self.classify_route_chunk(plan, chunk, h, &mut fast, warm);
             } else if let (true, Some(c)) = (plans.chain, chains.as_deref_mut()) {
-                self.classify_chain_chunk(chunk, in_port, c, &mut fast);
+                self.classify_chain_chunk(chunk, in_port, c, &mut fast, warm);
             }
             let ways = match (plans.route.zip(hops.as_deref()), chains.as_deref()) {
                 (Some((plan, h)), _) => template::Ways::Route(plan, h),

@@ -2616,14 +2616,14 @@ mod route_props {
             let bufs = [PacketBuf::from_slice(&frame(&(0, 3, false, 255, 255)))];
             let mut fast = [None];
             let mut hops = crate::template::Hops::default();
-            p.classify_route_chunk(plan, &bufs, &mut hops, &mut fast);
+            p.classify_route_chunk(plan, &bufs, &mut hops, &mut fast, true);
             assert!(
                 matches!(fast[0], Some(crate::template::Fast::Route)),
                 "{dispatch:?}"
             );
             // A frame with TTL 1 is left to the general path.
             let bufs = [PacketBuf::from_slice(&frame(&(0, 1, false, 255, 255)))];
-            p.classify_route_chunk(plan, &bufs, &mut hops, &mut fast);
+            p.classify_route_chunk(plan, &bufs, &mut hops, &mut fast, true);
             assert_eq!(fast[0], None);
         }
     }
@@ -3023,7 +3023,7 @@ mod chain_props {
         for (spec, taken) in cases {
             let bufs = [PacketBuf::from_slice(&frame(&spec))];
             let mut fast = [None];
-            p.classify_chain_chunk(&bufs, 1, &mut chains, &mut fast);
+            p.classify_chain_chunk(&bufs, 1, &mut chains, &mut fast, true);
             assert_eq!(fast[0].is_some(), taken, "{spec:?}");
         }
     }
@@ -3297,7 +3297,7 @@ mod balancer_props {
         for (f, taken) in &cases {
             let bufs = [PacketBuf::from_slice(f)];
             let mut fast = [None];
-            p.classify_chain_chunk(&bufs, 1, &mut chains, &mut fast);
+            p.classify_chain_chunk(&bufs, 1, &mut chains, &mut fast, true);
             assert_eq!(fast[0].is_some(), *taken, "{f:?}");
         }
         let m = vec![OxmField::EthType(0x0800), OxmField::IpProto(1)];
