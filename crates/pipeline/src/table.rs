@@ -404,6 +404,17 @@ impl FlowTable {
         self.pos_of.get(h as usize).map(|p| *p as usize)
     }
 
+    /// The first word of the hot record of the entry with handle `h` (0
+    /// when there is none): a read that brings its line in, for a caller
+    /// that reads a chunk's records before using any (the templates'
+    /// staged reads, as `Exact::touch` for index slots).
+    #[inline(always)]
+    pub(crate) fn touch_handle(&self, h: u32) -> u64 {
+        self.pos_of_handle(h)
+            .and_then(|pos| self.hot(pos))
+            .map_or(0, |e| e.packet_count)
+    }
+
     fn by_handle(&self, h: u32) -> Option<EntryRef<'_>> {
         self.entry(self.pos_of_handle(h)?)
     }
