@@ -25,6 +25,7 @@ pub mod pipeline_only;
 pub mod progress;
 pub mod report;
 pub mod results;
+mod rng;
 pub mod runner;
 pub mod sampler;
 pub mod scaling;

@@ -166,25 +166,10 @@ pub enum Order {
 }
 
 impl Order {
-    pub fn name(self) -> &'static str {
-        match self {
-            Order::Entries => "entries",
-            Order::Random => "random",
-        }
-    }
-
     /// `frames` in this order.
     pub fn apply(self, frames: &mut [Vec<u8>]) {
         if self == Order::Random {
-            // Fisher-Yates with xorshift64*, fixed seed.
-            let mut x = 0x9e37_79b9_7f4a_7c15u64;
-            for k in (1..frames.len()).rev() {
-                x ^= x >> 12;
-                x ^= x << 25;
-                x ^= x >> 27;
-                let j = (x.wrapping_mul(0x2545_f491_4f6c_dd1d) % (k as u64 + 1)) as usize;
-                frames.swap(k, j);
-            }
+            crate::rng::Rng::new(0x9e37_79b9_7f4a_7c15).shuffle(frames);
         }
     }
 }

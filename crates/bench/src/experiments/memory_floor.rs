@@ -23,6 +23,8 @@ use crate::bail;
 use crate::error::Result;
 use crate::experiment::{Ctx, Experiment, ParamSpec};
 use crate::results::Results;
+use crate::rng::Rng;
+use crate::stats::summarize;
 
 /// Bytes per cache line: the reads touch one word of each line.
 const LINE: usize = 64;
@@ -48,24 +50,6 @@ pub struct Floor {
 #[derive(Default)]
 pub struct MemoryFloor {
     floors: Vec<Floor>,
-}
-
-/// xorshift64*: a fixed, seeded sequence (the same lines every run).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    /// A number below `n` (n > 0; the bias of the modulo is negligible
-    /// for the sizes here).
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
 }
 
 /// `lines` lines, word 0 of line i holding the next line of one random
@@ -117,15 +101,11 @@ fn per_read(d: Duration, reads: usize, mut f: impl FnMut()) -> f64 {
     }
 }
 
-fn median(mut xs: Vec<f64>) -> f64 {
-    xs.sort_by(f64::total_cmp);
-    xs.get(xs.len() / 2).copied().unwrap_or(f64::NAN)
-}
-
 /// Measures one size: `rounds` rounds of `d` for each kind of read.
 pub fn measure(kib: usize, d: Duration, rounds: usize) -> Floor {
     let lines = (kib * 1024 / LINE).max(2);
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ kib as u64);
+    // (A fixed seed per size: the same lines every run.)
+    let mut rng = Rng::new(0x9e37_79b9_7f4a_7c15 ^ kib as u64);
     let buf = chase_buffer(lines, &mut |n| rng.below(n));
     let idx: Vec<u32> = (0..INDICES).map(|_| rng.below(lines) as u32).collect();
     // One chase over every line first: pages faulted in, caches as warm
@@ -143,8 +123,8 @@ pub fn measure(kib: usize, d: Duration, rounds: usize) -> Floor {
     }
     Floor {
         kib,
-        dependent_ns: median(dep),
-        overlapped_ns: median(ovl),
+        dependent_ns: summarize(&dep).median,
+        overlapped_ns: summarize(&ovl).median,
     }
 }
 
@@ -265,7 +245,7 @@ mod tests {
     #[test]
     fn the_chase_is_one_cycle_through_every_line() {
         for lines in [2, 3, 17, 1000, 4096] {
-            let mut rng = Rng(lines as u64 + 1);
+            let mut rng = Rng::new(lines as u64 + 1);
             let buf = chase_buffer(lines, &mut |n| rng.below(n));
             assert_eq!(walk(&buf).len(), lines, "{lines} lines");
             // Only word 0 of a line holds a link.
@@ -278,7 +258,7 @@ mod tests {
         // A chain in address order would measure the prefetcher, not
         // random reads: most steps of a random one go elsewhere than the
         // next line.
-        let mut rng = Rng(7);
+        let mut rng = Rng::new(7);
         let buf = chase_buffer(4096, &mut |n| rng.below(n));
         let order = walk(&buf);
         let next_line = order.windows(2).filter(|w| w[1] == w[0] + 1).count();
@@ -287,7 +267,7 @@ mod tests {
 
     #[test]
     fn chase_and_gather_read_what_the_buffer_holds() {
-        let mut rng = Rng(3);
+        let mut rng = Rng::new(3);
         let buf = chase_buffer(8, &mut |n| rng.below(n));
         let order = walk(&buf);
         assert_eq!(chase(&buf, 8), 0);
