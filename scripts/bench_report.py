@@ -190,7 +190,6 @@ def pipeline_section(lines, out, run, part, title, intro=()):
         lines.append("")
 
 
-
 def main():
     run, md_path, json_path, opts = sys.argv[1:5]
     out = {"options": opts, "machine": {
