@@ -76,7 +76,12 @@
 # For each switch: throughput per workload and size (spread and tse traffic),
 # ping RTT median, iperf3 TCP (offloads off and on), 100,000 flow-mods +
 # barrier (the throughput run's l2/100000 install and INSTALLS more, default
-# 4: median and range), idle CPU.
+# 4: median and range), idle CPU. The pings wait until the switch, its
+# flows just replaced, has gone quiet (scripts/settle.sh: under 5 % of a
+# core in two consecutive half-second windows, at most SETTLE_MAX, default
+# 60, seconds; SETTLE_MAX=0 does not wait): Open vSwitch pinged right after
+# deleting 100K flows answered in 1-30 ms for its first ~40 pings, 0.3 ms
+# once quiet.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -111,6 +116,7 @@ else
     IPERF_SECONDS=${IPERF_SECONDS:-5}
 fi
 IDLE_SECONDS=${IDLE_SECONDS:-5}
+SETTLE_MAX=${SETTLE_MAX:-60}   # longest wait for a quiet switch (s; 0: none)
 INSTALLS=${INSTALLS:-4}
 CARGO=${CARGO:-cargo}
 # The counts must be whole numbers (`seq` would quietly run none).
@@ -323,6 +329,8 @@ stop_ovs() {
 }
 
 # ---------------------------------------------------------------- measurements
+# shellcheck source=scripts/settle.sh
+. "$ROOT/scripts/settle.sh"
 EXT_SETS=(--set "controller=listen:127.0.0.1:6653"
           --set gen_iface=${P}g0 --set gen_netns=$NS_G --set gen_port=1
           --set cap_iface=${P}c0 --set cap_netns=$NS_C --set cap_port=2)
@@ -384,12 +392,25 @@ PY
     log "ping floor (one veth pair): $(tr -d '\n' < "$RUN/floor-latency.json")"
 }
 
-# latency LABEL: ping RTT and iperf3 through the switch with in_port=1<->2.
+# latency LABEL [noisy]: ping RTT and iperf3 through the switch with
+# in_port=1<->2, once the switch has settled (`settle`; not for a switch
+# that busy-polls by design: pass "noisy").
 latency() {
     local label=$1 out=$RUN/$1-latency.json
     ip netns exec $NS_S "$OXFLOW" ctl del-flows $SW_CTL >/dev/null
     ip netns exec $NS_S "$OXFLOW" ctl add-flow $SW_CTL "priority=10,in_port=1,actions=output:2"
     ip netns exec $NS_S "$OXFLOW" ctl add-flow $SW_CTL "priority=10,in_port=2,actions=output:1"
+    # Pings start once the switch is quiet (scripts/settle.sh), except
+    # one that busy-polls by design.
+    local settled=""
+    if [ "${2:-}" != noisy ] && [ "$SETTLE_MAX" != 0 ]; then
+        if settled=$(settle "$SW_PID" "$SETTLE_MAX" 5); then
+            log "$label: switch quiet after $settled s"
+        else
+            log "$label: switch still busy after $settled s; measuring anyway"
+            settled=""
+        fi
+    fi
     local rtts
     rtts=$(ping_rtts "$PINGS" 10.78.0.2)
     local iperf_off=0 iperf_on=0
@@ -411,16 +432,19 @@ except Exception: print(0)') || true
     offloads off
     # idle CPU: flows installed, no traffic
     local t0 t1
-    t0=$(awk '{print $14+$15}' /proc/$SW_PID/stat)
+    t0=$(cpu_ticks "$SW_PID")
     sleep "$IDLE_SECONDS"
-    t1=$(awk '{print $14+$15}' /proc/$SW_PID/stat)
-    python3 - "$out" "$t0" "$t1" "$(getconf CLK_TCK)" "$IDLE_SECONDS" "${iperf_off:-0}" "${iperf_on:-0}" $rtts <<'PY' || log "$label: latency summary failed"
+    t1=$(cpu_ticks "$SW_PID")
+    python3 - "$out" "$t0" "$t1" "$(getconf CLK_TCK)" "$IDLE_SECONDS" "${iperf_off:-0}" "${iperf_on:-0}" "${settled:--}" $rtts <<'PY' || log "$label: latency summary failed"
 import json, statistics, sys
-out, t0, t1, hz, secs, off, on = sys.argv[1:8]
-rtts = [float(x) for x in sys.argv[8:]]
+out, t0, t1, hz, secs, off, on, settled = sys.argv[1:9]
+rtts = [float(x) for x in sys.argv[9:]]
 json.dump({
     "ping_rtt_ms_median": statistics.median(rtts) if rtts else None,
     "ping_count": len(rtts),
+    # seconds the switch took to go quiet before the pings (None: not
+    # waited for, or still busy when the wait ended)
+    "settle_s": None if settled == "-" else float(settled),
     "iperf3_gbps_offloads_off": float(off) / 1e9,
     "iperf3_gbps_offloads_on": float(on) / 1e9,
     "idle_cpu_pct": (int(t1) - int(t0)) / int(hz) / float(secs) * 100.0,
@@ -510,7 +534,7 @@ fi
 
 if has_part oxflow_busy; then
     if start_oxflow afpacket busy; then
-        latency oxflow_busy
+        latency oxflow_busy noisy
     else
         log "oxflow_busy: switch did not start, skipped"
     fi

@@ -361,12 +361,18 @@ def main():
                   "switch it crosses four, so 2 x floor is the RTT of a switch that takes no "
                   "time). oxflow_busy: oxflow with poll_mode = \"busy\" (its idle CPU is a "
                   "core by design).", "",
+                  "Pings start once the switch, its flows replaced by the two the latency "
+                  "part uses, has used under 5 % of a core in two consecutive half-second "
+                  "windows (quiet after: the seconds that took; `-`: not waited for, as "
+                  "for oxflow_busy, or still busy at the limit). Right after deleting the "
+                  "throughput part's 100K flows a switch may still be working on them.", "",
                   "100K flow-mods + barrier: the median of the throughput run's l2/100000 "
                   "install and the install part's (SWITCH-install-N), with their range and "
                   "count.", "",
                   "| switch | ping RTT median ms | RTT - 2 x floor ms | iperf3 Gbit/s (offloads off) | "
-                  "iperf3 Gbit/s (offloads on) | 100K flow-mods + barrier s | idle CPU % |",
-                  "|---|---|---|---|---|---|---|"]
+                  "iperf3 Gbit/s (offloads on) | 100K flow-mods + barrier s | idle CPU % | "
+                  "quiet after s |",
+                  "|---|---|---|---|---|---|---|---|"]
         for s, v in per.items():
             rtt = v.get("ping_rtt_ms_median")
             own = (rtt - 2 * floor if s != "floor" and rtt is not None and floor is not None
@@ -376,7 +382,8 @@ def main():
                 f"{fmt(v.get('iperf3_gbps_offloads_off'), 2)} | "
                 f"{fmt(v.get('iperf3_gbps_offloads_on'), 2)} | "
                 f"{install_cell(v.get('flow_mods_100k_barrier_samples'))} | "
-                f"{fmt(v.get('idle_cpu_pct'), 1)} |")
+                f"{fmt(v.get('idle_cpu_pct'), 1)} | "
+                f"{fmt(v.get('settle_s'), 1)} |")
         lines.append("")
 
     # --- pipeline only, in the workloads' order and in a random one

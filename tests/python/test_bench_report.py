@@ -31,9 +31,9 @@ def ceiling(run, part, max_mpps, spread):
                         ("switch_cpu_pct", 99.0)])
 
 
-def latency(run, label, rtt):
+def latency(run, label, rtt, settle_s=None):
     with open(os.path.join(run, "%s-latency.json" % label), "w") as f:
-        json.dump({"ping_rtt_ms_median": rtt, "ping_count": 100}, f)
+        json.dump({"ping_rtt_ms_median": rtt, "ping_count": 100, "settle_s": settle_s}, f)
 
 
 def test_ratios_unsteady_ceiling_and_latency_rows(tmp_path):
@@ -44,7 +44,7 @@ def test_ratios_unsteady_ceiling_and_latency_rows(tmp_path):
     cols = ["workload", "max_mpps", "no_loss_mpps"]
     results(run, "oxflow", tables=[("throughput", cols, [["l2/100", 0.380, 0.380]])])
     latency(run, "floor", 0.040)
-    latency(run, "oxflow", 0.100)
+    latency(run, "oxflow", 0.100, settle_s=1.013)
     latency(run, "oxflow_busy", 0.070)
     md, js = str(tmp_path / "r.md"), str(tmp_path / "r.json")
     subprocess.run([sys.executable, REPORT, run, md, js, "test"], check=True)
@@ -60,6 +60,10 @@ def test_ratios_unsteady_ceiling_and_latency_rows(tmp_path):
     assert rows[0].startswith("| floor | 0.040 | - |"), rows
     assert "| oxflow | 0.100 | 0.020 |" in text, rows
     assert "| oxflow_busy | 0.070 | -0.010 |" in text, rows
+    # How long the switch took to go quiet before the pings; "-" when
+    # not waited for (busy polling).
+    assert rows[1].endswith("| 1.0 |"), rows
+    assert rows[2].endswith("| - |"), rows
     doc = json.load(open(js))
     assert doc["per_switch"]["floor"]["ping_rtt_ms_median"] == 0.040
 

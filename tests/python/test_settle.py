@@ -1,0 +1,79 @@
+"""`scripts/settle.sh`: `make bench` waits for a switch to go quiet before
+it pings through it. A process that works for a while is waited for, an
+idle one costs the two quiet windows only, one that never stops is given
+up on at the limit, and a process that is gone is not taken for quiet."""
+
+import os
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SETTLE = os.path.join(ROOT, "scripts", "settle.sh")
+
+# A process that spins for SPIN seconds (a switch busy with its flows),
+# then sleeps.
+SPIN = """
+import sys, time
+end = time.monotonic() + float(sys.argv[1])
+while time.monotonic() < end:
+    pass
+time.sleep(120)
+"""
+
+
+def settle(pid, max_s, pct=5):
+    """(exit code, seconds waited as printed, wall seconds)."""
+    t = time.monotonic()
+    r = subprocess.run(["bash", "-c", '. "$0"; settle "$1" "$2" "$3"', SETTLE,
+                        str(pid), str(max_s), str(pct)],
+                       capture_output=True, text=True, timeout=max_s + 30)
+    return r.returncode, float(r.stdout.strip()), time.monotonic() - t
+
+
+def spinner(seconds):
+    return subprocess.Popen([sys.executable, "-c", SPIN, str(seconds)])
+
+
+def test_waits_for_a_busy_process_to_go_quiet():
+    p = spinner(2.0)
+    try:
+        rc, waited, wall = settle(p.pid, 20)
+    finally:
+        p.kill()
+        p.wait()
+    assert rc == 0
+    # Busy for 2 s, then two quiet half-second windows.
+    assert waited >= 2.0, waited
+    assert waited < 8.0, waited
+    assert abs(wall - waited) < 1.0
+
+
+def test_an_idle_process_costs_two_windows():
+    p = subprocess.Popen(["sleep", "120"])
+    try:
+        rc, waited, _ = settle(p.pid, 20)
+    finally:
+        p.kill()
+        p.wait()
+    assert rc == 0
+    assert 0.9 <= waited < 3.0, waited
+
+
+def test_a_process_that_never_stops_is_given_up_on():
+    p = spinner(120)
+    try:
+        rc, waited, _ = settle(p.pid, 2)
+    finally:
+        p.kill()
+        p.wait()
+    assert rc == 1
+    assert 2.0 <= waited < 4.0, waited
+
+
+def test_a_process_that_is_gone_is_not_quiet():
+    p = subprocess.Popen(["true"])
+    p.wait()
+    rc, waited, _ = settle(p.pid, 5)
+    assert rc == 1
+    assert waited < 1.0, waited
