@@ -76,12 +76,13 @@
 # For each switch: throughput per workload and size (spread and tse traffic),
 # ping RTT median, iperf3 TCP (offloads off and on), 100,000 flow-mods +
 # barrier (the throughput run's l2/100000 install and INSTALLS more, default
-# 4: median and range), idle CPU. The pings wait until the switch, its
-# flows just replaced, has gone quiet (scripts/settle.sh: under 5 % of a
-# core in two consecutive half-second windows, at most SETTLE_MAX, default
-# 60, seconds; SETTLE_MAX=0 does not wait): Open vSwitch pinged right after
-# deleting 100K flows answered in 1-30 ms for its first ~40 pings, 0.3 ms
-# once quiet.
+# 4: median and range), idle CPU. The traffic of each throughput row and
+# the pings wait until the switch, its flows just replaced, has gone quiet
+# (under 5 % of a core in two consecutive half-second windows, at most
+# SETTLE_MAX, default 60, seconds; SETTLE_MAX=0 does not wait; the
+# throughput experiment's `settle`, scripts/settle.sh for the pings): Open
+# vSwitch pinged right after deleting 100K flows answered in 1-30 ms for
+# its first ~40 pings, 0.3 ms once quiet.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -349,6 +350,7 @@ bench_ext() {
 throughput() {
     bench_ext "$1" throughput --set "workloads=$WORKLOADS" --set "sizes=$SIZES" \
         --set "traffic=$TRAFFIC" --set "seconds=$WINDOW" --set "warmup=$WARMUP" \
+        --set "settle=$SETTLE_MAX" \
         --set "search_steps=$STEPS" --set "repeats=$REPEATS"
     if [[ ",$SIZES," != *",100000,"* ]]; then
         # the 100,000 flow-mods + barrier figure (and l2/100K's rate)

@@ -260,6 +260,11 @@ def check_throughput(doc, worker_stats):
         # Every workload was installed (barrier answered) and forwarded:
         # a switch that dropped the traffic would show 0 here.
         assert 0 < r["install_s"] < 60
+        # The traffic waited for the switch (whose pid the bench has: it
+        # started it) to go quiet after the install: at least its two
+        # half-second windows.
+        assert r["settled"] is True, r
+        assert 0.9 <= r["settle_s"] < 30, r
         assert 0 < r["max_mpps"] <= r["offered_mpps"] * 1.05
         assert 0 <= r["loss_at_max"] <= 1
         assert r["no_loss_mpps"] is None or r["no_loss_mpps"] >= 0

@@ -57,6 +57,47 @@ impl CpuMark {
     }
 }
 
+/// How [`settle`] ended: the time it waited, and whether the process went
+/// quiet (`false`: still busy at the limit, or gone).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Settled {
+    pub waited: Duration,
+    pub quiet: bool,
+}
+
+/// Length of one of [`settle`]'s windows.
+pub const SETTLE_WINDOW: Duration = Duration::from_millis(500);
+
+/// Waits until `pid` has used under `pct` % of a core in each of two
+/// consecutive [`SETTLE_WINDOW`]s, at most `max`. A switch that has just
+/// had its flows replaced may still be working on them after the barrier
+/// reply (Open vSwitch revalidating the datapath flows the old entries
+/// left: after 110K gateway flows, 4 s here); a rate or latency measured
+/// then is that work's, not the data path's steady state. (The same wait
+/// as `scripts/settle.sh`, which `make bench` uses around its pings.)
+pub fn settle(pid: u32, max: Duration, pct: f64) -> Settled {
+    let start = Instant::now();
+    let mut quiet = 0;
+    while start.elapsed() < max {
+        let Some(mark) = CpuMark::now(pid) else { break };
+        std::thread::sleep(SETTLE_WINDOW);
+        let Some(used) = mark.percent_since(pid) else {
+            break;
+        };
+        quiet = if used < pct { quiet + 1 } else { 0 };
+        if quiet >= 2 {
+            return Settled {
+                waited: start.elapsed(),
+                quiet: true,
+            };
+        }
+    }
+    Settled {
+        waited: start.elapsed(),
+        quiet: false,
+    }
+}
+
 /// One periodic sample.
 #[derive(Debug, Clone, Copy, serde::Serialize)]
 pub struct Sample {
@@ -130,5 +171,49 @@ mod tests {
         assert!(cpu_seconds(me).expect("again") >= t0);
         assert!(rss_kib(me).expect("VmRSS") > 0);
         assert!(cpu_seconds(u32::MAX).is_none());
+    }
+
+    /// A process that spins for `seconds` (bash builtins only, so the
+    /// CPU time is its own and not its children's), then sleeps.
+    fn spinner(seconds: f64) -> std::process::Child {
+        let us = (seconds * 1e6) as u64;
+        std::process::Command::new("bash")
+            .arg("-c")
+            .arg(format!(
+                "end=$((${{EPOCHREALTIME/./}} + {us})); \
+                 while [ ${{EPOCHREALTIME/./}} -lt $end ]; do :; done; exec sleep 60"
+            ))
+            .spawn()
+            .expect("bash")
+    }
+
+    #[test]
+    fn settle_waits_for_a_busy_process_and_gives_up_on_a_gone_one() {
+        let mut busy = spinner(1.5);
+        let s = settle(busy.id(), Duration::from_secs(20), 5.0);
+        let _ = busy.kill();
+        let _ = busy.wait();
+        assert!(s.quiet, "{s:?}");
+        assert!(s.waited >= Duration::from_millis(1500), "{s:?}");
+        // Idle from the start: the two windows only.
+        let mut idle = std::process::Command::new("sleep")
+            .arg("60")
+            .spawn()
+            .expect("sleep");
+        let s = settle(idle.id(), Duration::from_secs(20), 5.0);
+        let _ = idle.kill();
+        let _ = idle.wait();
+        assert!(s.quiet, "{s:?}");
+        assert!(s.waited < Duration::from_millis(2500), "{s:?}");
+        // Busy throughout: given up on at the limit.
+        let mut spin = spinner(60.0);
+        let s = settle(spin.id(), Duration::from_secs(2), 5.0);
+        let _ = spin.kill();
+        let _ = spin.wait();
+        assert!(!s.quiet, "{s:?}");
+        assert!(s.waited >= Duration::from_secs(2), "{s:?}");
+        // No such process: not quiet, no wait.
+        let s = settle(u32::MAX, Duration::from_secs(5), 5.0);
+        assert!(!s.quiet && s.waited < Duration::from_secs(1), "{s:?}");
     }
 }

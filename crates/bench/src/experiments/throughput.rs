@@ -6,7 +6,13 @@
 //! 1. all flows and groups are deleted, then the workload's group-mods and
 //!    flow-mods are sent in bulk and a barrier waited for (its time is
 //!    reported as `install_s`: for `l2/100000` that is "100,000 flow-mods +
-//!    barrier"); an OFPT_ERROR for any of them fails the row;
+//!    barrier"); an OFPT_ERROR for any of them fails the row; then, given
+//!    the switch's pid, a wait of at most `settle` seconds until it uses
+//!    under 5 % of a core in two consecutive half-second windows
+//!    (`sampler::settle`; reported as `settle_s` and `settled`): Open
+//!    vSwitch goes on revalidating the datapath flows the deleted entries
+//!    left for seconds after the barrier reply (4 s after 110K gateway
+//!    flows here), and the rows measure each switch's steady state;
 //! 2. *max rate*: the generator sends the workload's frames round-robin
 //!    flat out from the generator namespace (pinned to core 0; the switch
 //!    runs on core 1) for a warm-up (`warmup` seconds and at least one pass
@@ -45,7 +51,7 @@ use crate::capture::in_ns;
 use crate::error::{BenchError, Result};
 use crate::experiment::{Ctx, Event, Experiment, ParamSpec};
 use crate::results::Results;
-use crate::sampler::CpuMark;
+use crate::sampler::{self, CpuMark};
 use crate::topology::Iface;
 use crate::workloads::{Kind, Ports, Traffic, Workload};
 
@@ -364,6 +370,9 @@ type Probe<'a, 'f> = Option<&'a mut (dyn FnMut() -> Option<WorkerStats> + 'f)>;
 /// Options of the load runs.
 #[derive(Debug, Clone, Copy)]
 struct LoadOpts {
+    /// Longest wait, after a workload's install, for the switch to go
+    /// quiet before its traffic starts (`sampler::settle`; zero: none).
+    settle: Duration,
     warmup: Duration,
     window: Duration,
     /// Max-rate runs; the median one is reported, with the spread.
@@ -539,6 +548,9 @@ fn spread(xs: &[f64]) -> f64 {
     }
 }
 
+/// What `settle` calls quiet: under this share of a core (percent).
+const SETTLE_PCT: f64 = 5.0;
+
 /// One measured workload.
 #[derive(Debug, Clone, serde::Serialize)]
 struct Row {
@@ -550,6 +562,11 @@ struct Row {
     groups: usize,
     frames: usize,
     install_s: f64,
+    /// Seconds the switch took to go quiet after the install, before
+    /// the traffic (None: not waited for, no switch pid or `settle=0`).
+    settle_s: Option<f64>,
+    /// Whether it went quiet within `settle` (None: not waited for).
+    settled: Option<bool>,
     max: Load,
     /// Received Mpps of every max-rate run (`repeats`), ascending.
     max_runs: Vec<f64>,
@@ -612,10 +629,25 @@ impl Throughput {
         search: bool,
     ) -> Result<Row> {
         let install_s = install(ctx, w)?;
+        let pid = ctx.switch_pid();
+        let settle = pid
+            .filter(|_| !o.settle.is_zero())
+            .map(|pid| sampler::settle(pid, o.settle, SETTLE_PCT));
+        if let Some(s) = settle {
+            ctx.progress.println(&format!(
+                "{}: switch {} after {:.1} s",
+                w.name(),
+                if s.quiet {
+                    "quiet"
+                } else {
+                    "still busy (measuring anyway)"
+                },
+                s.waited.as_secs_f64()
+            ));
+        }
         let gen_if = ctx.iface("gen")?.clone();
         let cap_if = ctx.iface("cap")?.clone();
         let pin: bool = ctx.param("pin")?;
-        let pid = ctx.switch_pid();
         let gen = Gen::new(engine, gen_if, w, pin)?;
         ctx.progress
             .println(&format!("{}: installed in {install_s:.3} s", w.name()));
@@ -651,6 +683,8 @@ impl Throughput {
             groups: w.group_mods.len(),
             frames: w.frames.len(),
             install_s,
+            settle_s: settle.map(|s| s.waited.as_secs_f64()),
+            settled: settle.map(|s| s.quiet),
             max,
             max_runs,
             no_loss,
@@ -681,6 +715,11 @@ impl Experiment for Throughput {
             ParamSpec::new("seconds", "2", "measurement window per load run"),
             ParamSpec::new("warmup", "1", "seconds of traffic before each window"),
             ParamSpec::new(
+                "settle",
+                "30",
+                "after each install, wait at most this many seconds for the switch (switch_pid) to use under 5 % of a core in two consecutive half-second windows before the traffic starts, so the rate is its steady state's and not the flow replacement's (0: no wait)",
+            ),
+            ParamSpec::new(
                 "repeats",
                 "1",
                 "max-rate runs (median reported, with the spread)",
@@ -701,6 +740,7 @@ impl Experiment for Throughput {
         let sizes: Vec<usize> = ctx.params.list("sizes")?;
         let modes: Vec<Traffic> = ctx.params.list("traffic")?;
         let o = LoadOpts {
+            settle: Duration::from_secs_f64(ctx.param::<f64>("settle")?.clamp(0.0, 600.0)),
             warmup: Duration::from_secs_f64(ctx.param::<f64>("warmup")?.clamp(0.0, 60.0)),
             window: Duration::from_secs_f64(ctx.param::<f64>("seconds")?.clamp(0.05, 600.0)),
             repeats: ctx.param::<u32>("repeats")?.clamp(1, 100),
@@ -757,6 +797,10 @@ impl Experiment for Throughput {
                     x.traffic.name().into(),
                     x.flows.into(),
                     x.install_s.into(),
+                    opt(x.settle_s),
+                    x.settled
+                        .map(serde_json::Value::from)
+                        .unwrap_or(serde_json::Value::Null),
                     (x.max.rx_pps / 1e6).into(),
                     spread(&x.max_runs).into(),
                     (x.max.offered_pps / 1e6).into(),
@@ -781,6 +825,8 @@ impl Experiment for Throughput {
                 "traffic",
                 "flows",
                 "install_s",
+                "settle_s",
+                "settled",
                 "max_mpps",
                 "max_mpps_spread",
                 "offered_mpps",
@@ -938,6 +984,8 @@ impl Experiment for ThroughputRaw {
 
     fn start(&mut self, ctx: &mut Ctx) -> Result<()> {
         let o = LoadOpts {
+            // (No flows installed: nothing to wait for.)
+            settle: Duration::ZERO,
             warmup: Duration::from_secs_f64(ctx.param::<f64>("warmup")?.clamp(0.0, 60.0)),
             window: Duration::from_secs_f64(ctx.param::<f64>("seconds")?.clamp(0.05, 600.0)),
             repeats: ctx.param::<u32>("repeats")?.clamp(1, 100),
