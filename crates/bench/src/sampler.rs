@@ -71,10 +71,10 @@ pub const SETTLE_WINDOW: Duration = Duration::from_millis(500);
 /// Waits until `pid` has used under `pct` % of a core in each of two
 /// consecutive [`SETTLE_WINDOW`]s, at most `max`. A switch that has just
 /// had its flows replaced may still be working on them after the barrier
-/// reply (Open vSwitch revalidating the datapath flows the old entries
-/// left: after 110K gateway flows, 4 s here); a rate or latency measured
-/// then is that work's, not the data path's steady state. (The same wait
-/// as `scripts/settle.sh`, which `make bench` uses around its pings.)
+/// reply (Open vSwitch, after a delete of 110K flows: 4 s here, with
+/// pings of 1-30 ms meanwhile); a rate or latency measured then is that
+/// work's, not the data path's steady state. (The same wait as
+/// `scripts/settle.sh`, which `make bench` uses before its pings.)
 pub fn settle(pid: u32, max: Duration, pct: f64) -> Settled {
     let start = Instant::now();
     let mut quiet = 0;

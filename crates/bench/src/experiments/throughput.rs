@@ -9,10 +9,12 @@
 //!    barrier"); an OFPT_ERROR for any of them fails the row; then, given
 //!    the switch's pid, a wait of at most `settle` seconds until it uses
 //!    under 5 % of a core in two consecutive half-second windows
-//!    (`sampler::settle`; reported as `settle_s` and `settled`): Open
-//!    vSwitch goes on revalidating the datapath flows the deleted entries
-//!    left for seconds after the barrier reply (4 s after 110K gateway
-//!    flows here), and the rows measure each switch's steady state;
+//!    (`sampler::settle`; reported as `settle_s` and `settled`), so the
+//!    rows measure each switch's steady state and not work its barrier
+//!    reply left behind (Open vSwitch, pinged right after a delete of 110K
+//!    flows, was busy for 4 s; after these installs it has been quiet
+//!    within the two windows so far, but nothing promises that of any
+//!    switch);
 //! 2. *max rate*: the generator sends the workload's frames round-robin
 //!    flat out from the generator namespace (pinned to core 0; the switch
 //!    runs on core 1) for a warm-up (`warmup` seconds and at least one pass
