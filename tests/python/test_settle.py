@@ -35,13 +35,17 @@ def spinner(seconds):
     return subprocess.Popen([sys.executable, "-c", SPIN, str(seconds)])
 
 
-def test_waits_for_a_busy_process_to_go_quiet():
-    p = spinner(2.0)
+def settle_on(p, max_s):
+    """`settle` on process `p`, which is killed afterwards."""
     try:
-        rc, waited, wall = settle(p.pid, 20)
+        return settle(p.pid, max_s)
     finally:
         p.kill()
         p.wait()
+
+
+def test_waits_for_a_busy_process_to_go_quiet():
+    rc, waited, wall = settle_on(spinner(2.0), 20)
     assert rc == 0
     # Busy for 2 s, then two quiet half-second windows.
     assert waited >= 2.0, waited
@@ -50,23 +54,13 @@ def test_waits_for_a_busy_process_to_go_quiet():
 
 
 def test_an_idle_process_costs_two_windows():
-    p = subprocess.Popen(["sleep", "120"])
-    try:
-        rc, waited, _ = settle(p.pid, 20)
-    finally:
-        p.kill()
-        p.wait()
+    rc, waited, _ = settle_on(subprocess.Popen(["sleep", "120"]), 20)
     assert rc == 0
     assert 0.9 <= waited < 3.0, waited
 
 
 def test_a_process_that_never_stops_is_given_up_on():
-    p = spinner(120)
-    try:
-        rc, waited, _ = settle(p.pid, 2)
-    finally:
-        p.kill()
-        p.wait()
+    rc, waited, _ = settle_on(spinner(120), 2)
     assert rc == 1
     assert 2.0 <= waited < 4.0, waited
 
