@@ -120,12 +120,13 @@ IDLE_SECONDS=${IDLE_SECONDS:-5}
 SETTLE_MAX=${SETTLE_MAX:-60}   # longest wait for a quiet switch (s; 0: none)
 INSTALLS=${INSTALLS:-4}
 CARGO=${CARGO:-cargo}
-# The counts must be whole numbers (`seq` would quietly run none).
+# The counts must be whole numbers (`seq` would quietly run none), and so
+# must SETTLE_MAX (shell arithmetic in scripts/settle.sh).
 if [ "$XDP_RX" != switch ] && [ "$XDP_RX" != sender ]; then
     echo "make bench: XDP_RX=$XDP_RX: want switch or sender" >&2
     exit 2
 fi
-for v in PAIRS INSTALLS; do
+for v in PAIRS INSTALLS SETTLE_MAX; do
     if ! [[ ${!v} =~ ^[0-9]+$ ]]; then
         echo "make bench: $v=${!v}: want a whole number (0 for none)" >&2
         exit 2

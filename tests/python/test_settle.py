@@ -71,3 +71,13 @@ def test_a_process_that_is_gone_is_not_quiet():
     rc, waited, _ = settle(p.pid, 5)
     assert rc == 1
     assert waited < 1.0, waited
+
+
+def test_make_bench_refuses_a_settle_max_that_is_not_whole():
+    """SETTLE_MAX feeds shell arithmetic: a fraction is refused up front
+    (before the root check and the build), naming the variable."""
+    env = dict(os.environ, SETTLE_MAX="2.5")
+    r = subprocess.run(["bash", os.path.join(ROOT, "scripts", "bench.sh")],
+                       capture_output=True, text=True, env=env, timeout=60)
+    assert r.returncode == 2, r
+    assert "SETTLE_MAX=2.5: want a whole number" in r.stderr, r.stderr
