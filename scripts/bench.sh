@@ -80,7 +80,7 @@
 # the pings wait until the switch, its flows just replaced, has gone quiet
 # (under 5 % of a core in two consecutive half-second windows, at most
 # SETTLE_MAX, default 60, seconds; SETTLE_MAX=0 does not wait; the
-# throughput experiment's `settle`, scripts/settle.sh for the pings): Open
+# throughput experiment's `settle`, `oxflow bench settle` for the pings): Open
 # vSwitch pinged right after deleting 100K flows answered in 1-30 ms for
 # its first ~40 pings, 0.3 ms once quiet.
 set -euo pipefail
@@ -121,7 +121,7 @@ SETTLE_MAX=${SETTLE_MAX:-60}   # longest wait for a quiet switch (s; 0: none)
 INSTALLS=${INSTALLS:-4}
 CARGO=${CARGO:-cargo}
 # The counts must be whole numbers (`seq` would quietly run none), and so
-# must SETTLE_MAX (shell arithmetic in scripts/settle.sh).
+# must SETTLE_MAX (whole seconds).
 if [ "$XDP_RX" != switch ] && [ "$XDP_RX" != sender ]; then
     echo "make bench: XDP_RX=$XDP_RX: want switch or sender" >&2
     exit 2
@@ -331,8 +331,10 @@ stop_ovs() {
 }
 
 # ---------------------------------------------------------------- measurements
-# shellcheck source=scripts/settle.sh
-. "$ROOT/scripts/settle.sh"
+# cpu_ticks PID: the process's user + system CPU time (all its threads),
+# in clock ticks; 0 when there is no such process.
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
+
 EXT_SETS=(--set "controller=listen:127.0.0.1:6653"
           --set gen_iface=${P}g0 --set gen_netns=$NS_G --set gen_port=1
           --set cap_iface=${P}c0 --set cap_netns=$NS_C --set cap_port=2)
@@ -403,11 +405,11 @@ latency() {
     ip netns exec $NS_S "$OXFLOW" ctl del-flows $SW_CTL >/dev/null
     ip netns exec $NS_S "$OXFLOW" ctl add-flow $SW_CTL "priority=10,in_port=1,actions=output:2"
     ip netns exec $NS_S "$OXFLOW" ctl add-flow $SW_CTL "priority=10,in_port=2,actions=output:1"
-    # Pings start once the switch is quiet (scripts/settle.sh), except
-    # one that busy-polls by design.
+    # Pings start once the switch is quiet (`oxflow bench settle`, the
+    # throughput experiment's wait), except one that busy-polls by design.
     local settled=""
     if [ "${2:-}" != noisy ] && [ "$SETTLE_MAX" != 0 ]; then
-        if settled=$(settle "$SW_PID" "$SETTLE_MAX" 5); then
+        if settled=$("$OXFLOW" bench settle "$SW_PID" --max "$SETTLE_MAX" --pct 5); then
             log "$label: switch quiet after $settled s"
         else
             log "$label: switch still busy after $settled s; measuring anyway"

@@ -1,15 +1,17 @@
-"""`scripts/settle.sh`: `make bench` waits for a switch to go quiet before
-it pings through it. A process that works for a while is waited for, an
-idle one costs the two quiet windows only, one that never stops is given
-up on at the limit, and a process that is gone is not taken for quiet."""
+"""`oxflow bench settle`: `make bench` waits for a switch to go quiet
+before it pings through it (the throughput experiment's wait, from the
+command line). A process that works for a while is waited for, an idle
+one costs the two quiet windows only, one that never stops is given up on
+at the limit, and a process that is gone is not taken for quiet."""
 
 import os
 import subprocess
 import sys
 import time
 
+from oxflow.switch import oxflow_bin
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SETTLE = os.path.join(ROOT, "scripts", "settle.sh")
 
 # A process that spins for SPIN seconds (a switch busy with its flows),
 # then sleeps.
@@ -25,8 +27,8 @@ time.sleep(120)
 def settle(pid, max_s, pct=5):
     """(exit code, seconds waited as printed, wall seconds)."""
     t = time.monotonic()
-    r = subprocess.run(["bash", "-c", '. "$0"; settle "$1" "$2" "$3"', SETTLE,
-                        str(pid), str(max_s), str(pct)],
+    r = subprocess.run([oxflow_bin(), "bench", "settle", str(pid), "--max", str(max_s),
+                        "--pct", str(pct)],
                        capture_output=True, text=True, timeout=max_s + 30)
     return r.returncode, float(r.stdout.strip()), time.monotonic() - t
 
@@ -74,10 +76,17 @@ def test_a_process_that_is_gone_is_not_quiet():
 
 
 def test_make_bench_refuses_a_settle_max_that_is_not_whole():
-    """SETTLE_MAX feeds shell arithmetic: a fraction is refused up front
+    """SETTLE_MAX is whole seconds: a fraction is refused up front
     (before the root check and the build), naming the variable."""
     env = dict(os.environ, SETTLE_MAX="2.5")
     r = subprocess.run(["bash", os.path.join(ROOT, "scripts", "bench.sh")],
                        capture_output=True, text=True, env=env, timeout=60)
     assert r.returncode == 2, r
     assert "SETTLE_MAX=2.5: want a whole number" in r.stderr, r.stderr
+
+
+def test_settle_refuses_a_bad_limit():
+    r = subprocess.run([oxflow_bin(), "bench", "settle", "1", "--max=-1"],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 2, r
+    assert "--max -1: want 0 to 3600 seconds" in r.stderr, r.stderr

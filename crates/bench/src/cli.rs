@@ -10,6 +10,10 @@
 //! - `windows WORKLOAD/SIZE [--traffic T] [--batches N] [--order O]`: pipeline-only
 //!   windows on request, one per "run" line on stdin, for an A/B of two
 //!   builds (`crate::windows`, `scripts/ab_pipeline.py`).
+//! - `settle PID [--max S] [--pct P]`: wait until process PID is quiet
+//!   (`sampler::settle`), print the seconds waited; exit 0 when it went
+//!   quiet, 1 when it was still busy at the limit or is gone (`make bench`
+//!   before its pings).
 //!
 //! Exit status: 0 on success, 1 when the run fails (the message says what
 //! and where), 2 for bad arguments.
@@ -78,6 +82,19 @@ enum Cmd {
         /// random (one fixed random permutation).
         #[arg(long, default_value = "entries")]
         order: crate::pipeline_only::Order,
+    },
+    /// Wait until process PID has used under PCT % of a core in two
+    /// consecutive half-second windows (at most MAX seconds); print the
+    /// seconds waited. Exit 0: quiet; 1: still busy at MAX, or no such
+    /// process.
+    Settle {
+        pid: u32,
+        /// Longest wait, seconds.
+        #[arg(long, default_value_t = 60.0)]
+        max: f64,
+        /// "Quiet": under this share of a core, percent.
+        #[arg(long, default_value_t = 5.0)]
+        pct: f64,
     },
 }
 
@@ -176,6 +193,15 @@ pub fn main_with_args(args: Vec<String>) -> i32 {
                     1
                 }
             }
+        }
+        Cmd::Settle { pid, max, pct } => {
+            if !(0.0..=3600.0).contains(&max) {
+                eprintln!("oxflow bench settle: --max {max}: want 0 to 3600 seconds");
+                return 2;
+            }
+            let s = crate::sampler::settle(pid, std::time::Duration::from_secs_f64(max), pct);
+            println!("{:.3}", s.waited.as_secs_f64());
+            i32::from(!s.quiet)
         }
         Cmd::Compare { a, b, out } => match crate::report::compare(&a, &b, &out) {
             Ok(()) => {

@@ -73,8 +73,8 @@ pub const SETTLE_WINDOW: Duration = Duration::from_millis(500);
 /// had its flows replaced may still be working on them after the barrier
 /// reply (Open vSwitch, after a delete of 110K flows: 4 s here, with
 /// pings of 1-30 ms meanwhile); a rate or latency measured then is that
-/// work's, not the data path's steady state. (The same wait as
-/// `scripts/settle.sh`, which `make bench` uses before its pings.)
+/// work's, not the data path's steady state. (`make bench` waits so
+/// before its pings too, through `oxflow bench settle`.)
 pub fn settle(pid: u32, max: Duration, pct: f64) -> Settled {
     let start = Instant::now();
     let mut quiet = 0;
