@@ -631,6 +631,8 @@ impl Throughput {
         search: bool,
     ) -> Result<Row> {
         let install_s = install(ctx, w)?;
+        ctx.progress
+            .println(&format!("{}: installed in {install_s:.3} s", w.name()));
         let pid = ctx.switch_pid();
         let settle = pid
             .filter(|_| !o.settle.is_zero())
@@ -651,8 +653,6 @@ impl Throughput {
         let cap_if = ctx.iface("cap")?.clone();
         let pin: bool = ctx.param("pin")?;
         let gen = Gen::new(engine, gen_if, w, pin)?;
-        ctx.progress
-            .println(&format!("{}: installed in {install_s:.3} s", w.name()));
         let Rates {
             max,
             no_loss,
