@@ -96,6 +96,17 @@ struct RunArgs {
     /// removed when the switch exits. Off by default.
     #[arg(long, value_name = "NAME")]
     local_port: Option<String>,
+    /// Serve Prometheus metrics (GET /metrics) on IP:PORT, e.g.
+    /// 127.0.0.1:9464 (docs/metrics.md). Off by default.
+    #[arg(long, value_name = "IP:PORT", value_parser = parse_metrics_addr)]
+    metrics: Option<String>,
+}
+
+/// `--metrics`: checked by the config's own parser (so both say the same
+/// when wrong) while clap parses, kept as written.
+fn parse_metrics_addr(s: &str) -> Result<String, String> {
+    s.parse::<switch::config::MetricsAddr>()?;
+    Ok(s.to_string())
 }
 
 impl RunArgs {
@@ -124,6 +135,9 @@ impl RunArgs {
         cfg.apply(&self.overrides()).map_err(|e| e.to_string())?;
         if let Some(name) = &self.local_port {
             cfg.local_port = Some(name.clone());
+        }
+        if let Some(addr) = &self.metrics {
+            cfg.metrics = Some(addr.parse::<switch::config::MetricsAddr>()?.0);
         }
         Ok(cfg)
     }
