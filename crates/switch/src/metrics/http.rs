@@ -10,7 +10,11 @@
 //!   [`REQUEST_TIMEOUT`] and fit in [`MAX_REQUEST`] bytes (else 408 or
 //!   431), and the answer must be taken within [`WRITE_TIMEOUT`];
 //! - a request body, keep-alive and pipelining are ignored: the answer
-//!   says `Connection: close` and the connection is closed after it.
+//!   says `Connection: close` and the connection is closed after it;
+//! - before closing, what the client still sends is read and discarded,
+//!   for at most [`LINGER`] and [`LINGER_BYTES`] (a close with unread
+//!   bytes would reset the connection, and the client could lose the
+//!   answer, e.g. a 431 to an oversized request).
 //!
 //! The request head is parsed with `httparse` (the parser hyper uses).
 //! Answers: 200 with the exposition for `GET`/`HEAD /metrics` (a query
@@ -37,6 +41,10 @@ pub const MAX_CONNECTIONS: usize = 16;
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 /// Time a client has to take the answer.
 pub const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
+/// Longest wait for the client to close after the answer.
+pub const LINGER: Duration = Duration::from_secs(1);
+/// Most bytes read and discarded after the answer.
+pub const LINGER_BYTES: usize = 64 * 1024;
 /// Headers parsed per request (more is a 431).
 const MAX_HEADERS: usize = 64;
 
@@ -62,7 +70,7 @@ where
                 continue;
             }
         };
-        let Ok(slot) = slots.clone().try_acquire_owned() else {
+        let Ok(slot) = Arc::clone(&slots).try_acquire_owned() else {
             tracing::debug!("metrics: {MAX_CONNECTIONS} connections open, one refused");
             continue;
         };
@@ -208,7 +216,25 @@ where
         stream.shutdown().await
     })
     .await
-    .map_err(|_| std::io::Error::new(std::io::ErrorKind::TimedOut, "client too slow"))?
+    .map_err(|_| std::io::Error::new(std::io::ErrorKind::TimedOut, "client too slow"))??;
+    linger(&mut stream).await;
+    Ok(())
+}
+
+/// Reads and discards until the client closes, within [`LINGER`] and
+/// [`LINGER_BYTES`] (module comment).
+async fn linger<S: AsyncRead + Unpin>(stream: &mut S) {
+    let _ = timeout(LINGER, async {
+        let mut sink = [0u8; 4096];
+        let mut total = 0;
+        while total < LINGER_BYTES {
+            match stream.read(&mut sink).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => total += n,
+            }
+        }
+    })
+    .await;
 }
 
 #[cfg(test)]
@@ -223,6 +249,7 @@ mod tests {
         client.write_all(request).await.unwrap();
         let mut out = String::new();
         client.read_to_string(&mut out).await.unwrap();
+        drop(client);
         task.await.unwrap().unwrap();
         out
     }
@@ -281,6 +308,7 @@ mod tests {
         client.write_all(&big).await.unwrap();
         let mut out = String::new();
         client.read_to_string(&mut out).await.unwrap();
+        drop(client);
         task.await.unwrap().unwrap();
         assert_eq!(status(&out), "HTTP/1.1 431 Request Header Fields Too Large");
         let mut many = b"GET /metrics HTTP/1.1\r\n".to_vec();
@@ -303,6 +331,7 @@ mod tests {
             .unwrap();
         let mut out = String::new();
         client.read_to_string(&mut out).await.unwrap();
+        drop(client);
         task.await.unwrap().unwrap();
         assert_eq!(status(&out), "HTTP/1.1 500 Internal Server Error");
 
@@ -315,6 +344,7 @@ mod tests {
         client.write_all(b"GET /metr").await.unwrap();
         let mut out = String::new();
         client.read_to_string(&mut out).await.unwrap();
+        drop(client);
         task.await.unwrap().unwrap();
         assert_eq!(status(&out), "HTTP/1.1 408 Request Timeout");
     }
@@ -328,6 +358,7 @@ mod tests {
         client.shutdown().await.unwrap();
         let mut out = String::new();
         client.read_to_string(&mut out).await.unwrap();
+        drop(client);
         task.await.unwrap().unwrap();
         assert_eq!(out, "");
     }

@@ -1,8 +1,6 @@
 //! The snapshot of a running datapath (in-memory ports, real worker
 //! threads): what a scrape says equals what the OpenFlow statistics say.
 
-use std::sync::Arc;
-
 use ofp::action::Action;
 use ofp::group::{group_id, group_type, Bucket, GroupMod};
 use ofp::instruction::Instruction;
@@ -211,6 +209,20 @@ fn a_scrape_reports_what_the_stats_replies_say() {
             }
         }
     }
+    // docs/metrics.md lists exactly the families rendered.
+    let doc = include_str!(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../docs/metrics.md"
+    ));
+    let documented: std::collections::HashSet<String> = doc
+        .lines()
+        .filter_map(|l| l.strip_prefix("| `oxflow_")?.split('`').next())
+        .map(|n| format!("oxflow_{n}"))
+        .collect();
+    assert_eq!(
+        documented, seen,
+        "docs/metrics.md and the rendered families differ"
+    );
     dp.shutdown();
-    let _ = Arc::strong_count(&hub);
+    drop(hub);
 }
