@@ -239,6 +239,27 @@ mod tests {
     }
 
     #[test]
+    fn metrics_flag_overrides_the_file_and_is_checked() {
+        let path = std::env::temp_dir().join(format!("oxflow-metrics-{}.toml", std::process::id()));
+        std::fs::write(&path, "metrics = \"127.0.0.1:9000\"\n").unwrap();
+        let file = path.to_str().unwrap();
+        assert_eq!(run_config(&[]).metrics, None);
+        assert_eq!(
+            run_config(&["--config", file]).metrics,
+            Some("127.0.0.1:9000".parse().unwrap())
+        );
+        assert_eq!(
+            run_config(&["--config", file, "--metrics", "[::1]:9464"]).metrics,
+            Some("[::1]:9464".parse().unwrap())
+        );
+        std::fs::remove_file(&path).unwrap();
+        let e = Cli::try_parse_from(["oxflow", "run", "--metrics", "nope"])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("bad metrics address \"nope\""), "{e}");
+    }
+
+    #[test]
     fn passive_endpoints_accept_both_orders() {
         assert_eq!(
             passive_port_first("ptcp:127.0.0.1:6640"),
