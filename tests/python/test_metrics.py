@@ -172,6 +172,9 @@ def test_scrape_matches_traffic_and_ctl(binary, hosts, tmp_path):
             "oxflow_meter_packets_in_total", meter="1") == n,
             timeout=10, what="meter 1 to count %d packets" % n)
 
+        # Keep the controller connection alive however long this took
+        # (the switch closes it after three unanswered echo intervals).
+        conn.echo_ok()
         before_ports, before_t0 = dump_ports(sw), dump_table0(sw)
         s = Scrape(mport)
         after_ports, after_t0 = dump_ports(sw), dump_table0(sw)
