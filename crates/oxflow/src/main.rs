@@ -96,6 +96,17 @@ struct RunArgs {
     /// removed when the switch exits. Off by default.
     #[arg(long, value_name = "NAME")]
     local_port: Option<String>,
+    /// Serve Prometheus metrics (GET /metrics) on IP:PORT, e.g.
+    /// 127.0.0.1:9464 (docs/metrics.md). Off by default.
+    #[arg(long, value_name = "IP:PORT", value_parser = parse_metrics_addr)]
+    metrics: Option<String>,
+}
+
+/// `--metrics`: checked by the config's own parser (so both say the same
+/// when wrong) while clap parses, kept as written.
+fn parse_metrics_addr(s: &str) -> Result<String, String> {
+    s.parse::<switch::config::MetricsAddr>()?;
+    Ok(s.to_string())
 }
 
 impl RunArgs {
@@ -124,6 +135,9 @@ impl RunArgs {
         cfg.apply(&self.overrides()).map_err(|e| e.to_string())?;
         if let Some(name) = &self.local_port {
             cfg.local_port = Some(name.clone());
+        }
+        if let Some(addr) = &self.metrics {
+            cfg.metrics = Some(addr.parse::<switch::config::MetricsAddr>()?.0);
         }
         Ok(cfg)
     }
@@ -222,6 +236,27 @@ mod tests {
             Some("fromflag")
         );
         std::fs::remove_file(&path).unwrap();
+    }
+
+    #[test]
+    fn metrics_flag_overrides_the_file_and_is_checked() {
+        let path = std::env::temp_dir().join(format!("oxflow-metrics-{}.toml", std::process::id()));
+        std::fs::write(&path, "metrics = \"127.0.0.1:9000\"\n").unwrap();
+        let file = path.to_str().unwrap();
+        assert_eq!(run_config(&[]).metrics, None);
+        assert_eq!(
+            run_config(&["--config", file]).metrics,
+            Some("127.0.0.1:9000".parse().unwrap())
+        );
+        assert_eq!(
+            run_config(&["--config", file, "--metrics", "[::1]:9464"]).metrics,
+            Some("[::1]:9464".parse().unwrap())
+        );
+        std::fs::remove_file(&path).unwrap();
+        let e = Cli::try_parse_from(["oxflow", "run", "--metrics", "nope"])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("bad metrics address \"nope\""), "{e}");
     }
 
     #[test]

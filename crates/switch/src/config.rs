@@ -21,6 +21,8 @@
 //! afpacket_rx = "ring"                 # AF_PACKET receive: ring (TPACKET_V2 frame ring) |
 //!                                      # blocks (TPACKET_V3: up to ~1 ms delay per lone
 //!                                      # frame) | recvmmsg (one system call per batch)
+//! metrics = "127.0.0.1:9464"           # Prometheus endpoint (GET /metrics, docs/metrics.md);
+//!                                      # IP:PORT ([IPv6]:PORT); off by default
 //!
 //! [[port]]                             # OpenFlow ports 1, 2, ... in order
 //! name = "h1"                          # optional, defaults to the interface
@@ -274,6 +276,21 @@ impl FromStr for AfPacketRx {
     }
 }
 
+/// The address of the metrics endpoint: `IP:PORT` or `[IPv6]:PORT`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MetricsAddr(pub std::net::SocketAddr);
+
+impl FromStr for MetricsAddr {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        s.parse().map(MetricsAddr).map_err(|_| {
+            format!(
+                "bad metrics address \"{s}\" (expected IP:PORT, e.g. 127.0.0.1:9464 or [::1]:9464)"
+            )
+        })
+    }
+}
+
 deserialize_via_from_str!(FailMode, LogLevel, PortBackend, PollMode, AfPacketRx);
 
 /// A datapath id written as a TOML integer or string.
@@ -355,6 +372,8 @@ struct FileConfig {
     gso: Option<bool>,
     #[serde(default, deserialize_with = "opt_from_str")]
     afpacket_rx: Option<AfPacketRx>,
+    #[serde(default, deserialize_with = "opt_from_str")]
+    metrics: Option<MetricsAddr>,
 }
 
 /// The complete configuration of the daemon.
@@ -382,6 +401,8 @@ pub struct Config {
     /// GSO/TSO-aware AF_PACKET ports (`PACKET_VNET_HDR`).
     pub gso: bool,
     pub afpacket_rx: AfPacketRx,
+    /// Address of the Prometheus metrics endpoint (`None`: off).
+    pub metrics: Option<std::net::SocketAddr>,
 }
 
 impl Default for Config {
@@ -404,6 +425,7 @@ impl Default for Config {
             poll_mode: PollMode::default(),
             gso: true,
             afpacket_rx: AfPacketRx::default(),
+            metrics: None,
         }
     }
 }
@@ -526,6 +548,7 @@ impl Config {
             poll_mode: f.poll_mode.unwrap_or(d.poll_mode),
             gso: f.gso.unwrap_or(d.gso),
             afpacket_rx: f.afpacket_rx.unwrap_or(d.afpacket_rx),
+            metrics: f.metrics.map(|m| m.0),
         };
         cfg.check()
             .map_err(|m| ConfigError(format!("{file}: {m}")))?;
@@ -805,5 +828,19 @@ backend = "afpacket"
         assert!(parse_dpid("1234").is_ok());
         assert_eq!(parse_dpid("0x10"), Ok(16));
         assert!(parse_dpid("0x").is_err());
+    }
+
+    #[test]
+    fn metrics_address() {
+        assert_eq!(Config::default().metrics, None);
+        let c = Config::parse("metrics = \"127.0.0.1:9464\"\n", "f.toml").unwrap();
+        assert_eq!(c.metrics, Some("127.0.0.1:9464".parse().unwrap()));
+        let c = Config::parse("metrics = \"[::1]:9464\"\n", "f.toml").unwrap();
+        assert_eq!(c.metrics, Some("[::1]:9464".parse().unwrap()));
+        let e = Config::parse("workers = 1\nmetrics = \"localhost\"\n", "f.toml").unwrap_err();
+        assert_eq!(
+            e.0,
+            "f.toml:2:11: bad metrics address \"localhost\" (expected IP:PORT, e.g. 127.0.0.1:9464 or [::1]:9464)"
+        );
     }
 }

@@ -88,6 +88,8 @@ pub enum DaemonError {
     Channel(#[from] manager::StartError),
     #[error("control thread: {0}")]
     Runtime(#[from] std::io::Error),
+    #[error("metrics endpoint {addr}: {reason}")]
+    Metrics { addr: String, reason: String },
 }
 
 /// The datapath shared by the channel's request task and the pump (module
@@ -249,6 +251,7 @@ fn create_local_port(name: &str) -> Result<TapPort, DaemonError> {
 
 /// Runs the daemon until `stop` resolves; see the module comment.
 pub async fn serve(config: Config, stop: impl Future<Output = ()>) -> Result<(), DaemonError> {
+    let started = Instant::now();
     let ports = open_ports(&config)?;
     let n_ports = config.ports.len();
     let dp_config = DpConfig {
@@ -285,6 +288,16 @@ pub async fn serve(config: Config, stop: impl Future<Output = ()>) -> Result<(),
             return Err(e.into());
         }
     };
+    let metrics = match start_metrics(&config, &shared, &hub, &channels, started).await {
+        Ok(m) => m,
+        Err(e) => {
+            drop(channels);
+            pump.stop();
+            server.abort();
+            shared.lock().shutdown();
+            return Err(e);
+        }
+    };
     let listeners: Vec<String> = channels
         .listeners
         .iter()
@@ -310,12 +323,46 @@ pub async fn serve(config: Config, stop: impl Future<Output = ()>) -> Result<(),
     stop.await;
     // Close the endpoints first (no new requests), then the pump, then the
     // workers.
+    drop(metrics);
     drop(channels);
     pump.stop();
     server.abort();
     shared.lock().shutdown();
     info!("stopped");
     Ok(())
+}
+
+/// Starts the metrics endpoint if `config.metrics` asks for one.
+async fn start_metrics(
+    config: &Config,
+    shared: &SharedDatapath,
+    hub: &Arc<Hub>,
+    channels: &manager::Channels,
+    started: Instant,
+) -> Result<Option<crate::metrics::Metrics>, DaemonError> {
+    let Some(addr) = config.metrics else {
+        return Ok(None);
+    };
+    let view = crate::metrics::snapshot::ChannelView {
+        hub: hub.clone(),
+        controllers: channels
+            .connectors
+            .iter()
+            .map(|c| (c.endpoint.to_string(), c.group))
+            .collect(),
+    };
+    let m = crate::metrics::start(addr, shared.clone(), view, started)
+        .await
+        .map_err(|e| DaemonError::Metrics {
+            addr: addr.to_string(),
+            reason: e.to_string(),
+        })?;
+    info!(
+        "metrics: http://{}{}",
+        m.local_addr,
+        crate::metrics::http::PATH
+    );
+    Ok(Some(m))
 }
 
 /// The pump thread (module comment).

@@ -213,11 +213,13 @@ where
 
     // Writer task: drains the outgoing queue onto the socket.
     let (tx, mut rx) = mpsc::channel::<OfpMessage>(TX_QUEUE);
+    let counts = hub.clone();
     let writer = tokio::spawn(async move {
         while let Some(m) = rx.recv().await {
             if wr.write_all(&m.encode()).await.is_err() {
                 break;
             }
+            counts.count_sent();
         }
         let _ = wr.shutdown().await;
     });
@@ -286,6 +288,7 @@ async fn serve<R: AsyncRead + Unpin>(
             }
         };
         missed = 0;
+        hub.count_received();
         if raw.len() < HEADER_LEN {
             continue;
         }

@@ -44,6 +44,8 @@ impl Backoff {
 #[derive(Debug)]
 pub struct Connector {
     pub endpoint: Endpoint,
+    /// The hub's controller group of this connector's connections.
+    pub group: super::hub::GroupId,
     tasks: Vec<JoinHandle<()>>,
 }
 
@@ -87,6 +89,7 @@ pub fn connect(
         .collect();
     Ok(Connector {
         endpoint: ep,
+        group,
         tasks,
     })
 }

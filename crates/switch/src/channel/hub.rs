@@ -100,6 +100,10 @@ pub struct Hub {
     dropped_async: AtomicU64,
     /// Messages refused by the decoder (answered with OFPT_ERROR).
     malformed: AtomicU64,
+    /// OpenFlow messages received and written, over all connections
+    /// (the metrics endpoint reports them).
+    received: AtomicU64,
+    sent: AtomicU64,
 }
 
 impl Hub {
@@ -117,6 +121,8 @@ impl Hub {
             status: watch::channel(ControllerStatus::DisconnectedSince(Instant::now())).0,
             dropped_async: AtomicU64::new(0),
             malformed: AtomicU64::new(0),
+            received: AtomicU64::new(0),
+            sent: AtomicU64::new(0),
         })
     }
 
@@ -303,5 +309,42 @@ impl Hub {
     /// Number of open connections (controllers and management).
     pub fn connection_count(&self) -> usize {
         self.lock().conns.len()
+    }
+
+    /// Open connections as `(controller, management)` counts (auxiliary
+    /// connections included).
+    pub fn connection_counts(&self) -> (usize, usize) {
+        let g = self.lock();
+        let controllers = g.conns.values().filter(|c| c.is_controller).count();
+        (controllers, g.conns.len() - controllers)
+    }
+
+    /// The role of controller group `group` while its main connection is
+    /// up; `None` while it is not.
+    pub fn main_connection_role(&self, group: GroupId) -> Option<ControllerRole> {
+        let g = self.lock();
+        let up = g
+            .conns
+            .values()
+            .any(|c| c.group == group && c.auxiliary_id == 0);
+        up.then(|| g.groups.get(&group).map(|s| s.role).unwrap_or_default())
+    }
+
+    pub fn count_received(&self) {
+        self.received.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn count_sent(&self) {
+        self.sent.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// OpenFlow messages received on any connection so far.
+    pub fn messages_received(&self) -> u64 {
+        self.received.load(Ordering::Relaxed)
+    }
+
+    /// OpenFlow messages written on any connection so far.
+    pub fn messages_sent(&self) -> u64 {
+        self.sent.load(Ordering::Relaxed)
     }
 }

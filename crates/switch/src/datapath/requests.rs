@@ -231,13 +231,21 @@ impl Datapath {
     }
 
     fn multipart(&mut self, body: Q) -> Result<R, ErrorCode> {
-        let now = self.now();
         if matches!(
             body,
             Q::Flow(_) | Q::Aggregate(_) | Q::Table | Q::Group { .. }
         ) {
             self.collect();
         }
+        self.stats_reply(body)
+    }
+
+    /// The reply to a multipart request from the counters as they are:
+    /// flow, aggregate, table and group counters include the workers'
+    /// only up to the last [`Datapath::collect`] (`multipart` collects
+    /// first; the metrics endpoint collects once for several replies).
+    pub(crate) fn stats_reply(&self, body: Q) -> Result<R, ErrorCode> {
+        let now = self.now();
         Ok(match body {
             Q::Desc => R::Desc(self.config.desc.clone()),
             Q::Flow(q) => R::Flow(
