@@ -3458,3 +3458,108 @@ mod replay_props {
         }
     }
 }
+
+/// A DSCP-remark band remarks exactly the packets that exceed its rate,
+/// the ones a drop band of the same rate drops, in pktps and kbps; a
+/// packet without an IP header (ARP) passes unchanged.
+#[test]
+fn meter_remark_band_remarks_exactly_the_excess() {
+    let arp = {
+        let mut f = vec![0xff; 6];
+        f.extend_from_slice(&[0, 0, 0, 0, 0, 1, 0x08, 0x06]);
+        f.extend_from_slice(&[0, 1, 8, 0, 6, 4, 0, 1]);
+        f.extend_from_slice(&[0, 0, 0, 0, 0, 1, 10, 0, 0, 1]);
+        f.extend_from_slice(&[0, 0, 0, 0, 0, 0, 10, 0, 0, 2]);
+        f
+    };
+    let mut af11 = udp_frame([1, 2, 3, 4], 1, 64);
+    af11[15] = 10 << 2;
+    af11[24..26].fill(0);
+    let ck = packet::checksum::checksum(0, &af11[14..34]);
+    af11[24..26].copy_from_slice(&ck.to_be_bytes());
+    // (flags, rate): 100 pkt/s, or 100 frames' worth of kbit/s.
+    let kbps_rate = (af11.len() * 8 * 100 / 1000) as u32;
+    for (flags, rate) in [(mflags::PKTPS, 100), (mflags::KBPS, kbps_rate)] {
+        let mut counts = Vec::new();
+        for remark in [true, false] {
+            let mut p = pipeline(2);
+            let band = if remark {
+                MeterBand::DscpRemark {
+                    rate,
+                    burst_size: 10 * rate / 100,
+                    prec_level: 1,
+                }
+            } else {
+                MeterBand::Drop {
+                    rate,
+                    burst_size: 10 * rate / 100,
+                }
+            };
+            let mm = MeterMod {
+                command: mcmd::ADD,
+                flags: flags | mflags::BURST | mflags::STATS,
+                meter_id: 1,
+                bands: vec![band],
+            };
+            p.meter_mod(&mm, 0).unwrap();
+            p.meter_mod(&MeterMod { meter_id: 2, ..mm }, 0).unwrap();
+            // IPv4 through meter 1, ARP through meter 2 (the same band).
+            for (m, t) in [(1, 0x0800), (2, 0x0806)] {
+                let flow = vec![Instruction::Meter(m), apply(vec![out(2)])];
+                let mat = vec![OxmField::EthType(t)];
+                p.flow_mod(&fm(cmd::ADD, 0, 1, mat, flow), 0).unwrap();
+            }
+            // 400 frames at twice the rate (one every 5 ms), alone and
+            // as batches of 4 that share a time.
+            let (mut passed, mut remarked, mut arps) = (0, 0, 0);
+            for i in 0..400u64 {
+                let at = i * SEC / 200;
+                let events = if i % 2 == 0 {
+                    run(&mut p, &af11, 1, at).0
+                } else {
+                    let mut bufs: Vec<PacketBuf> = (0..4)
+                        .map(|_| PacketBuf::from_slice(&arp))
+                        .chain([PacketBuf::from_slice(&af11)])
+                        .collect();
+                    let mut r = Rec::default();
+                    p.process_batch(&mut bufs, 1, at, &mut r, |_, _, _, x| assert!(x.is_ok()));
+                    r.0
+                };
+                for e in events {
+                    let Ev::Port(2, d, _) = e else {
+                        panic!("{e:?}")
+                    };
+                    if d == arp {
+                        arps += 1;
+                        continue;
+                    }
+                    passed += 1;
+                    match d[15] >> 2 {
+                        10 => assert_eq!(d, af11),
+                        12 => {
+                            remarked += 1;
+                            let mut x = d.clone();
+                            x[24..26].fill(0);
+                            let ck = packet::checksum::checksum(0, &x[14..34]);
+                            assert_eq!(d[24..26], ck.to_be_bytes());
+                        }
+                        other => panic!("dscp {other}"),
+                    }
+                }
+            }
+            let band = p.meters.get(1).unwrap().bands[0].packet_count();
+            counts.push((passed, remarked, band));
+            let arp_band = p.meters.get(2).unwrap().bands[0].packet_count();
+            // 800 ARP frames at four times the rate: over it, and every
+            // one passes the remark band unchanged.
+            assert!(arp_band > 400, "{arp_band}");
+            assert_eq!(arps, if remark { 800 } else { 800 - arp_band });
+        }
+        // Remark: everything passes, the band's packets remarked. Drop:
+        // the same packets dropped.
+        let (r, d) = (counts[0], counts[1]);
+        assert_eq!((r.0, r.1), (400, r.2), "{flags}: {counts:?}");
+        assert_eq!((d.0, d.1, d.2), (400 - r.2, 0, r.2), "{flags}: {counts:?}");
+        assert!(r.2 > 150 && r.2 < 250, "{counts:?}");
+    }
+}
