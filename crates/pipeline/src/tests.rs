@@ -3563,3 +3563,136 @@ fn meter_remark_band_remarks_exactly_the_excess() {
         assert!(r.2 > 150 && r.2 < 250, "{counts:?}");
     }
 }
+
+/// SELECT groups: many ARP flows (one pair of MACs, many addresses) are
+/// spread over the buckets; many TCP flows take each bucket in proportion
+/// to its weight within a few percent; round robin gives every bucket
+/// exactly its weight's share of the packets of a single flow. Through
+/// `process` and through `process_batch`.
+mod select_groups {
+    use super::*;
+    use crate::group::SelectMethod;
+
+    const WEIGHTS: [u16; 4] = [1, 2, 3, 4];
+
+    fn arp(spa: u32, tpa: u32) -> Vec<u8> {
+        let mut f = vec![0xff; 6];
+        f.extend_from_slice(&[2, 0, 0, 0, 0, 1, 0x08, 0x06]);
+        f.extend_from_slice(&[0, 1, 8, 0, 6, 4, 0, 1]);
+        f.extend_from_slice(&[2, 0, 0, 0, 0, 1]);
+        f.extend_from_slice(&spa.to_be_bytes());
+        f.extend_from_slice(&[0; 6]);
+        f.extend_from_slice(&tpa.to_be_bytes());
+        f
+    }
+
+    fn tcp(src: u32, sport: u16, dport: u16) -> Vec<u8> {
+        let mut f = vec![2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 0x08, 0x00];
+        f.extend_from_slice(&[0x45, 0, 0, 40, 0, 0, 0, 0, 64, 6, 0, 0]);
+        f.extend_from_slice(&src.to_be_bytes());
+        f.extend_from_slice(&[10, 0, 0, 2]);
+        f.extend_from_slice(&sport.to_be_bytes());
+        f.extend_from_slice(&dport.to_be_bytes());
+        f.extend_from_slice(&[0, 0, 0, 1, 0, 0, 0, 0, 0x50, 0x02, 0x20, 0, 0, 0, 0, 0]);
+        let ck = packet::checksum::checksum(0, &f[14..34]);
+        f[24..26].copy_from_slice(&ck.to_be_bytes());
+        f
+    }
+
+    /// A pipeline sending everything to SELECT group 1 of four buckets
+    /// (out 1..4) with `WEIGHTS`, by `method`.
+    fn balancer(method: SelectMethod) -> Pipeline {
+        let mut p = pipeline(5);
+        p.groups.select_method = method;
+        let buckets = (0..4)
+            .map(|i| Bucket {
+                weight: WEIGHTS[i],
+                ..bucket(vec![out(i as u32 + 1)])
+            })
+            .collect();
+        p.group_mod(&gmod(gcmd::ADD, group_type::SELECT, 1, buckets), 0)
+            .unwrap();
+        let flow = vec![apply(vec![Action::Group(1)])];
+        p.flow_mod(&fm(cmd::ADD, 0, 1, vec![], flow), 0).unwrap();
+        p
+    }
+
+    /// Packets per bucket after `frames` went through `p`, every other
+    /// chunk of 8 as one batch.
+    fn shares(p: &mut Pipeline, frames: &[Vec<u8>]) -> Vec<u64> {
+        for (i, chunk) in frames.chunks(8).enumerate() {
+            if i % 2 == 0 {
+                for f in chunk {
+                    assert_eq!(run(p, f, 5, 0).ports().len(), 1);
+                }
+            } else {
+                let mut bufs: Vec<PacketBuf> =
+                    chunk.iter().map(|f| PacketBuf::from_slice(f)).collect();
+                let mut r = Rec::default();
+                p.process_batch(&mut bufs, 5, 0, &mut r, |_, _, _, x| assert!(x.is_ok()));
+                assert_eq!(r.ports().len(), chunk.len());
+            }
+        }
+        let g = p.groups.get(1).unwrap();
+        g.bucket_counters.iter().map(|c| c.packet_count).collect()
+    }
+
+    #[test]
+    fn arp_flows_are_spread() {
+        let mut p = balancer(SelectMethod::Hash);
+        let frames: Vec<Vec<u8>> = (0..4000u32)
+            .map(|i| arp(0x0a00_0001, 0x0a00_0000 + i))
+            .collect();
+        let per = shares(&mut p, &frames);
+        for (n, w) in per.iter().zip(WEIGHTS) {
+            let want = 4000 * u64::from(w) / 10;
+            assert!(n.abs_diff(want) * 100 < want * 8, "{per:?}");
+        }
+        // One ARP flow keeps its bucket.
+        let mut p = balancer(SelectMethod::Hash);
+        let per = shares(&mut p, &vec![arp(1, 2); 64]);
+        assert_eq!(per.iter().filter(|n| **n > 0).count(), 1, "{per:?}");
+    }
+
+    #[test]
+    fn tcp_flows_follow_the_weights() {
+        let mut p = balancer(SelectMethod::Hash);
+        // 20000 flows: random sources and ports (a fixed LCG).
+        let mut x: u64 = 12345;
+        let mut next = || {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 32) as u32
+        };
+        let frames: Vec<Vec<u8>> = (0..20000).map(|_| tcp(next(), next() as u16, 80)).collect();
+        let per = shares(&mut p, &frames);
+        for (n, w) in per.iter().zip(WEIGHTS) {
+            let want = 20000 * u64::from(w) / 10;
+            assert!(n.abs_diff(want) * 100 < want * 4, "{per:?}");
+        }
+        // Sequential source ports of one host pair (iperf3 -P).
+        let mut p = balancer(SelectMethod::Hash);
+        let frames: Vec<Vec<u8>> = (0..20000u16)
+            .map(|i| tcp(0x0a00_0001, 30000 + i, 5201))
+            .collect();
+        let per = shares(&mut p, &frames);
+        for (n, w) in per.iter().zip(WEIGHTS) {
+            let want = 20000 * u64::from(w) / 10;
+            assert!(n.abs_diff(want) * 100 < want * 4, "{per:?}");
+        }
+    }
+
+    #[test]
+    fn round_robin_gives_each_bucket_its_weight() {
+        let mut p = balancer(SelectMethod::RoundRobin);
+        let per = shares(&mut p, &vec![tcp(1, 2, 3); 1000]);
+        assert_eq!(per, [100, 200, 300, 400]);
+        // A group keeps the method it was added with.
+        p.groups.select_method = SelectMethod::Hash;
+        let per = shares(&mut p, &vec![arp(1, 2); 10]);
+        assert_eq!(per, [101, 202, 303, 404]);
+        assert_eq!("round_robin".parse(), Ok(SelectMethod::RoundRobin));
+        assert!("random".parse::<SelectMethod>().is_err());
+    }
+}

@@ -21,6 +21,9 @@
 //! afpacket_rx = "ring"                 # AF_PACKET receive: ring (TPACKET_V2 frame ring) |
 //!                                      # blocks (TPACKET_V3: up to ~1 ms delay per lone
 //!                                      # frame) | recvmmsg (one system call per batch)
+//! select_method = "hash"               # SELECT groups: hash (a flow keeps its bucket) |
+//!                                      # round_robin (exact weight shares per packet,
+//!                                      # counted per worker); see pipeline::group
 //!
 //! [[port]]                             # OpenFlow ports 1, 2, ... in order
 //! name = "h1"                          # optional, defaults to the interface
@@ -355,6 +358,8 @@ struct FileConfig {
     gso: Option<bool>,
     #[serde(default, deserialize_with = "opt_from_str")]
     afpacket_rx: Option<AfPacketRx>,
+    #[serde(default, deserialize_with = "opt_from_str")]
+    select_method: Option<pipeline::group::SelectMethod>,
 }
 
 /// The complete configuration of the daemon.
@@ -382,6 +387,8 @@ pub struct Config {
     /// GSO/TSO-aware AF_PACKET ports (`PACKET_VNET_HDR`).
     pub gso: bool,
     pub afpacket_rx: AfPacketRx,
+    /// How SELECT groups choose a bucket.
+    pub select_method: pipeline::group::SelectMethod,
 }
 
 impl Default for Config {
@@ -404,6 +411,7 @@ impl Default for Config {
             poll_mode: PollMode::default(),
             gso: true,
             afpacket_rx: AfPacketRx::default(),
+            select_method: pipeline::group::SelectMethod::default(),
         }
     }
 }
@@ -526,6 +534,7 @@ impl Config {
             poll_mode: f.poll_mode.unwrap_or(d.poll_mode),
             gso: f.gso.unwrap_or(d.gso),
             afpacket_rx: f.afpacket_rx.unwrap_or(d.afpacket_rx),
+            select_method: f.select_method.unwrap_or(d.select_method),
         };
         cfg.check()
             .map_err(|m| ConfigError(format!("{file}: {m}")))?;
@@ -709,6 +718,19 @@ ca_cert = "/etc/ca.pem"
         assert!(e.starts_with("oxflow.toml:1:"), "{e}");
         let e = err("log_level = \"loud\"");
         assert!(e.contains("unknown log_level \"loud\""), "{e}");
+    }
+
+    #[test]
+    fn select_method() {
+        use pipeline::group::SelectMethod;
+        let c = Config::parse("", "x.toml").unwrap();
+        assert_eq!(c.select_method, SelectMethod::Hash);
+        let c = Config::parse("select_method = \"round_robin\"", "x.toml").unwrap();
+        assert_eq!(c.select_method, SelectMethod::RoundRobin);
+        assert_eq!(
+            err("select_method = \"random\""),
+            "oxflow.toml:1:17: unknown select method \"random\" (expected \"hash\" or \"round_robin\")"
+        );
     }
 
     #[test]
