@@ -26,13 +26,15 @@ use crate::syntax_error::SyntaxError;
 pub const USAGE: &str = "\
 usage: oxflow ctl [OPTIONS] COMMAND TARGET [ARGS...]
 TARGET: tcp:IP[:PORT] | unix:PATH
+PORT names (in_port=NAME, output:NAME, watch_port=NAME) are looked up in the switch's port descriptions
 commands:
   show                       features, port descriptions, config
   dump-desc                  switch description
   dump-flows [FLOW]          flows (FLOW filters: table, cookie=V/M, out_port, match)
   dump-aggregate [FLOW]      aggregate flow statistics
   add-flow FLOW              add a flow
-  add-flows FILE             add flows from FILE (one per line, - for stdin)
+  add-flows FILE             add flows from FILE (one per line, - for stdin; a line may
+                             start with add, modify, modify_strict, delete, delete_strict)
   mod-flows FLOW             modify flows (--strict: exact match and priority)
   del-flows [FLOW]           delete flows (--strict)
   dump-ports [PORT]          port statistics
@@ -221,6 +223,15 @@ fn dump(
     Ok(())
 }
 
+/// `parse()`, with the switch's port names if the input needs them
+/// ([`crate::port_names`]).
+fn named<T>(
+    inv: &Invocation,
+    parse: impl Fn() -> Result<T, SyntaxError>,
+) -> Result<T, SyntaxError> {
+    crate::port_names::resolving(&inv.target, inv.timeout, parse)
+}
+
 fn flow_command(inv: &Invocation) -> u8 {
     match (inv.command.as_str(), inv.strict) {
         ("mod-flows", false) => flow_mod_command::MODIFY,
@@ -231,10 +242,10 @@ fn flow_command(inv: &Invocation) -> u8 {
     }
 }
 
-/// Read flows for add-flows: one per line, `#` comments and blank lines skipped.
-// TODO(issue 3): ovs-ofctl's per-line `add`/`modify`/`delete` prefixes and
-// `--bundle` are not supported.
-fn read_flow_file(path: &str) -> Result<Vec<Message>, Failure> {
+/// Read flows for add-flows: one per line, `#` comments and blank lines
+/// skipped; a line may start with add/modify/delete words
+/// ([`crate::flow_file`]).
+fn read_flow_file(inv: &Invocation, path: &str) -> Result<Vec<Message>, Failure> {
     let reader: Box<dyn BufRead> = if path == "-" {
         Box::new(std::io::BufReader::new(std::io::stdin()))
     } else {
@@ -248,9 +259,9 @@ fn read_flow_file(path: &str) -> Result<Vec<Message>, Failure> {
         if t.is_empty() || t.starts_with('#') {
             continue;
         }
-        let spec = parse_flow(t, FlowUsage::Add)
+        let fm = named(inv, || crate::flow_file::parse_flow_line(t))
             .map_err(|e| Failure(format!("{path}:{}: {}", n + 1, e.render(t))))?;
-        mods.push(Message::FlowMod(spec.to_flow_mod(flow_mod_command::ADD)));
+        mods.push(Message::FlowMod(fm));
     }
     Ok(mods)
 }
@@ -333,7 +344,7 @@ fn execute(inv: &Invocation, out: &mut dyn Write) -> Result<(), Failure> {
         "dump-desc" => dump(inv, out, MultipartRequestBody::Desc, |_| {})?,
         "dump-flows" | "dump-aggregate" => {
             let s = opt_arg(inv, 0);
-            let spec = parse_flow(s, FlowUsage::Filter).map_err(|e| syntax(s, e))?;
+            let spec = named(inv, || parse_flow(s, FlowUsage::Filter)).map_err(|e| syntax(s, e))?;
             let req = spec.to_stats_request();
             let body = if inv.command == "dump-flows" {
                 MultipartRequestBody::Flow(req)
@@ -364,19 +375,19 @@ fn execute(inv: &Invocation, out: &mut dyn Write) -> Result<(), Failure> {
             } else {
                 FlowUsage::Modify
             };
-            let spec = parse_flow(s, usage).map_err(|e| syntax(s, e))?;
+            let spec = named(inv, || parse_flow(s, usage)).map_err(|e| syntax(s, e))?;
             modify(
                 inv,
                 vec![Message::FlowMod(spec.to_flow_mod(flow_command(inv)))],
             )?;
         }
         "add-flows" => {
-            let mods = read_flow_file(arg(inv, 0, "FILE")?)?;
+            let mods = read_flow_file(inv, arg(inv, 0, "FILE")?)?;
             modify(inv, mods)?;
         }
         "del-flows" => {
             let s = opt_arg(inv, 0);
-            let spec = parse_flow(s, FlowUsage::Filter).map_err(|e| syntax(s, e))?;
+            let spec = named(inv, || parse_flow(s, FlowUsage::Filter)).map_err(|e| syntax(s, e))?;
             modify(
                 inv,
                 vec![Message::FlowMod(spec.to_flow_mod(flow_command(inv)))],
@@ -387,7 +398,10 @@ fn execute(inv: &Invocation, out: &mut dyn Write) -> Result<(), Failure> {
             let port_no = if p.is_empty() {
                 port_no::ANY
             } else {
-                parse_port(p).ok_or_else(|| Failure(format!("bad port \"{p}\"")))?
+                named(inv, || {
+                    parse_port(p).ok_or_else(|| SyntaxError::new("bad port", 0, p.len()))
+                })
+                .map_err(|_| Failure(format!("bad port \"{p}\"")))?
             };
             dump(
                 inv,
@@ -412,7 +426,7 @@ fn execute(inv: &Invocation, out: &mut dyn Write) -> Result<(), Failure> {
         )?,
         "add-group" | "mod-group" => {
             let s = arg(inv, 0, "GROUP")?;
-            let mut g = parse_group(s, GroupUsage::Add).map_err(|e| syntax(s, e))?;
+            let mut g = named(inv, || parse_group(s, GroupUsage::Add)).map_err(|e| syntax(s, e))?;
             if inv.command == "mod-group" {
                 g.command = group_command::MODIFY;
             }
@@ -476,7 +490,7 @@ fn execute(inv: &Invocation, out: &mut dyn Write) -> Result<(), Failure> {
                 }
                 _ => inv.args.join(" "),
             };
-            let po = parse_packet_out(&s).map_err(|e| syntax(&s, e))?;
+            let po = named(inv, || parse_packet_out(&s)).map_err(|e| syntax(&s, e))?;
             modify(inv, vec![Message::PacketOut(po)])?;
         }
         // TODO(issue 3): monitor's `invalid_ttl` and `watch:` arguments.

@@ -76,10 +76,7 @@ fn parse_exthdr_flags(s: &str) -> Result<(u128, Option<u128>), String> {
         rest = &body[end..];
     }
     let all = EXTHDR_FLAGS.iter().fold(0, |a, (_, b)| a | b);
-    Ok((
-        u128::from(value),
-        (mask != all).then_some(u128::from(mask)),
-    ))
+    Ok((u128::from(value), (mask != all).then_some(u128::from(mask))))
 }
 
 /// `+name-name...` for flags `value` under `mask` (`None` if the bits are
@@ -94,7 +91,11 @@ fn format_exthdr_flags(value: u128, mask: u128) -> Option<String> {
             .iter()
             .filter(|(_, b)| mask & u128::from(*b) != 0)
             .map(|(n, b)| {
-                let sign = if value & u128::from(*b) != 0 { '+' } else { '-' };
+                let sign = if value & u128::from(*b) != 0 {
+                    '+'
+                } else {
+                    '-'
+                };
                 format!("{sign}{n}")
             })
             .collect(),
@@ -266,9 +267,9 @@ pub fn parse_int(s: &str) -> Option<u128> {
     }
 }
 
-/// Parse a port: a number or a reserved name (any case).
-// TODO(issue 3): port *names* (`in_port=eth1`) need a PORT_DESC lookup on
-// the connection, as ovs-ofctl does; only numbers and reserved names today.
+/// Parse a port: a number, a reserved name (any case), or the name of one
+/// of the switch's ports once [`set_port_names`] has given them (as
+/// `crate::port_names` does when a command's input names a port).
 pub fn parse_port(s: &str) -> Option<u32> {
     let named = match s.to_ascii_uppercase().as_str() {
         "IN_PORT" => port_no::IN_PORT,
@@ -279,9 +280,42 @@ pub fn parse_port(s: &str) -> Option<u32> {
         "CONTROLLER" => port_no::CONTROLLER,
         "LOCAL" => port_no::LOCAL,
         "ANY" | "NONE" => port_no::ANY,
-        _ => return parse_int(s).and_then(|v| u32::try_from(v).ok()),
+        _ => {
+            return parse_int(s)
+                .and_then(|v| u32::try_from(v).ok())
+                .or_else(|| port_by_name(s))
+        }
     };
     Some(named)
+}
+
+thread_local! {
+    /// The switch's port names and numbers, once a command asked for them
+    /// (`None` before).
+    static PORT_NAMES: std::cell::RefCell<Option<Vec<(String, u32)>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Makes [`parse_port`] accept these port names (the switch's port
+/// descriptions) on this thread.
+pub fn set_port_names(names: Vec<(String, u32)>) {
+    PORT_NAMES.with(|p| *p.borrow_mut() = Some(names));
+}
+
+/// Whether [`set_port_names`] was called on this thread.
+pub fn have_port_names() -> bool {
+    PORT_NAMES.with(|p| p.borrow().is_some())
+}
+
+/// The number of the port called `name` (exact name), if known.
+fn port_by_name(name: &str) -> Option<u32> {
+    PORT_NAMES.with(|p| {
+        p.borrow()
+            .as_ref()?
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, no)| *no)
+    })
 }
 
 /// Print a port number, by name when it is reserved.
