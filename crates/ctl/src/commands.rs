@@ -47,7 +47,7 @@ commands:
   add-meter METER | mod-meter METER | del-meters [METER]
   dump-meters [METER] | meter-stats [METER] | meter-features
   packet-out \"in_port=N packet=HEX actions=...\" | packet-out IN_PORT ACTIONS HEX
-  monitor [MISS_LEN]         print asynchronous messages (--count=N to stop)
+  monitor [MISS_LEN] [invalid_ttl]  print asynchronous messages (--count=N to stop)
   role [equal|master|slave|nochange] [GENERATION_ID]
 options: --strict, --sort / --rsort (dump-flows, by priority), --timeout=SECS, -O OpenFlow13 (accepted, only 1.3 is spoken)";
 
@@ -493,18 +493,27 @@ fn execute(inv: &Invocation, out: &mut dyn Write) -> Result<(), Failure> {
             let po = named(inv, || parse_packet_out(&s)).map_err(|e| syntax(&s, e))?;
             modify(inv, vec![Message::PacketOut(po)])?;
         }
-        // TODO(issue 3): monitor's `invalid_ttl` and `watch:` arguments.
         "monitor" => {
+            let args = crate::monitor::parse_monitor_args(&inv.args).map_err(Failure)?;
             let mut c = connect(inv)?;
-            let miss = opt_arg(inv, 0);
-            if !miss.is_empty() {
-                let miss_send_len = parse_int(miss)
-                    .and_then(|n| u16::try_from(n).ok())
-                    .ok_or_else(|| Failure(format!("bad miss length \"{miss}\"")))?;
+            if let Some(miss_send_len) = args.miss_len {
                 c.send(Message::SetConfig(SwitchConfig {
                     flags: 0,
                     miss_send_len,
                 }))?;
+            }
+            if args.invalid_ttl {
+                let cfg = match c.transact(Message::GetAsyncRequest)?.body {
+                    Message::GetAsyncReply(cfg) => cfg,
+                    other => {
+                        return Err(ClientError::Unexpected(Box::new(ofp::OfpMessage::new(
+                            0, other,
+                        )))
+                        .into())
+                    }
+                };
+                let cfg = crate::monitor::with_invalid_ttl(cfg);
+                c.send(Message::SetAsync(cfg))?;
             }
             c.set_timeout(None)?;
             let mut seen = 0u64;

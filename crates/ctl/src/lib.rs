@@ -33,6 +33,7 @@ pub mod flow_file;
 pub mod group;
 pub mod lex;
 pub mod meter;
+pub mod monitor;
 pub mod port_names;
 pub mod print;
 pub mod syntax_error;
