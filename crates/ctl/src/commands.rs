@@ -25,7 +25,7 @@ use crate::syntax_error::SyntaxError;
 /// Usage text.
 pub const USAGE: &str = "\
 usage: oxflow ctl [OPTIONS] COMMAND TARGET [ARGS...]
-TARGET: tcp:IP[:PORT] | unix:PATH
+TARGET: tcp:IP[:PORT] | ssl:IP[:PORT] (with -p KEY -c CERT -C CACERT) | unix:PATH
 PORT names (in_port=NAME, output:NAME, watch_port=NAME) are looked up in the switch's port descriptions
 commands:
   show                       features, port descriptions, config
@@ -49,7 +49,8 @@ commands:
   packet-out \"in_port=N packet=HEX actions=...\" | packet-out IN_PORT ACTIONS HEX
   monitor [MISS_LEN] [invalid_ttl]  print asynchronous messages (--count=N to stop)
   role [equal|master|slave|nochange] [GENERATION_ID]
-options: --strict, --sort / --rsort (dump-flows, by priority), --timeout=SECS, -O OpenFlow13 (accepted, only 1.3 is spoken)";
+options: --strict, --sort / --rsort (dump-flows, by priority), --timeout=SECS, -O OpenFlow13 (accepted, only 1.3 is spoken),
+  --private-key=FILE (-p), --certificate=FILE (-c), --ca-cert=FILE (-C): PEM files for ssl: targets";
 
 /// Why a command failed, already formatted for stderr.
 struct Failure(String);
@@ -90,12 +91,40 @@ struct Invocation {
     count: Option<u64>,
 }
 
+/// ovs-ofctl's TLS file options: `--private-key=FILE` / `-p FILE`,
+/// `--certificate=FILE` / `-c FILE`, `--ca-cert=FILE` / `-C FILE` (also
+/// `--opt FILE` and `-pFILE`): which one ('p', 'c', 'C') and the file.
+fn tls_option<'a>(
+    a: &'a str,
+    rest: &mut std::slice::Iter<'a, String>,
+) -> Result<Option<(char, &'a str)>, String> {
+    for (long, short, which) in [
+        ("--private-key", "-p", 'p'),
+        ("--certificate", "-c", 'c'),
+        ("--ca-cert", "-C", 'C'),
+    ] {
+        let inline = a
+            .strip_prefix(long)
+            .and_then(|v| v.strip_prefix('='))
+            .or_else(|| a.strip_prefix(short).filter(|v| !v.is_empty()));
+        if let Some(v) = inline {
+            return Ok(Some((which, v)));
+        }
+        if a == long || a == short {
+            let v = rest.next().ok_or(format!("{a} needs a FILE"))?;
+            return Ok(Some((which, v.as_str())));
+        }
+    }
+    Ok(None)
+}
+
 fn parse_args(args: &[String]) -> Result<Invocation, String> {
     let mut pos = Vec::new();
     let mut strict = false;
     let mut timeout = Some(DEFAULT_TIMEOUT);
     let mut count = None;
     let mut sort = Sort::None;
+    let mut tls = crate::tls::TlsFiles::default();
     let mut it = args.iter();
     while let Some(a) = it.next() {
         if a == "--strict" {
@@ -119,6 +148,13 @@ fn parse_args(args: &[String]) -> Result<Invocation, String> {
         } else if let Some(v) = a.strip_prefix("--timeout=") {
             let secs: u64 = v.parse().map_err(|_| format!("bad timeout \"{v}\""))?;
             timeout = (secs > 0).then(|| Duration::from_secs(secs));
+        } else if let Some((option, file)) = tls_option(a, &mut it)? {
+            let file = Some(std::path::PathBuf::from(file));
+            match option {
+                'p' => tls.private_key = file,
+                'c' => tls.certificate = file,
+                _ => tls.ca_cert = file,
+            }
         } else if let Some(v) = a.strip_prefix("--count=") {
             count = Some(v.parse().map_err(|_| format!("bad count \"{v}\""))?);
         } else if a.starts_with("--") {
@@ -130,6 +166,7 @@ fn parse_args(args: &[String]) -> Result<Invocation, String> {
     if pos.len() < 2 {
         return Err("missing COMMAND or TARGET".into());
     }
+    crate::tls::set_files(tls);
     let args = pos.split_off(2);
     Ok(Invocation {
         sort,

@@ -9,7 +9,8 @@
 //!   lines of an `add-flows` file (leading add/modify/delete words).
 //! - [`print`](mod@print): ovs-ofctl style printers for replies and async messages.
 //! - [`client`]: a blocking OpenFlow 1.3 connection (`tcp:IP[:PORT]`,
-//!   `unix:PATH`) with HELLO negotiation, multipart reassembly and barriers.
+//!   `ssl:IP[:PORT]` ([`tls`]), `unix:PATH`) with HELLO negotiation,
+//!   multipart reassembly and barriers.
 //! - [`commands`]: the commands of `oxflow ctl COMMAND TARGET [ARGS...]`.
 //!
 //! The `oxflow` binary mounts the client as a subcommand by handing it the
@@ -37,6 +38,7 @@ pub mod monitor;
 pub mod port_names;
 pub mod print;
 pub mod syntax_error;
+pub mod tls;
 
 pub use commands::main_with_args;
 pub use syntax_error::SyntaxError;
