@@ -90,9 +90,35 @@ pub struct Group {
     pub pick_table: Box<[u16]>,
     /// How this group chooses if it is SELECT.
     pub select: SelectMethod,
-    /// Round-robin position: packets chosen for so far (a `Cell`: the
-    /// choice is made through shared references, in one pipeline copy).
-    rr_next: std::cell::Cell<u64>,
+    /// Round-robin position: packets chosen for so far.
+    rr_next: RrPosition,
+}
+
+/// A round-robin position, advanced through shared references (the
+/// choice is made while the group is only borrowed). Each pipeline copy
+/// has its own and one thread uses a copy, so a plain load and store
+/// suffice (no read-modify-write instruction); a clone copies the value.
+#[derive(Debug, Default)]
+struct RrPosition(std::sync::atomic::AtomicU64);
+
+impl Clone for RrPosition {
+    fn clone(&self) -> Self {
+        RrPosition(std::sync::atomic::AtomicU64::new(self.next_peek()))
+    }
+}
+
+impl RrPosition {
+    fn next_peek(&self) -> u64 {
+        self.0.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// The position, moved on by one.
+    fn advance(&self) -> u64 {
+        let n = self.next_peek();
+        self.0
+            .store(n.wrapping_add(1), std::sync::atomic::Ordering::Relaxed);
+        n
+    }
 }
 
 /// How SELECT groups choose a bucket (module comment).
@@ -411,7 +437,7 @@ impl GroupTable {
                         fixed_weight,
                         pick_table: pick_table(&gm.buckets, fixed_weight),
                         select: self.select_method,
-                        rr_next: std::cell::Cell::new(0),
+                        rr_next: RrPosition::default(),
                     },
                 );
                 Ok(Vec::new())
@@ -554,11 +580,7 @@ impl Group {
         }
         let mut point = match self.select {
             SelectMethod::Hash => scale(hash(), total),
-            SelectMethod::RoundRobin => {
-                let n = self.rr_next.get();
-                self.rr_next.set(n.wrapping_add(1));
-                n % total
-            }
+            SelectMethod::RoundRobin => self.rr_next.advance() % total,
         };
         if self.fixed_weight.is_some() {
             if let Some(&i) = self.pick_table.get(point as usize) {
@@ -596,7 +618,7 @@ mod tests {
             fixed_weight: None,
             pick_table: Box::default(),
             select: SelectMethod::Hash,
-            rr_next: std::cell::Cell::new(0),
+            rr_next: RrPosition::default(),
         }
     }
 

@@ -3696,3 +3696,111 @@ mod select_groups {
         assert!("random".parse::<SelectMethod>().is_err());
     }
 }
+
+/// Set-field of ETH_TYPE and IP_PROTO (OpenFlow 1.3.5 excludes only
+/// IN_PORT, IN_PHY_PORT and METADATA from set-field): accepted with the
+/// match prerequisites, applied to the packet with the IPv4 checksum
+/// updated, and what follows sees the new header (a later table matches
+/// the new values). Through `process` and `process_batch`.
+#[test]
+fn set_field_eth_type_and_ip_proto() {
+    let mut p = pipeline(3);
+    let sf = |f| Action::SetField(f);
+    // Table 0: TCP becomes protocol 253 and goes to table 1; ARP gets
+    // ethertype 0x88b5 and goes to table 1.
+    let tcp = vec![OxmField::EthType(0x0800), OxmField::IpProto(6)];
+    let insts = vec![
+        apply(vec![sf(OxmField::IpProto(253))]),
+        Instruction::GotoTable(1),
+    ];
+    p.flow_mod(&fm(cmd::ADD, 0, 5, tcp, insts), 0).unwrap();
+    let arp = vec![OxmField::EthType(0x0806)];
+    let insts = vec![
+        Instruction::WriteActions(vec![sf(OxmField::EthType(0x88b5))]),
+        apply(vec![sf(OxmField::EthType(0x88b5))]),
+        Instruction::GotoTable(1),
+    ];
+    p.flow_mod(&fm(cmd::ADD, 0, 5, arp, insts), 0).unwrap();
+    // Table 1 sees the new values.
+    let m = vec![OxmField::EthType(0x0800), OxmField::IpProto(253)];
+    p.flow_mod(&fm(cmd::ADD, 1, 5, m, vec![apply(vec![out(2)])]), 0)
+        .unwrap();
+    let m = vec![OxmField::EthType(0x88b5)];
+    p.flow_mod(&fm(cmd::ADD, 1, 5, m, vec![apply(vec![out(3)])]), 0)
+        .unwrap();
+    // Prerequisites still apply: IP_PROTO needs IPv4 or IPv6, and a TCP
+    // port after the protocol changed is inconsistent.
+    for (m, a) in [
+        (vec![], vec![sf(OxmField::IpProto(6))]),
+        (
+            vec![OxmField::EthType(0x0800), OxmField::IpProto(6)],
+            vec![sf(OxmField::IpProto(17)), sf(OxmField::TcpDst(1))],
+        ),
+    ] {
+        assert_eq!(
+            p.flow_mod(&fm(cmd::ADD, 0, 9, m, vec![apply(a)]), 0)
+                .unwrap_err(),
+            ErrorCode::BadAction(BadActionCode::MatchInconsistent)
+        );
+    }
+    let in_port = vec![apply(vec![sf(OxmField::InPort(3))])];
+    assert_eq!(
+        p.flow_mod(&fm(cmd::ADD, 0, 9, vec![], in_port), 0)
+            .unwrap_err(),
+        ErrorCode::BadAction(BadActionCode::BadSetType)
+    );
+
+    let mut tcp = vec![2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 0x08, 0x00];
+    tcp.extend_from_slice(&[
+        0x45, 0, 0, 40, 0, 0, 0, 0, 64, 6, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2,
+    ]);
+    tcp.extend_from_slice(&[
+        0, 1, 0, 2, 0, 0, 0, 1, 0, 0, 0, 0, 0x50, 2, 0x20, 0, 0, 0, 0, 0,
+    ]);
+    let ck = packet::checksum::checksum(0, &tcp[14..34]);
+    tcp[24..26].copy_from_slice(&ck.to_be_bytes());
+    let mut want_tcp = tcp.clone();
+    want_tcp[23] = 253;
+    want_tcp[24..26].fill(0);
+    let ck = packet::checksum::checksum(0, &want_tcp[14..34]);
+    want_tcp[24..26].copy_from_slice(&ck.to_be_bytes());
+    let mut arp = vec![0xff; 6];
+    arp.extend_from_slice(&[2, 0, 0, 0, 0, 1, 0x08, 0x06, 0, 1, 8, 0, 6, 4, 0, 1]);
+    arp.extend_from_slice(&[2, 0, 0, 0, 0, 1, 10, 0, 0, 1, 0, 0, 0, 0, 0, 0, 10, 0, 0, 2]);
+    let mut want_arp = arp.clone();
+    want_arp[12..14].copy_from_slice(&[0x88, 0xb5]);
+
+    let want = vec![
+        Ev::Port(2, want_tcp.clone(), None),
+        Ev::Port(3, want_arp.clone(), None),
+    ];
+    let mut got = run(&mut p, &tcp, 1, 0).0;
+    got.extend(run(&mut p, &arp, 1, 0).0);
+    assert_eq!(got, want);
+    let mut bufs = vec![PacketBuf::from_slice(&tcp), PacketBuf::from_slice(&arp)];
+    let mut r = Rec::default();
+    p.process_batch(&mut bufs, 1, 0, &mut r, |_, _, _, x| assert!(x.is_ok()));
+    assert_eq!(r.0, want);
+}
+
+/// push_mpls on a frame with neither IP nor MPLS (ARP): the new label's
+/// TTL is 0 (OpenFlow 1.3.5 §5.12.1); on IPv4 it is the IP TTL.
+#[test]
+fn push_mpls_ttl_without_ip_is_zero() {
+    let mut p = pipeline(2);
+    let insts = vec![apply(vec![Action::PushMpls(0x8847), out(2)])];
+    p.flow_mod(&fm(cmd::ADD, 0, 5, vec![], insts), 0).unwrap();
+    let mut arp = vec![0xff; 6];
+    arp.extend_from_slice(&[2, 0, 0, 0, 0, 1, 0x08, 0x06, 0, 1, 8, 0, 6, 4, 0, 1]);
+    arp.extend_from_slice(&[2, 0, 0, 0, 0, 1, 10, 0, 0, 1, 0, 0, 0, 0, 0, 0, 10, 0, 0, 2]);
+    let r = run(&mut p, &arp, 1, 0);
+    let Ev::Port(2, d, _) = &r.0[0] else {
+        panic!("{:?}", r.0)
+    };
+    assert_eq!(&d[12..18], &[0x88, 0x47, 0, 0, 0x01, 0x00]);
+    let r = run(&mut p, &udp_frame([1, 2, 3, 4], 1, 33), 1, 0);
+    let Ev::Port(2, d, _) = &r.0[0] else {
+        panic!("{:?}", r.0)
+    };
+    assert_eq!(&d[12..18], &[0x88, 0x47, 0, 0, 0x01, 33]);
+}
