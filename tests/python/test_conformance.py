@@ -243,3 +243,49 @@ def test_select_method_round_robin_from_the_config(tmp_path):
                     break
                 time.sleep(0.05)
             assert counts == [10, 30], stats
+
+
+def test_ctl_ssl_target_against_the_switch(tmp_path):
+    """`oxflow ctl ... ssl:` against the switch's own `ptls:` listener
+    (mutual authentication): a client certificate from the switch's CA
+    works, one from another CA is refused."""
+    import subprocess
+
+    import cp_util
+    import dp_util
+    from oxflow.netns import free_tcp_port
+    from oxflow.switch import Switch, oxflow_bin
+    dp_util.require_oxflow()
+    pki = cp_util.make_pki(tmp_path / "pki")
+    cfg = tmp_path / "tls.toml"
+    cfg.write_text('[tls]\nprivate_key = "%s"\ncertificate = "%s"\n'
+                   'ca_cert = "%s"\n' % (pki / "switch-key.pem",
+                                         pki / "switch-cert.pem",
+                                         pki / "ca-cert.pem"))
+    port = free_tcp_port()
+    target = "ssl:127.0.0.1:%d" % port
+
+    def ssl_ctl(leaf, *args):
+        return subprocess.run(
+            [oxflow_bin(), "ctl", "--timeout=5",
+             "--private-key=%s" % (pki / ("%s-key.pem" % leaf)),
+             "--certificate=%s" % (pki / ("%s-cert.pem" % leaf)),
+             "--ca-cert=%s" % (pki / "ca-cert.pem")] + list(args),
+            capture_output=True, text=True, timeout=30)
+
+    with Switch([], dpid=0x35, log_path=tmp_path / "oxflow.log",
+                extra_args=["--config", str(cfg),
+                            "--listen", "ptls:%d:127.0.0.1" % port]):
+        deadline = time.monotonic() + 10
+        while True:
+            good = ssl_ctl("controller", "dump-desc", target)
+            if good.returncode == 0 or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
+        assert good.returncode == 0, good.stderr
+        assert "Manufacturer: oxflow" in good.stdout, good.stdout
+        show = ssl_ctl("controller", "show", target)
+        assert "dpid:0000000000000035" in show.stdout, show.stdout + show.stderr
+        rogue = ssl_ctl("rogue", "dump-desc", target)
+        assert rogue.returncode == 1, rogue.stdout
+        assert rogue.stderr.strip(), "refused without a message"
