@@ -541,7 +541,7 @@ def gen_rewrite():
     rv("push_mpls_set_label", u4(), [{"op": "push_mpls", "ethertype": 0x8847}, sf("mpls_label", 0xabcde), sf("mpls_tc", 6)],
        Ether(**E) / MPLS(label=0xabcde, cos=6, s=1, ttl=64) / IP(**A4) / UDP(sport=1000, dport=2000) / PAY)
     rv("push_mpls_arp", arp(), [{"op": "push_mpls", "ethertype": 0x8847}],
-       Ether(**E, type=0x8847) / MPLS(label=0, s=1, ttl=64) / arp()[ARP])
+       Ether(**E, type=0x8847) / MPLS(label=0, s=1, ttl=0) / arp()[ARP])  # OF 1.3.5 §5.12.1: no IP or MPLS TTL -> 0
     rv("pop_mpls", mp, [{"op": "pop_mpls", "ethertype": 0x0800}], Ether(**E) / IP(**A4) / UDP(sport=1, dport=2))
     m2 = Ether(**E) / MPLS(label=1, s=0, ttl=9) / MPLS(label=2, s=1, ttl=8) / IP(**A4)
     rv("pop_mpls_stack", m2, [{"op": "pop_mpls", "ethertype": 0x8847}], Ether(**E) / MPLS(label=2, s=1, ttl=8) / IP(**A4))

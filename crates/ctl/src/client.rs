@@ -1,6 +1,7 @@
 //! A blocking OpenFlow 1.3 client connection.
 //!
-//! [`Connection::connect`] opens `tcp:IP[:PORT]` or `unix:PATH`, exchanges
+//! [`Connection::connect`] opens `tcp:IP[:PORT]`, `ssl:IP[:PORT]` or
+//! `unix:PATH`, exchanges
 //! HELLO and checks that the switch speaks OpenFlow 1.3. Requests get
 //! increasing xids; [`Connection::recv`] answers ECHO_REQUEST itself so that
 //! long waits (monitor) keep the channel up. Multipart replies spanning
@@ -22,33 +23,46 @@ use ofp::multipart::{
 use ofp::{DecodeError, OfpMessage};
 
 /// Where the switch listens (ovs-ofctl's TARGET syntax).
-// TODO(issue 3): `ssl:IP:PORT` targets (rustls client with certificates).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Target {
     /// `tcp:HOST[:PORT]` (default port 6653).
     Tcp(String),
     /// `unix:PATH`.
     Unix(String),
+    /// `ssl:HOST[:PORT]` (default port 6653): TLS over TCP with the
+    /// command line's certificates (`crate::tls`).
+    Ssl(String),
+}
+
+/// `HOST[:PORT]` with the default OpenFlow port added when none is given
+/// (`IP`, `IP:PORT`, `[IPv6]:PORT`).
+fn with_port(rest: &str) -> String {
+    let has_port = match rest.rsplit_once(':') {
+        Some((host, port)) => {
+            port.parse::<u16>().is_ok() && (!host.contains(':') || host.ends_with(']'))
+        }
+        None => false,
+    };
+    if has_port {
+        rest.to_string()
+    } else {
+        format!("{rest}:{}", ofp::header::OFP_TCP_PORT)
+    }
 }
 
 impl Target {
     pub fn parse(s: &str) -> Result<Target, String> {
-        if let Some(rest) = s.strip_prefix("tcp:") {
+        if let Some(rest) = s.strip_prefix("ssl:") {
+            if rest.is_empty() {
+                return Err(format!("{s}: missing address"));
+            }
+            Ok(Target::Ssl(with_port(rest)))
+        } else if let Some(rest) = s.strip_prefix("tcp:") {
             if rest.is_empty() {
                 return Err(format!("{s}: missing address"));
             }
             // `tcp:IP` or `tcp:IP:PORT`; IPv6 as `tcp:[::1]:PORT`.
-            let has_port = match rest.rsplit_once(':') {
-                Some((host, port)) => {
-                    port.parse::<u16>().is_ok() && (!host.contains(':') || host.ends_with(']'))
-                }
-                None => false,
-            };
-            Ok(Target::Tcp(if has_port {
-                rest.to_string()
-            } else {
-                format!("{rest}:{}", ofp::header::OFP_TCP_PORT)
-            }))
+            Ok(Target::Tcp(with_port(rest)))
         } else if let Some(path) = s.strip_prefix("unix:") {
             if path.is_empty() {
                 return Err(format!("{s}: missing path"));
@@ -56,7 +70,7 @@ impl Target {
             Ok(Target::Unix(path.to_string()))
         } else {
             Err(format!(
-                "{s}: unknown target (expected tcp:IP[:PORT] or unix:PATH)"
+                "{s}: unknown target (expected tcp:IP[:PORT], ssl:IP[:PORT] or unix:PATH)"
             ))
         }
     }
@@ -79,6 +93,8 @@ pub enum ClientError {
     },
     /// A reply of an unexpected kind.
     Unexpected(Box<OfpMessage>),
+    /// TLS setup or handshake failed (`ssl:` targets).
+    Tls(String),
 }
 
 impl std::fmt::Display for ClientError {
@@ -101,6 +117,7 @@ impl std::fmt::Display for ClientError {
                 "OFPT_ERROR: {} (xid={xid:#x})",
                 crate::print::format_error_code(error)
             ),
+            ClientError::Tls(e) => write!(f, "{e}"),
             ClientError::Unexpected(m) => {
                 write!(f, "unexpected reply: {}", crate::print::format_message(m))
             }
@@ -120,6 +137,8 @@ impl From<io::Error> for ClientError {
 enum Stream {
     Tcp(TcpStream),
     Unix(UnixStream),
+    /// Boxed: the TLS state is large.
+    Tls(Box<crate::tls::TlsStream>),
 }
 
 impl Stream {
@@ -127,6 +146,7 @@ impl Stream {
         match self {
             Stream::Tcp(s) => s.set_read_timeout(t),
             Stream::Unix(s) => s.set_read_timeout(t),
+            Stream::Tls(s) => s.sock.set_read_timeout(t),
         }
     }
 }
@@ -136,6 +156,7 @@ impl Read for Stream {
         match self {
             Stream::Tcp(s) => s.read(buf),
             Stream::Unix(s) => s.read(buf),
+            Stream::Tls(s) => s.read(buf),
         }
     }
 }
@@ -145,12 +166,14 @@ impl Write for Stream {
         match self {
             Stream::Tcp(s) => s.write(buf),
             Stream::Unix(s) => s.write(buf),
+            Stream::Tls(s) => s.write(buf),
         }
     }
     fn flush(&mut self) -> io::Result<()> {
         match self {
             Stream::Tcp(s) => s.flush(),
             Stream::Unix(s) => s.flush(),
+            Stream::Tls(s) => s.flush(),
         }
     }
 }
@@ -174,19 +197,29 @@ impl Connection {
     /// Connect and negotiate OpenFlow 1.3. `timeout` bounds the connect and
     /// every later wait for a reply (`None`: wait forever).
     pub fn connect(target: &Target, timeout: Option<Duration>) -> Result<Self, ClientError> {
+        let tcp = |addr: &str| -> Result<TcpStream, ClientError> {
+            let sa = addr.to_socket_addrs()?.next().ok_or_else(|| {
+                io::Error::new(io::ErrorKind::NotFound, format!("{addr}: no address"))
+            })?;
+            let s = match timeout {
+                Some(t) => TcpStream::connect_timeout(&sa, t)?,
+                None => TcpStream::connect(sa)?,
+            };
+            s.set_nodelay(true)?;
+            Ok(s)
+        };
         let stream = match target {
-            Target::Tcp(addr) => {
-                let sa = addr.to_socket_addrs()?.next().ok_or_else(|| {
-                    io::Error::new(io::ErrorKind::NotFound, format!("{addr}: no address"))
-                })?;
-                let s = match timeout {
-                    Some(t) => TcpStream::connect_timeout(&sa, t)?,
-                    None => TcpStream::connect(sa)?,
-                };
-                s.set_nodelay(true)?;
-                Stream::Tcp(s)
-            }
+            Target::Tcp(addr) => Stream::Tcp(tcp(addr)?),
             Target::Unix(path) => Stream::Unix(UnixStream::connect(path)?),
+            Target::Ssl(addr) => {
+                let cfg = crate::tls::configured().map_err(ClientError::Tls)?;
+                let s = tcp(addr)?;
+                // The handshake's reads are bounded by the timeout too.
+                s.set_read_timeout(timeout)?;
+                let host = addr.rsplit_once(':').map_or(addr.as_str(), |(h, _)| h);
+                let tls = crate::tls::connect(cfg, s, host).map_err(ClientError::Tls)?;
+                Stream::Tls(Box::new(tls))
+            }
         };
         stream.set_read_timeout(timeout)?;
         let mut c = Connection {
@@ -341,6 +374,15 @@ mod tests {
             Target::parse("unix:/tmp/x").unwrap(),
             Target::Unix("/tmp/x".into())
         );
+        assert_eq!(
+            Target::parse("ssl:10.0.0.1").unwrap(),
+            Target::Ssl("10.0.0.1:6653".into())
+        );
+        assert_eq!(
+            Target::parse("ssl:[::1]:6634").unwrap(),
+            Target::Ssl("[::1]:6634".into())
+        );
+        assert!(Target::parse("ssl:").is_err());
         assert!(Target::parse("br0").is_err());
         assert!(Target::parse("tcp:").is_err());
     }

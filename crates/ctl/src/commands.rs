@@ -25,14 +25,16 @@ use crate::syntax_error::SyntaxError;
 /// Usage text.
 pub const USAGE: &str = "\
 usage: oxflow ctl [OPTIONS] COMMAND TARGET [ARGS...]
-TARGET: tcp:IP[:PORT] | unix:PATH
+TARGET: tcp:IP[:PORT] | ssl:IP[:PORT] (with -p KEY -c CERT -C CACERT) | unix:PATH
+PORT names (in_port=NAME, output:NAME, watch_port=NAME) are looked up in the switch's port descriptions
 commands:
   show                       features, port descriptions, config
   dump-desc                  switch description
   dump-flows [FLOW]          flows (FLOW filters: table, cookie=V/M, out_port, match)
   dump-aggregate [FLOW]      aggregate flow statistics
   add-flow FLOW              add a flow
-  add-flows FILE             add flows from FILE (one per line, - for stdin)
+  add-flows FILE             add flows from FILE (one per line, - for stdin; a line may
+                             start with add, modify, modify_strict, delete, delete_strict)
   mod-flows FLOW             modify flows (--strict: exact match and priority)
   del-flows [FLOW]           delete flows (--strict)
   dump-ports [PORT]          port statistics
@@ -45,9 +47,10 @@ commands:
   add-meter METER | mod-meter METER | del-meters [METER]
   dump-meters [METER] | meter-stats [METER] | meter-features
   packet-out \"in_port=N packet=HEX actions=...\" | packet-out IN_PORT ACTIONS HEX
-  monitor [MISS_LEN]         print asynchronous messages (--count=N to stop)
+  monitor [MISS_LEN] [invalid_ttl]  print asynchronous messages (--count=N to stop)
   role [equal|master|slave|nochange] [GENERATION_ID]
-options: --strict, --sort / --rsort (dump-flows, by priority), --timeout=SECS, -O OpenFlow13 (accepted, only 1.3 is spoken)";
+options: --strict, --sort / --rsort (dump-flows, by priority), --timeout=SECS, -O OpenFlow13 (accepted, only 1.3 is spoken),
+  --private-key=FILE (-p), --certificate=FILE (-c), --ca-cert=FILE (-C): PEM files for ssl: targets";
 
 /// Why a command failed, already formatted for stderr.
 struct Failure(String);
@@ -88,12 +91,40 @@ struct Invocation {
     count: Option<u64>,
 }
 
+/// ovs-ofctl's TLS file options: `--private-key=FILE` / `-p FILE`,
+/// `--certificate=FILE` / `-c FILE`, `--ca-cert=FILE` / `-C FILE` (also
+/// `--opt FILE` and `-pFILE`): which one ('p', 'c', 'C') and the file.
+fn tls_option<'a>(
+    a: &'a str,
+    rest: &mut std::slice::Iter<'a, String>,
+) -> Result<Option<(char, &'a str)>, String> {
+    for (long, short, which) in [
+        ("--private-key", "-p", 'p'),
+        ("--certificate", "-c", 'c'),
+        ("--ca-cert", "-C", 'C'),
+    ] {
+        let inline = a
+            .strip_prefix(long)
+            .and_then(|v| v.strip_prefix('='))
+            .or_else(|| a.strip_prefix(short).filter(|v| !v.is_empty()));
+        if let Some(v) = inline {
+            return Ok(Some((which, v)));
+        }
+        if a == long || a == short {
+            let v = rest.next().ok_or(format!("{a} needs a FILE"))?;
+            return Ok(Some((which, v.as_str())));
+        }
+    }
+    Ok(None)
+}
+
 fn parse_args(args: &[String]) -> Result<Invocation, String> {
     let mut pos = Vec::new();
     let mut strict = false;
     let mut timeout = Some(DEFAULT_TIMEOUT);
     let mut count = None;
     let mut sort = Sort::None;
+    let mut tls = crate::tls::TlsFiles::default();
     let mut it = args.iter();
     while let Some(a) = it.next() {
         if a == "--strict" {
@@ -117,6 +148,13 @@ fn parse_args(args: &[String]) -> Result<Invocation, String> {
         } else if let Some(v) = a.strip_prefix("--timeout=") {
             let secs: u64 = v.parse().map_err(|_| format!("bad timeout \"{v}\""))?;
             timeout = (secs > 0).then(|| Duration::from_secs(secs));
+        } else if let Some((option, file)) = tls_option(a, &mut it)? {
+            let file = Some(std::path::PathBuf::from(file));
+            match option {
+                'p' => tls.private_key = file,
+                'c' => tls.certificate = file,
+                _ => tls.ca_cert = file,
+            }
         } else if let Some(v) = a.strip_prefix("--count=") {
             count = Some(v.parse().map_err(|_| format!("bad count \"{v}\""))?);
         } else if a.starts_with("--") {
@@ -128,6 +166,7 @@ fn parse_args(args: &[String]) -> Result<Invocation, String> {
     if pos.len() < 2 {
         return Err("missing COMMAND or TARGET".into());
     }
+    crate::tls::set_files(tls);
     let args = pos.split_off(2);
     Ok(Invocation {
         sort,
@@ -221,6 +260,15 @@ fn dump(
     Ok(())
 }
 
+/// `parse()`, with the switch's port names if the input needs them
+/// ([`crate::port_names`]).
+fn named<T>(
+    inv: &Invocation,
+    parse: impl Fn() -> Result<T, SyntaxError>,
+) -> Result<T, SyntaxError> {
+    crate::port_names::resolving(&inv.target, inv.timeout, parse)
+}
+
 fn flow_command(inv: &Invocation) -> u8 {
     match (inv.command.as_str(), inv.strict) {
         ("mod-flows", false) => flow_mod_command::MODIFY,
@@ -231,10 +279,10 @@ fn flow_command(inv: &Invocation) -> u8 {
     }
 }
 
-/// Read flows for add-flows: one per line, `#` comments and blank lines skipped.
-// TODO(issue 3): ovs-ofctl's per-line `add`/`modify`/`delete` prefixes and
-// `--bundle` are not supported.
-fn read_flow_file(path: &str) -> Result<Vec<Message>, Failure> {
+/// Read flows for add-flows: one per line, `#` comments and blank lines
+/// skipped; a line may start with add/modify/delete words
+/// ([`crate::flow_file`]).
+fn read_flow_file(inv: &Invocation, path: &str) -> Result<Vec<Message>, Failure> {
     let reader: Box<dyn BufRead> = if path == "-" {
         Box::new(std::io::BufReader::new(std::io::stdin()))
     } else {
@@ -248,9 +296,9 @@ fn read_flow_file(path: &str) -> Result<Vec<Message>, Failure> {
         if t.is_empty() || t.starts_with('#') {
             continue;
         }
-        let spec = parse_flow(t, FlowUsage::Add)
+        let fm = named(inv, || crate::flow_file::parse_flow_line(t))
             .map_err(|e| Failure(format!("{path}:{}: {}", n + 1, e.render(t))))?;
-        mods.push(Message::FlowMod(spec.to_flow_mod(flow_mod_command::ADD)));
+        mods.push(Message::FlowMod(fm));
     }
     Ok(mods)
 }
@@ -333,7 +381,7 @@ fn execute(inv: &Invocation, out: &mut dyn Write) -> Result<(), Failure> {
         "dump-desc" => dump(inv, out, MultipartRequestBody::Desc, |_| {})?,
         "dump-flows" | "dump-aggregate" => {
             let s = opt_arg(inv, 0);
-            let spec = parse_flow(s, FlowUsage::Filter).map_err(|e| syntax(s, e))?;
+            let spec = named(inv, || parse_flow(s, FlowUsage::Filter)).map_err(|e| syntax(s, e))?;
             let req = spec.to_stats_request();
             let body = if inv.command == "dump-flows" {
                 MultipartRequestBody::Flow(req)
@@ -364,19 +412,19 @@ fn execute(inv: &Invocation, out: &mut dyn Write) -> Result<(), Failure> {
             } else {
                 FlowUsage::Modify
             };
-            let spec = parse_flow(s, usage).map_err(|e| syntax(s, e))?;
+            let spec = named(inv, || parse_flow(s, usage)).map_err(|e| syntax(s, e))?;
             modify(
                 inv,
                 vec![Message::FlowMod(spec.to_flow_mod(flow_command(inv)))],
             )?;
         }
         "add-flows" => {
-            let mods = read_flow_file(arg(inv, 0, "FILE")?)?;
+            let mods = read_flow_file(inv, arg(inv, 0, "FILE")?)?;
             modify(inv, mods)?;
         }
         "del-flows" => {
             let s = opt_arg(inv, 0);
-            let spec = parse_flow(s, FlowUsage::Filter).map_err(|e| syntax(s, e))?;
+            let spec = named(inv, || parse_flow(s, FlowUsage::Filter)).map_err(|e| syntax(s, e))?;
             modify(
                 inv,
                 vec![Message::FlowMod(spec.to_flow_mod(flow_command(inv)))],
@@ -387,7 +435,10 @@ fn execute(inv: &Invocation, out: &mut dyn Write) -> Result<(), Failure> {
             let port_no = if p.is_empty() {
                 port_no::ANY
             } else {
-                parse_port(p).ok_or_else(|| Failure(format!("bad port \"{p}\"")))?
+                named(inv, || {
+                    parse_port(p).ok_or_else(|| SyntaxError::new("bad port", 0, p.len()))
+                })
+                .map_err(|_| Failure(format!("bad port \"{p}\"")))?
             };
             dump(
                 inv,
@@ -412,7 +463,7 @@ fn execute(inv: &Invocation, out: &mut dyn Write) -> Result<(), Failure> {
         )?,
         "add-group" | "mod-group" => {
             let s = arg(inv, 0, "GROUP")?;
-            let mut g = parse_group(s, GroupUsage::Add).map_err(|e| syntax(s, e))?;
+            let mut g = named(inv, || parse_group(s, GroupUsage::Add)).map_err(|e| syntax(s, e))?;
             if inv.command == "mod-group" {
                 g.command = group_command::MODIFY;
             }
@@ -476,21 +527,30 @@ fn execute(inv: &Invocation, out: &mut dyn Write) -> Result<(), Failure> {
                 }
                 _ => inv.args.join(" "),
             };
-            let po = parse_packet_out(&s).map_err(|e| syntax(&s, e))?;
+            let po = named(inv, || parse_packet_out(&s)).map_err(|e| syntax(&s, e))?;
             modify(inv, vec![Message::PacketOut(po)])?;
         }
-        // TODO(issue 3): monitor's `invalid_ttl` and `watch:` arguments.
         "monitor" => {
+            let args = crate::monitor::parse_monitor_args(&inv.args).map_err(Failure)?;
             let mut c = connect(inv)?;
-            let miss = opt_arg(inv, 0);
-            if !miss.is_empty() {
-                let miss_send_len = parse_int(miss)
-                    .and_then(|n| u16::try_from(n).ok())
-                    .ok_or_else(|| Failure(format!("bad miss length \"{miss}\"")))?;
+            if let Some(miss_send_len) = args.miss_len {
                 c.send(Message::SetConfig(SwitchConfig {
                     flags: 0,
                     miss_send_len,
                 }))?;
+            }
+            if args.invalid_ttl {
+                let cfg = match c.transact(Message::GetAsyncRequest)?.body {
+                    Message::GetAsyncReply(cfg) => cfg,
+                    other => {
+                        return Err(ClientError::Unexpected(Box::new(ofp::OfpMessage::new(
+                            0, other,
+                        )))
+                        .into())
+                    }
+                };
+                let cfg = crate::monitor::with_invalid_ttl(cfg);
+                c.send(Message::SetAsync(cfg))?;
             }
             c.set_timeout(None)?;
             let mut seen = 0u64;

@@ -27,6 +27,79 @@ pub enum Kind {
     Mac,
     Ipv4,
     Ipv6,
+    /// IPV6_EXTHDR's pseudo-header flags: an integer `VALUE[/MASK]`, or
+    /// flag names each with `+` (must be set) or `-` (must be clear), the
+    /// mask being the flags named (`+frag-esp`); see [`EXTHDR_FLAGS`].
+    Exthdr,
+}
+
+/// The IPV6_EXTHDR flags (OpenFlow 1.3.5 §7.2.3.8, `OFPIEH_*`) by name,
+/// in bit order.
+pub const EXTHDR_FLAGS: [(&str, u16); 9] = [
+    ("nonext", 1 << 0),
+    ("esp", 1 << 1),
+    ("auth", 1 << 2),
+    ("dest", 1 << 3),
+    ("frag", 1 << 4),
+    ("router", 1 << 5),
+    ("hop", 1 << 6),
+    ("unrep", 1 << 7),
+    ("unseq", 1 << 8),
+];
+
+/// `+name-name...` flag syntax of [`Kind::Exthdr`]: (value, mask).
+fn parse_exthdr_flags(s: &str) -> Result<(u128, Option<u128>), String> {
+    let (mut value, mut mask) = (0u16, 0u16);
+    let mut rest = s;
+    while let Some(sign) = rest.chars().next() {
+        let body = &rest[1..];
+        let end = body.find(['+', '-']).unwrap_or(body.len());
+        let name = &body[..end];
+        let bit = EXTHDR_FLAGS
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, b)| *b)
+            .ok_or_else(|| {
+                let names: Vec<&str> = EXTHDR_FLAGS.iter().map(|(n, _)| *n).collect();
+                format!(
+                    "unknown ipv6_exthdr flag \"{name}\" (expected {})",
+                    names.join(", ")
+                )
+            })?;
+        if mask & bit != 0 {
+            return Err(format!("ipv6_exthdr flag \"{name}\" given twice"));
+        }
+        mask |= bit;
+        if sign == '+' {
+            value |= bit;
+        }
+        rest = &body[end..];
+    }
+    let all = EXTHDR_FLAGS.iter().fold(0, |a, (_, b)| a | b);
+    Ok((u128::from(value), (mask != all).then_some(u128::from(mask))))
+}
+
+/// `+name-name...` for flags `value` under `mask` (`None` if the bits are
+/// not all flags).
+fn format_exthdr_flags(value: u128, mask: u128) -> Option<String> {
+    let all: u128 = EXTHDR_FLAGS.iter().fold(0, |a, (_, b)| a | u128::from(*b));
+    if mask == 0 || mask & !all != 0 || value & !mask != 0 {
+        return None;
+    }
+    Some(
+        EXTHDR_FLAGS
+            .iter()
+            .filter(|(_, b)| mask & u128::from(*b) != 0)
+            .map(|(n, b)| {
+                let sign = if value & u128::from(*b) != 0 {
+                    '+'
+                } else {
+                    '-'
+                };
+                format!("{sign}{n}")
+            })
+            .collect(),
+    )
 }
 
 /// Protocol-dependent meaning of an OpenFlow 1.0 style name, resolved after
@@ -138,9 +211,7 @@ pub const FIELDS: &[FieldDef] = &[
     def(&["mpls_bos"], field::MPLS_BOS, Dec, Remap::None),
     def(&["pbb_isid"], field::PBB_ISID, Dec, Remap::None),
     def(&["tun_id", "tunnel_id"], field::TUNNEL_ID, Hex, Remap::None),
-    // TODO(issue 3): flag names for ipv6_exthdr (`nonext|esp|...`); only
-    // integers VALUE[/MASK] are read today.
-    def(&["ipv6_exthdr"], field::IPV6_EXTHDR, Hex, Remap::None),
+    def(&["ipv6_exthdr"], field::IPV6_EXTHDR, Exthdr, Remap::None),
 ];
 
 /// The registry row for a name.
@@ -196,9 +267,9 @@ pub fn parse_int(s: &str) -> Option<u128> {
     }
 }
 
-/// Parse a port: a number or a reserved name (any case).
-// TODO(issue 3): port *names* (`in_port=eth1`) need a PORT_DESC lookup on
-// the connection, as ovs-ofctl does; only numbers and reserved names today.
+/// Parse a port: a number, a reserved name (any case), or the name of one
+/// of the switch's ports once [`set_port_names`] has given them (as
+/// `crate::port_names` does when a command's input names a port).
 pub fn parse_port(s: &str) -> Option<u32> {
     let named = match s.to_ascii_uppercase().as_str() {
         "IN_PORT" => port_no::IN_PORT,
@@ -209,9 +280,42 @@ pub fn parse_port(s: &str) -> Option<u32> {
         "CONTROLLER" => port_no::CONTROLLER,
         "LOCAL" => port_no::LOCAL,
         "ANY" | "NONE" => port_no::ANY,
-        _ => return parse_int(s).and_then(|v| u32::try_from(v).ok()),
+        _ => {
+            return parse_int(s)
+                .and_then(|v| u32::try_from(v).ok())
+                .or_else(|| port_by_name(s))
+        }
     };
     Some(named)
+}
+
+thread_local! {
+    /// The switch's port names and numbers, once a command asked for them
+    /// (`None` before).
+    static PORT_NAMES: std::cell::RefCell<Option<Vec<(String, u32)>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Makes [`parse_port`] accept these port names (the switch's port
+/// descriptions) on this thread.
+pub fn set_port_names(names: Vec<(String, u32)>) {
+    PORT_NAMES.with(|p| *p.borrow_mut() = Some(names));
+}
+
+/// Whether [`set_port_names`] was called on this thread.
+pub fn have_port_names() -> bool {
+    PORT_NAMES.with(|p| p.borrow().is_some())
+}
+
+/// The number of the port called `name` (exact name), if known.
+fn port_by_name(name: &str) -> Option<u32> {
+    PORT_NAMES.with(|p| {
+        p.borrow()
+            .as_ref()?
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, no)| *no)
+    })
 }
 
 /// Print a port number, by name when it is reserved.
@@ -259,7 +363,7 @@ fn prefix_mask(n: u32, bits: u32) -> Option<u128> {
 
 fn parse_one(kind: Kind, s: &str) -> Option<u128> {
     match kind {
-        Dec | Hex => parse_int(s),
+        Dec | Hex | Exthdr => parse_int(s),
         Port => parse_port(s).map(u128::from),
         Mac => parse_mac(s),
         Ipv4 => s.parse::<Ipv4Addr>().ok().map(|a| u32::from(a).into()),
@@ -270,6 +374,9 @@ fn parse_one(kind: Kind, s: &str) -> Option<u128> {
 /// Parse `VALUE[/MASK]` for a field of this kind. Address masks may be a
 /// prefix length. Value bits outside the mask are cleared, as ovs-ofctl does.
 pub fn parse_value(kind: Kind, s: &str) -> Result<(u128, Option<u128>), String> {
+    if kind == Exthdr && s.starts_with(['+', '-']) {
+        return parse_exthdr_flags(s);
+    }
     let (v, m) = match s.split_once('/') {
         Some((v, m)) => (v, Some(m)),
         None => (s, None),
@@ -320,7 +427,7 @@ fn cidr_len(m: u128, bits: u32) -> Option<u32> {
 fn fmt_one(kind: Kind, v: u128) -> String {
     match kind {
         Dec => v.to_string(),
-        Hex => format!("{v:#x}"),
+        Hex | Exthdr => format!("{v:#x}"),
         Port => u32::try_from(v).map_or_else(|_| v.to_string(), port_name),
         Mac => {
             let b = (v as u64).to_be_bytes();
@@ -340,6 +447,7 @@ pub fn format_value(kind: Kind, value: u128, mask: Option<u128>) -> String {
         return fmt_one(kind, value);
     };
     match kind {
+        Exthdr => format_exthdr_flags(value, m).unwrap_or_else(|| format!("{value:#x}/{m:#x}")),
         Dec | Hex | Port => format!("{value:#x}/{m:#x}"),
         Mac => format!("{}/{}", fmt_one(kind, value), fmt_one(kind, m)),
         Ipv4 => match cidr_len(m, 32) {
@@ -398,6 +506,26 @@ mod tests {
         for info in ofp::oxm::FIELD_INFO {
             assert!(by_id(info.id).is_some(), "{}", info.name);
         }
+    }
+
+    #[test]
+    fn ipv6_exthdr_flags() {
+        assert_eq!(
+            parse_value(Exthdr, "+frag-esp").unwrap(),
+            (0x10, Some(0x12))
+        );
+        assert_eq!(parse_value(Exthdr, "-NONEXT").unwrap(), (0, Some(1)));
+        assert_eq!(parse_value(Exthdr, "0x4/0x4").unwrap(), (4, Some(4)));
+        assert_eq!(format_value(Exthdr, 0x10, Some(0x12)), "-esp+frag");
+        assert_eq!(format_value(Exthdr, 0x10, None), "0x10");
+        assert_eq!(format_value(Exthdr, 0x10, Some(0x1010)), "0x10/0x1010");
+        // Every flag named: an exact match.
+        let all = "+nonext-esp-auth-dest-frag-router-hop-unrep+unseq";
+        assert_eq!(parse_value(Exthdr, all).unwrap(), (0x101, None));
+        let e = parse_value(Exthdr, "+frag+bogus").unwrap_err();
+        assert!(e.starts_with("unknown ipv6_exthdr flag \"bogus\""), "{e}");
+        assert!(parse_value(Exthdr, "+frag-frag").is_err());
+        assert!(parse_value(Exthdr, "+").is_err());
     }
 
     #[test]

@@ -800,6 +800,8 @@ mod tests {
             "dl_type=0x88e7,pbb_isid=0x10/0xff,actions=pop_pbb",
             "tun_id=0x10/0xff,in_port=1,in_phy_port=1,actions=goto_table:1",
             "ipv6,ipv6_exthdr=0x4/0x4,actions=drop",
+            "ipv6,ipv6_exthdr=+nonext-esp-frag,actions=drop",
+            "ipv6,ipv6_exthdr=0x11,actions=drop",
             "sctp,tp_src=1,tp_dst=2,actions=write_actions(output:1),clear_actions",
             "ip,nw_proto=47,actions=meter:1,write_metadata:0x1/0xff,goto_table:5",
             "dl_src=00:00:00:00:00:01,dl_dst=01:00:00:00:00:00/01:00:00:00:00:00,dl_vlan=5,dl_vlan_pcp=2,actions=strip_vlan,output:1",

@@ -5,10 +5,12 @@
 //!   parsed into `ofp` messages and printed back (`parse(print(x)) == x`);
 //!   [`fields`] is the registry of match/set-field names (the one table to
 //!   extend for a new field), [`lex`] the tokenizer, and [`SyntaxError`]
-//!   renders errors with a caret under the bad token.
+//!   renders errors with a caret under the bad token. [`flow_file`]: the
+//!   lines of an `add-flows` file (leading add/modify/delete words).
 //! - [`print`](mod@print): ovs-ofctl style printers for replies and async messages.
 //! - [`client`]: a blocking OpenFlow 1.3 connection (`tcp:IP[:PORT]`,
-//!   `unix:PATH`) with HELLO negotiation, multipart reassembly and barriers.
+//!   `ssl:IP[:PORT]` ([`tls`]), `unix:PATH`) with HELLO negotiation,
+//!   multipart reassembly and barriers.
 //! - [`commands`]: the commands of `oxflow ctl COMMAND TARGET [ARGS...]`.
 //!
 //! The `oxflow` binary mounts the client as a subcommand by handing it the
@@ -28,11 +30,15 @@ pub mod client;
 pub mod commands;
 pub mod fields;
 pub mod flow;
+pub mod flow_file;
 pub mod group;
 pub mod lex;
 pub mod meter;
+pub mod monitor;
+pub mod port_names;
 pub mod print;
 pub mod syntax_error;
+pub mod tls;
 
 pub use commands::main_with_args;
 pub use syntax_error::SyntaxError;

@@ -59,10 +59,18 @@ pub enum RewriteError {
 pub enum SetField {
     EthDst([u8; 6]),
     EthSrc([u8; 6]),
+    /// The ethertype after the VLAN tags (`FlowKey::offsets.eth_type`);
+    /// the key is parsed again, as the layers after it change meaning.
+    EthType(u16),
     VlanVid(u16),
     VlanPcp(u8),
     IpDscp(u8),
     IpEcn(u8),
+    /// The IPv4 protocol (header checksum updated) or the IPv6 next
+    /// header that names the upper layer (the last one of the extension
+    /// header chain); the L4 header is left as it is and the key is
+    /// parsed again.
+    IpProto(u8),
     Ipv4Src(u32),
     Ipv4Dst(u32),
     TcpSrc(u16),
@@ -101,10 +109,12 @@ impl SetField {
         match self {
             EthDst(_) => Field::EthDst,
             EthSrc(_) => Field::EthSrc,
+            EthType(_) => Field::EthType,
             VlanVid(_) => Field::VlanVid,
             VlanPcp(_) => Field::VlanPcp,
             IpDscp(_) => Field::IpDscp,
             IpEcn(_) => Field::IpEcn,
+            IpProto(_) => Field::IpProto,
             Ipv4Src(_) => Field::Ipv4Src,
             Ipv4Dst(_) => Field::Ipv4Dst,
             TcpSrc(_) => Field::TcpSrc,
@@ -149,10 +159,12 @@ impl SetField {
         Some(match field {
             Field::EthDst => S::EthDst(mac()?),
             Field::EthSrc => S::EthSrc(mac()?),
+            Field::EthType => S::EthType(n as u16),
             Field::VlanVid => S::VlanVid(n as u16),
             Field::VlanPcp => S::VlanPcp(n as u8),
             Field::IpDscp => S::IpDscp(n as u8),
             Field::IpEcn => S::IpEcn(n as u8),
+            Field::IpProto => S::IpProto(n as u8),
             Field::Ipv4Src => S::Ipv4Src(n as u32),
             Field::Ipv4Dst => S::Ipv4Dst(n as u32),
             Field::TcpSrc => S::TcpSrc(n as u16),
@@ -791,6 +803,14 @@ pub fn set_field_general(
             patch(d, 6, &m, &[])?;
             key.eth_src = m;
         }
+        S::EthType(t) => {
+            // Below 0x0600 the two bytes would be an 802.3 length.
+            if t < 0x0600 {
+                return bad;
+            }
+            patch(d, usize::from(o.eth_type), &t.to_be_bytes(), &[])?;
+            reparse(buf, key);
+        }
         S::VlanVid(vid) => {
             if o.vlan_tags == 0 {
                 return Err(RewriteError::NoVlan);
@@ -822,6 +842,15 @@ pub fn set_field_general(
             }
             set_tos(d, key, l3, v6, (key.ip_dscp << 2) | ecn)?;
             key.ip_ecn = ecn;
+        }
+        S::IpProto(p) => {
+            if v6 {
+                let at = ipv6_upper_nh_at(d, l3, usize::from(o.l3_end))?;
+                patch(d, at, &[p], &[])?;
+            } else {
+                patch(d, l3 + 9, &[p], &[ip_ck(key)])?;
+            }
+            reparse(buf, key);
         }
         S::Ipv4Src(a) => {
             patch(
@@ -963,6 +992,31 @@ pub fn set_field_general(
     Ok(())
 }
 
+/// Offset of the IPv6 next-header byte that names the upper layer: the
+/// fixed header's, or that of the last extension header (hop-by-hop,
+/// routing, fragment, destination options, authentication) the chain
+/// goes through before `end`.
+fn ipv6_upper_nh_at(d: &[u8], l3: usize, end: usize) -> Result<usize, RewriteError> {
+    let mut at = l3 + 6;
+    let mut hdr = l3 + 40;
+    loop {
+        let nh = *d.get(at).ok_or(RewriteError::Truncated)?;
+        let len = match nh {
+            ipproto::FRAGMENT => 8,
+            ipproto::HOPOPTS | ipproto::ROUTING | ipproto::DSTOPTS => {
+                (usize::from(*d.get(hdr + 1).ok_or(RewriteError::Truncated)?) + 1) * 8
+            }
+            ipproto::AH => (usize::from(*d.get(hdr + 1).ok_or(RewriteError::Truncated)?) + 2) * 4,
+            _ => return Ok(at),
+        };
+        if hdr + 2 > end {
+            return Ok(at);
+        }
+        at = hdr;
+        hdr += len;
+    }
+}
+
 /// Writes the IPv4 TOS byte / IPv6 traffic class.
 fn set_tos(d: &mut [u8], key: &FlowKey, l3: usize, v6: bool, tos: u8) -> Result<(), RewriteError> {
     if v6 {
@@ -1034,8 +1088,8 @@ pub fn pop_vlan(buf: &mut PacketBuf, key: &mut FlowKey) -> Result<(), RewriteErr
 }
 
 /// TTL given to a pushed MPLS entry when there is neither an MPLS nor an
-/// IP TTL to copy.
-pub const DEFAULT_MPLS_TTL: u8 = 64;
+/// IP TTL to copy (OpenFlow 1.3.5 §5.12.1, push-tag field values: "0").
+pub const DEFAULT_MPLS_TTL: u8 = 0;
 
 /// Push MPLS: inserts a label stack entry after the Ethernet header and
 /// VLAN tags and sets the ethertype to `etype` (0x8847 or 0x8848). Label,
@@ -1479,6 +1533,95 @@ mod tests {
         assert_eq!(d, buf.data());
     }
 
+    fn hex(s: &str) -> Vec<u8> {
+        (0..s.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn set_sctp_port_recomputes_crc32c() {
+        // scapy: Ether/IP/SCTP(sport=1234, then 4321, dport=80)/DATA "hello".
+        let a = hex("020000000002020000000001080045000038000100004084663f0a0000010a00000204d2005000000000edace60a0000001500000000000000000000000068656c6c6f000000");
+        let b = hex("020000000002020000000001080045000038000100004084663f0a0000010a00000210e1005000000000dd48b2ad0000001500000000000000000000000068656c6c6f000000");
+        let (mut buf, mut key) = setup(&a);
+        set_field(&mut buf, &mut key, SetField::SctpSrc(4321)).unwrap();
+        assert_eq!(buf.data(), &b[..]);
+        assert_eq!(key.tp_src, 4321);
+        set_field(&mut buf, &mut key, SetField::SctpDst(80)).unwrap();
+        assert_eq!(buf.data(), &b[..]);
+        set_field(&mut buf, &mut key, SetField::SctpSrc(1234)).unwrap();
+        assert_eq!(buf.data(), &a[..]);
+    }
+
+    #[test]
+    fn set_eth_type_rewrites_the_ethertype_after_the_tags() {
+        let (mut buf, mut key) = setup(&UDP4);
+        push_vlan(&mut buf, &mut key, ethertype::VLAN).unwrap();
+        set_field(&mut buf, &mut key, SetField::EthType(0x86dd)).unwrap();
+        assert_eq!(&buf.data()[12..18], &[0x81, 0x00, 0x00, 0x00, 0x86, 0xdd]);
+        assert_eq!(key.eth_type, 0x86dd);
+        // No longer parsed as IPv4.
+        assert!(!key.has(Field::Ipv4Src));
+        let before = buf.clone();
+        assert_eq!(
+            set_field(&mut buf, &mut key, SetField::EthType(0x05ff)),
+            Err(RewriteError::BadValue(Field::EthType))
+        );
+        assert_eq!(buf, before);
+        set_field(&mut buf, &mut key, SetField::EthType(0x0800)).unwrap();
+        pop_vlan(&mut buf, &mut key).unwrap();
+        assert_eq!(buf.data(), &UDP4[..]);
+        let (_, fresh) = setup(&UDP4);
+        assert_eq!(key, fresh);
+    }
+
+    #[test]
+    fn set_ip_proto_v4_updates_the_header_checksum() {
+        // scapy: IP(proto=6)/TCP bytes, and the same with proto=17.
+        let a = hex("02000000000202000000000108004500002800010000400666cd0a0000010a0000020001000200000000000000005002200000000000");
+        let b = hex("02000000000202000000000108004500002800010000401166c20a0000010a0000020001000200000000000000005002200000000000");
+        let (mut buf, mut key) = setup(&a);
+        assert_eq!(key.ip_proto, ipproto::TCP);
+        set_field(&mut buf, &mut key, SetField::IpProto(ipproto::UDP)).unwrap();
+        assert_eq!(buf.data(), &b[..]);
+        let (_, fresh) = setup(&b);
+        assert_eq!(key, fresh);
+        assert_eq!(key.ip_proto, ipproto::UDP);
+    }
+
+    #[test]
+    fn set_ip_proto_v6_rewrites_the_last_next_header() {
+        // scapy: IPv6(nh=0)/HopByHop(nh=44)/Fragment(nh=17)/UDP 1 -> 2 "xy".
+        let a = hex("02000000000202000000000186dd60000000001a004000000000000000000000000000000001000000000000000000000000000000022c00010400000000110000000000000700010002000a00007879");
+        let (mut buf, mut key) = setup(&a);
+        assert_eq!((key.ip_proto, key.tp_dst), (ipproto::UDP, 2));
+        set_field(&mut buf, &mut key, SetField::IpProto(ipproto::TCP)).unwrap();
+        let mut want = a.clone();
+        want[14 + 40 + 8] = ipproto::TCP;
+        assert_eq!(buf.data(), &want[..]);
+        assert_eq!(key.ip_proto, ipproto::TCP);
+        // Without extension headers: the fixed header's next header.
+        let (mut buf, mut key) = setup(&a);
+        set_field(&mut buf, &mut key, SetField::IpProto(ipproto::HOPOPTS)).unwrap();
+        assert_eq!(buf.data()[20], ipproto::HOPOPTS);
+    }
+
+    #[test]
+    fn push_mpls_ttl_is_zero_without_ip_or_mpls() {
+        // An ARP request: neither an IP nor an MPLS TTL to copy.
+        let arp = hex("ffffffffffff0200000000010806000108000604000102000000000100000000000000000000000a000002");
+        let (mut buf, mut key) = setup(&arp);
+        push_mpls(&mut buf, &mut key, ethertype::MPLS).unwrap();
+        assert_eq!(&buf.data()[12..18], &[0x88, 0x47, 0x00, 0x00, 0x01, 0x00]);
+        assert_eq!((key.mpls_ttl, key.mpls_bos), (0, 1));
+        // A second push copies the outer entry's TTL (BoS 0).
+        set_mpls_ttl(&mut buf, &mut key, 9).unwrap();
+        push_mpls(&mut buf, &mut key, ethertype::MPLS).unwrap();
+        assert_eq!(&buf.data()[14..18], &[0x00, 0x00, 0x00, 0x09]);
+    }
+
     #[test]
     fn set_field_from_value() {
         assert_eq!(
@@ -1486,7 +1629,11 @@ mod tests {
             Some(SetField::Ipv4Src(0x0102_0304))
         );
         assert_eq!(SetField::from_value(Field::Ipv4Src, &[1, 2, 3]), None);
-        assert_eq!(SetField::from_value(Field::EthType, &[8, 0]), None);
+        assert_eq!(
+            SetField::from_value(Field::EthType, &[8, 0]),
+            Some(SetField::EthType(0x0800))
+        );
+        assert_eq!(SetField::from_value(Field::InPort, &[0, 0, 0, 1]), None);
         assert_eq!(
             SetField::from_value(Field::PbbIsid, &[1, 2, 3]),
             Some(SetField::PbbIsid(0x010203))

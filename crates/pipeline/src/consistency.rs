@@ -26,7 +26,11 @@
 //! for traffic they know is tagged, and the spec gives no rule to refuse
 //! it. Group buckets have no match and are not checked. Set-field of a field
 //! the switch cannot set (IN_PORT, IN_PHY_PORT, METADATA, experimenter
-//! fields) is BAD_ACTION/BAD_SET_TYPE.
+//! fields) is BAD_ACTION/BAD_SET_TYPE. ETH_TYPE and IP_PROTO are
+//! settable (`packet::SetField::EthType`, `IpProto`): a set-field of
+//! ETH_TYPE forgets IP_PROTO and ICMPV6_TYPE, one of IP_PROTO forgets
+//! ICMPV6_TYPE, so a later set-field of a field that depended on them
+//! needs them set again.
 
 use ofp::action::Action;
 use ofp::error::{BadActionCode, ErrorCode};
@@ -92,6 +96,20 @@ impl Known {
         self.icmpv6_type = None;
     }
 
+    /// Forgets what a set-field of `f` makes untrue: the ethertype and
+    /// all after it for ETH_TYPE, the IP protocol and ICMPv6 type for
+    /// IP_PROTO.
+    fn forget_after(&mut self, f: &OxmField) {
+        match f {
+            OxmField::EthType(_) => self.new_ethertype(None),
+            OxmField::IpProto(_) => {
+                self.ip_proto = None;
+                self.icmpv6_type = None;
+            }
+            _ => {}
+        }
+    }
+
     /// Checks `a` against what is known, then applies its effect.
     fn step(&mut self, a: &Action) -> Result<(), ErrorCode> {
         match a {
@@ -99,6 +117,9 @@ impl Known {
                 if !settable(f) {
                     return Err(ErrorCode::BadAction(BadActionCode::BadSetType));
                 }
+                // A new ethertype or IP protocol: what depended on the old
+                // one no longer holds (and does not constrain `f`).
+                self.forget_after(f);
                 // The prerequisites of a match made of the known fields
                 // plus `f` (`Match::check_prerequisites`), without building
                 // one.
@@ -299,6 +320,39 @@ mod tests {
     }
 
     #[test]
+    fn eth_type_and_ip_proto_are_settable() {
+        let eth = |t| Action::SetField(OxmField::EthType(t));
+        let proto = |p| Action::SetField(OxmField::IpProto(p));
+        // ETH_TYPE has no prerequisite, whatever is known.
+        assert!(chk(vec![], vec![eth(0x86dd)], vec![]).is_ok());
+        let tcp4 = vec![OxmField::EthType(0x0800), OxmField::IpProto(6)];
+        assert!(chk(tcp4.clone(), vec![eth(0x0806)], vec![]).is_ok());
+        // What followed the old ethertype is forgotten...
+        let tcp = Action::SetField(OxmField::TcpDst(80));
+        assert_eq!(
+            chk(tcp4.clone(), vec![eth(0x86dd), tcp.clone()], vec![]),
+            Err(MI)
+        );
+        // ... and what the new one allows is known.
+        assert!(chk(vec![], vec![eth(0x0800), ipv4_src()], vec![]).is_ok());
+        // IP_PROTO needs IPv4 or IPv6, and replaces the protocol.
+        assert_eq!(chk(vec![], vec![proto(17)], vec![]), Err(MI));
+        assert!(chk(tcp4.clone(), vec![proto(17)], vec![]).is_ok());
+        assert_eq!(
+            chk(tcp4.clone(), vec![proto(17), tcp.clone()], vec![]),
+            Err(MI)
+        );
+        assert!(chk(
+            vec![OxmField::EthType(0x0800)],
+            vec![proto(6), tcp.clone()],
+            vec![]
+        )
+        .is_ok());
+        // In the action set the set-fields keep their written order.
+        assert!(chk(vec![OxmField::EthType(0x0800)], vec![], vec![proto(6), tcp]).is_ok());
+    }
+
+    #[test]
     fn unsettable_fields_are_bad_set_type() {
         let e = chk(vec![], vec![Action::SetField(OxmField::InPort(1))], vec![]);
         assert_eq!(e, Err(ErrorCode::BadAction(BadActionCode::BadSetType)));
@@ -347,7 +401,9 @@ mod tests {
         proptest!(|(eth_type in eth, ip_proto in proto, icmpv6_type in icmp6,
                     vlan in vlan, f in field)| {
             let mut k = Known { eth_type, ip_proto, icmpv6_type, vlan };
-            let mut fields: Vec<OxmField> = k.fields().into_iter().flatten().collect();
+            let mut after = k.clone();
+            after.forget_after(&f);
+            let mut fields: Vec<OxmField> = after.fields().into_iter().flatten().collect();
             fields.push(f.clone());
             let want = settable(&f) && Match::new(fields).check_prerequisites().is_ok();
             prop_assert_eq!(k.step(&Action::SetField(f)).is_ok(), want);

@@ -6,9 +6,25 @@
 //! for small ids). Chaining (a bucket with a group
 //! action) is allowed; a group-mod that would make a group reach itself is
 //! refused with LOOP, found by a depth-first walk over the group actions of
-//! the new buckets. Bucket selection for SELECT hashes the flow fields
-//! that identify a connection, so all packets of a flow take one bucket
-//! ("stickiness"), weighted by the bucket weights.
+//! the new buckets.
+//!
+//! # SELECT
+//!
+//! A SELECT group chooses one live bucket per packet, in proportion to
+//! the bucket weights, by one of two methods ([`SelectMethod`], the
+//! switch's `select_method`, taken by each group when it is added or
+//! modified):
+//! - `Hash` (the default): the hash of the fields that identify a flow
+//!   (`process::flow_hash`: MACs, ethertype, IP protocol, IPv4 or ARP
+//!   addresses, IPv6 addresses, L4 ports), scaled onto the total weight;
+//!   every packet of a flow takes one bucket ("stickiness"), and over
+//!   many flows each bucket gets its weight's share of the flows.
+//! - `RoundRobin`: packet after packet, bucket 0 `weight_0` times, then
+//!   bucket 1 `weight_1` times, and so on (the live buckets only); every
+//!   bucket gets exactly its share of the packets, whatever the flows,
+//!   and a flow's packets are spread over the buckets. The position is
+//!   the group's own in each pipeline copy: each switch worker counts the
+//!   packets it forwards, so the shares are exact per worker.
 
 use crate::port::PortTable;
 use crate::program::{bucket_ops, Op};
@@ -72,6 +88,58 @@ pub struct Group {
     ///  weights [2, 0, 1, 3]  ->  pick_table [0, 0, 2, 3, 3, 3]
     /// ```
     pub pick_table: Box<[u16]>,
+    /// How this group chooses if it is SELECT.
+    pub select: SelectMethod,
+    /// Round-robin position: packets chosen for so far.
+    rr_next: RrPosition,
+}
+
+/// A round-robin position, advanced through shared references (the
+/// choice is made while the group is only borrowed). Each pipeline copy
+/// has its own and one thread uses a copy, so a plain load and store
+/// suffice (no read-modify-write instruction); a clone copies the value.
+#[derive(Debug, Default)]
+struct RrPosition(std::sync::atomic::AtomicU64);
+
+impl Clone for RrPosition {
+    fn clone(&self) -> Self {
+        RrPosition(std::sync::atomic::AtomicU64::new(self.next_peek()))
+    }
+}
+
+impl RrPosition {
+    fn next_peek(&self) -> u64 {
+        self.0.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// The position, moved on by one.
+    fn advance(&self) -> u64 {
+        let n = self.next_peek();
+        self.0
+            .store(n.wrapping_add(1), std::sync::atomic::Ordering::Relaxed);
+        n
+    }
+}
+
+/// How SELECT groups choose a bucket (module comment).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum SelectMethod {
+    #[default]
+    Hash,
+    RoundRobin,
+}
+
+impl std::str::FromStr for SelectMethod {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "hash" => Ok(SelectMethod::Hash),
+            "round_robin" => Ok(SelectMethod::RoundRobin),
+            _ => Err(format!(
+                "unknown select method {s:?} (expected \"hash\" or \"round_robin\")"
+            )),
+        }
+    }
 }
 
 /// Largest total weight that gets a `Group::pick_table`.
@@ -211,6 +279,8 @@ impl GroupMap {
 #[derive(Debug, Clone, Default)]
 pub struct GroupTable {
     groups: GroupMap,
+    /// The method SELECT groups added or modified from now on use.
+    pub select_method: SelectMethod,
 }
 
 impl GroupTable {
@@ -366,6 +436,8 @@ impl GroupTable {
                         created_at,
                         fixed_weight,
                         pick_table: pick_table(&gm.buckets, fixed_weight),
+                        select: self.select_method,
+                        rr_next: RrPosition::default(),
                     },
                 );
                 Ok(Vec::new())
@@ -506,7 +578,10 @@ impl Group {
         if total == 0 {
             return 0..0;
         }
-        let mut point = scale(hash(), total);
+        let mut point = match self.select {
+            SelectMethod::Hash => scale(hash(), total),
+            SelectMethod::RoundRobin => self.rr_next.advance() % total,
+        };
         if self.fixed_weight.is_some() {
             if let Some(&i) = self.pick_table.get(point as usize) {
                 let i = usize::from(i);
@@ -542,6 +617,8 @@ mod tests {
             created_at: 0,
             fixed_weight: None,
             pick_table: Box::default(),
+            select: SelectMethod::Hash,
+            rr_next: RrPosition::default(),
         }
     }
 

@@ -108,18 +108,26 @@ enum Flow {
 /// mixer so every output bit depends on every input bit (SELECT groups take
 /// the hash modulo the total weight, which needs good low bits).
 ///
-/// Only the fields the packet can have are folded: the IPv6 addresses
+/// For ARP the sender and target protocol addresses take the IPv4
+/// addresses' place. Only the fields the packet can have are folded: the IPv6 addresses
 /// (four words) only for an IPv6 packet, where the IPv4 ones are zero;
 /// an IPv4 packet's IPv6 fields are always zero and would add nothing but
 /// four dependent multiplies.
 fn flow_hash(k: &FlowKey) -> u64 {
     let mac = packet::mac_bits;
     let ipv6 = (k.eth_type == packet::ethertype::IPV6).then_some([k.ipv6_src, k.ipv6_dst]);
+    // An ARP packet's flow is its sender and target addresses (in the
+    // IPv4 addresses' place, which are zero for it).
+    let l3 = if k.eth_type == packet::ethertype::ARP {
+        [k.arp_spa, k.arp_tpa]
+    } else {
+        [k.ipv4_src, k.ipv4_dst]
+    };
     flow_hash_of(
         [mac(&k.eth_src), mac(&k.eth_dst)],
         k.eth_type,
         k.ip_proto,
-        [k.ipv4_src, k.ipv4_dst],
+        l3,
         ipv6,
         [k.tp_src, k.tp_dst],
     )

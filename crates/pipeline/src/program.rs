@@ -157,7 +157,8 @@ impl Op {
     /// The key fields this op may change: none for output, group (a
     /// bucket that a table follows acts on a copy), set-queue; the field
     /// of a set-field and the fields sharing its place in the key (TCP,
-    /// UDP and SCTP ports; ICMPv4 and ICMPv6 type and code); what the
+    /// UDP and SCTP ports; ICMPv4 and ICMPv6 type and code), every field
+    /// for a set-field of the ethertype or IP protocol; what the
     /// fused ops stand for; the VLAN fields for a pop-VLAN. The other ops
     /// that move headers (push, pop MPLS or PBB) or touch MPLS TTLs are
     /// said to change every field.
@@ -165,6 +166,9 @@ impl Op {
         use Field::*;
         match self {
             Op::Output { .. } | Op::Group(_) | Op::SetQueue(_) | Op::Nop => FieldSet::EMPTY,
+            // A new ethertype or IP protocol changes how the rest of the
+            // packet parses.
+            Op::SetField(sf) if matches!(sf.field(), EthType | IpProto) => FieldSet::ALL,
             Op::SetField(sf) => with_aliases(sf.field()),
             Op::DecNwTtl | Op::SetNwTtl(_) => FieldSet::of(&[IpTtl]),
             Op::SetMacs { .. } => FieldSet::of(&[EthDst, EthSrc]),

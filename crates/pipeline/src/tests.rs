@@ -3458,3 +3458,349 @@ mod replay_props {
         }
     }
 }
+
+/// A DSCP-remark band remarks exactly the packets that exceed its rate,
+/// the ones a drop band of the same rate drops, in pktps and kbps; a
+/// packet without an IP header (ARP) passes unchanged.
+#[test]
+fn meter_remark_band_remarks_exactly_the_excess() {
+    let arp = {
+        let mut f = vec![0xff; 6];
+        f.extend_from_slice(&[0, 0, 0, 0, 0, 1, 0x08, 0x06]);
+        f.extend_from_slice(&[0, 1, 8, 0, 6, 4, 0, 1]);
+        f.extend_from_slice(&[0, 0, 0, 0, 0, 1, 10, 0, 0, 1]);
+        f.extend_from_slice(&[0, 0, 0, 0, 0, 0, 10, 0, 0, 2]);
+        f
+    };
+    let mut af11 = udp_frame([1, 2, 3, 4], 1, 64);
+    af11[15] = 10 << 2;
+    af11[24..26].fill(0);
+    let ck = packet::checksum::checksum(0, &af11[14..34]);
+    af11[24..26].copy_from_slice(&ck.to_be_bytes());
+    // (flags, rate): 100 pkt/s, or 100 frames' worth of kbit/s.
+    let kbps_rate = (af11.len() * 8 * 100 / 1000) as u32;
+    for (flags, rate) in [(mflags::PKTPS, 100), (mflags::KBPS, kbps_rate)] {
+        let mut counts = Vec::new();
+        for remark in [true, false] {
+            let mut p = pipeline(2);
+            let band = if remark {
+                MeterBand::DscpRemark {
+                    rate,
+                    burst_size: 10 * rate / 100,
+                    prec_level: 1,
+                }
+            } else {
+                MeterBand::Drop {
+                    rate,
+                    burst_size: 10 * rate / 100,
+                }
+            };
+            let mm = MeterMod {
+                command: mcmd::ADD,
+                flags: flags | mflags::BURST | mflags::STATS,
+                meter_id: 1,
+                bands: vec![band],
+            };
+            p.meter_mod(&mm, 0).unwrap();
+            p.meter_mod(&MeterMod { meter_id: 2, ..mm }, 0).unwrap();
+            // IPv4 through meter 1, ARP through meter 2 (the same band).
+            for (m, t) in [(1, 0x0800), (2, 0x0806)] {
+                let flow = vec![Instruction::Meter(m), apply(vec![out(2)])];
+                let mat = vec![OxmField::EthType(t)];
+                p.flow_mod(&fm(cmd::ADD, 0, 1, mat, flow), 0).unwrap();
+            }
+            // 400 frames at twice the rate (one every 5 ms), alone and
+            // as batches of 4 that share a time.
+            let (mut passed, mut remarked, mut arps) = (0, 0, 0);
+            for i in 0..400u64 {
+                let at = i * SEC / 200;
+                let events = if i % 2 == 0 {
+                    run(&mut p, &af11, 1, at).0
+                } else {
+                    let mut bufs: Vec<PacketBuf> = (0..4)
+                        .map(|_| PacketBuf::from_slice(&arp))
+                        .chain([PacketBuf::from_slice(&af11)])
+                        .collect();
+                    let mut r = Rec::default();
+                    p.process_batch(&mut bufs, 1, at, &mut r, |_, _, _, x| assert!(x.is_ok()));
+                    r.0
+                };
+                for e in events {
+                    let Ev::Port(2, d, _) = e else {
+                        panic!("{e:?}")
+                    };
+                    if d == arp {
+                        arps += 1;
+                        continue;
+                    }
+                    passed += 1;
+                    match d[15] >> 2 {
+                        10 => assert_eq!(d, af11),
+                        12 => {
+                            remarked += 1;
+                            let mut x = d.clone();
+                            x[24..26].fill(0);
+                            let ck = packet::checksum::checksum(0, &x[14..34]);
+                            assert_eq!(d[24..26], ck.to_be_bytes());
+                        }
+                        other => panic!("dscp {other}"),
+                    }
+                }
+            }
+            let band = p.meters.get(1).unwrap().bands[0].packet_count();
+            counts.push((passed, remarked, band));
+            let arp_band = p.meters.get(2).unwrap().bands[0].packet_count();
+            // 800 ARP frames at four times the rate: over it, and every
+            // one passes the remark band unchanged.
+            assert!(arp_band > 400, "{arp_band}");
+            assert_eq!(arps, if remark { 800 } else { 800 - arp_band });
+        }
+        // Remark: everything passes, the band's packets remarked. Drop:
+        // the same packets dropped.
+        let (r, d) = (counts[0], counts[1]);
+        assert_eq!((r.0, r.1), (400, r.2), "{flags}: {counts:?}");
+        assert_eq!((d.0, d.1, d.2), (400 - r.2, 0, r.2), "{flags}: {counts:?}");
+        assert!(r.2 > 150 && r.2 < 250, "{counts:?}");
+    }
+}
+
+/// SELECT groups: many ARP flows (one pair of MACs, many addresses) are
+/// spread over the buckets; many TCP flows take each bucket in proportion
+/// to its weight within a few percent; round robin gives every bucket
+/// exactly its weight's share of the packets of a single flow. Through
+/// `process` and through `process_batch`.
+mod select_groups {
+    use super::*;
+    use crate::group::SelectMethod;
+
+    const WEIGHTS: [u16; 4] = [1, 2, 3, 4];
+
+    fn arp(spa: u32, tpa: u32) -> Vec<u8> {
+        let mut f = vec![0xff; 6];
+        f.extend_from_slice(&[2, 0, 0, 0, 0, 1, 0x08, 0x06]);
+        f.extend_from_slice(&[0, 1, 8, 0, 6, 4, 0, 1]);
+        f.extend_from_slice(&[2, 0, 0, 0, 0, 1]);
+        f.extend_from_slice(&spa.to_be_bytes());
+        f.extend_from_slice(&[0; 6]);
+        f.extend_from_slice(&tpa.to_be_bytes());
+        f
+    }
+
+    fn tcp(src: u32, sport: u16, dport: u16) -> Vec<u8> {
+        let mut f = vec![2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 0x08, 0x00];
+        f.extend_from_slice(&[0x45, 0, 0, 40, 0, 0, 0, 0, 64, 6, 0, 0]);
+        f.extend_from_slice(&src.to_be_bytes());
+        f.extend_from_slice(&[10, 0, 0, 2]);
+        f.extend_from_slice(&sport.to_be_bytes());
+        f.extend_from_slice(&dport.to_be_bytes());
+        f.extend_from_slice(&[0, 0, 0, 1, 0, 0, 0, 0, 0x50, 0x02, 0x20, 0, 0, 0, 0, 0]);
+        let ck = packet::checksum::checksum(0, &f[14..34]);
+        f[24..26].copy_from_slice(&ck.to_be_bytes());
+        f
+    }
+
+    /// A pipeline sending everything to SELECT group 1 of four buckets
+    /// (out 1..4) with `WEIGHTS`, by `method`.
+    fn balancer(method: SelectMethod) -> Pipeline {
+        let mut p = pipeline(5);
+        p.groups.select_method = method;
+        let buckets = (0..4)
+            .map(|i| Bucket {
+                weight: WEIGHTS[i],
+                ..bucket(vec![out(i as u32 + 1)])
+            })
+            .collect();
+        p.group_mod(&gmod(gcmd::ADD, group_type::SELECT, 1, buckets), 0)
+            .unwrap();
+        let flow = vec![apply(vec![Action::Group(1)])];
+        p.flow_mod(&fm(cmd::ADD, 0, 1, vec![], flow), 0).unwrap();
+        p
+    }
+
+    /// Packets per bucket after `frames` went through `p`, every other
+    /// chunk of 8 as one batch.
+    fn shares(p: &mut Pipeline, frames: &[Vec<u8>]) -> Vec<u64> {
+        for (i, chunk) in frames.chunks(8).enumerate() {
+            if i % 2 == 0 {
+                for f in chunk {
+                    assert_eq!(run(p, f, 5, 0).ports().len(), 1);
+                }
+            } else {
+                let mut bufs: Vec<PacketBuf> =
+                    chunk.iter().map(|f| PacketBuf::from_slice(f)).collect();
+                let mut r = Rec::default();
+                p.process_batch(&mut bufs, 5, 0, &mut r, |_, _, _, x| assert!(x.is_ok()));
+                assert_eq!(r.ports().len(), chunk.len());
+            }
+        }
+        let g = p.groups.get(1).unwrap();
+        g.bucket_counters.iter().map(|c| c.packet_count).collect()
+    }
+
+    #[test]
+    fn arp_flows_are_spread() {
+        let mut p = balancer(SelectMethod::Hash);
+        let frames: Vec<Vec<u8>> = (0..4000u32)
+            .map(|i| arp(0x0a00_0001, 0x0a00_0000 + i))
+            .collect();
+        let per = shares(&mut p, &frames);
+        for (n, w) in per.iter().zip(WEIGHTS) {
+            let want = 4000 * u64::from(w) / 10;
+            assert!(n.abs_diff(want) * 100 < want * 8, "{per:?}");
+        }
+        // One ARP flow keeps its bucket.
+        let mut p = balancer(SelectMethod::Hash);
+        let per = shares(&mut p, &vec![arp(1, 2); 64]);
+        assert_eq!(per.iter().filter(|n| **n > 0).count(), 1, "{per:?}");
+    }
+
+    #[test]
+    fn tcp_flows_follow_the_weights() {
+        let mut p = balancer(SelectMethod::Hash);
+        // 20000 flows: random sources and ports (a fixed LCG).
+        let mut x: u64 = 12345;
+        let mut next = || {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 32) as u32
+        };
+        let frames: Vec<Vec<u8>> = (0..20000).map(|_| tcp(next(), next() as u16, 80)).collect();
+        let per = shares(&mut p, &frames);
+        for (n, w) in per.iter().zip(WEIGHTS) {
+            let want = 20000 * u64::from(w) / 10;
+            assert!(n.abs_diff(want) * 100 < want * 4, "{per:?}");
+        }
+        // Sequential source ports of one host pair (iperf3 -P).
+        let mut p = balancer(SelectMethod::Hash);
+        let frames: Vec<Vec<u8>> = (0..20000u16)
+            .map(|i| tcp(0x0a00_0001, 30000 + i, 5201))
+            .collect();
+        let per = shares(&mut p, &frames);
+        for (n, w) in per.iter().zip(WEIGHTS) {
+            let want = 20000 * u64::from(w) / 10;
+            assert!(n.abs_diff(want) * 100 < want * 4, "{per:?}");
+        }
+    }
+
+    #[test]
+    fn round_robin_gives_each_bucket_its_weight() {
+        let mut p = balancer(SelectMethod::RoundRobin);
+        let per = shares(&mut p, &vec![tcp(1, 2, 3); 1000]);
+        assert_eq!(per, [100, 200, 300, 400]);
+        // A group keeps the method it was added with.
+        p.groups.select_method = SelectMethod::Hash;
+        let per = shares(&mut p, &vec![arp(1, 2); 10]);
+        assert_eq!(per, [101, 202, 303, 404]);
+        assert_eq!("round_robin".parse(), Ok(SelectMethod::RoundRobin));
+        assert!("random".parse::<SelectMethod>().is_err());
+    }
+}
+
+/// Set-field of ETH_TYPE and IP_PROTO (OpenFlow 1.3.5 excludes only
+/// IN_PORT, IN_PHY_PORT and METADATA from set-field): accepted with the
+/// match prerequisites, applied to the packet with the IPv4 checksum
+/// updated, and what follows sees the new header (a later table matches
+/// the new values). Through `process` and `process_batch`.
+#[test]
+fn set_field_eth_type_and_ip_proto() {
+    let mut p = pipeline(3);
+    let sf = |f| Action::SetField(f);
+    // Table 0: TCP becomes protocol 253 and goes to table 1; ARP gets
+    // ethertype 0x88b5 and goes to table 1.
+    let tcp = vec![OxmField::EthType(0x0800), OxmField::IpProto(6)];
+    let insts = vec![
+        apply(vec![sf(OxmField::IpProto(253))]),
+        Instruction::GotoTable(1),
+    ];
+    p.flow_mod(&fm(cmd::ADD, 0, 5, tcp, insts), 0).unwrap();
+    let arp = vec![OxmField::EthType(0x0806)];
+    let insts = vec![
+        Instruction::WriteActions(vec![sf(OxmField::EthType(0x88b5))]),
+        apply(vec![sf(OxmField::EthType(0x88b5))]),
+        Instruction::GotoTable(1),
+    ];
+    p.flow_mod(&fm(cmd::ADD, 0, 5, arp, insts), 0).unwrap();
+    // Table 1 sees the new values.
+    let m = vec![OxmField::EthType(0x0800), OxmField::IpProto(253)];
+    p.flow_mod(&fm(cmd::ADD, 1, 5, m, vec![apply(vec![out(2)])]), 0)
+        .unwrap();
+    let m = vec![OxmField::EthType(0x88b5)];
+    p.flow_mod(&fm(cmd::ADD, 1, 5, m, vec![apply(vec![out(3)])]), 0)
+        .unwrap();
+    // Prerequisites still apply: IP_PROTO needs IPv4 or IPv6, and a TCP
+    // port after the protocol changed is inconsistent.
+    for (m, a) in [
+        (vec![], vec![sf(OxmField::IpProto(6))]),
+        (
+            vec![OxmField::EthType(0x0800), OxmField::IpProto(6)],
+            vec![sf(OxmField::IpProto(17)), sf(OxmField::TcpDst(1))],
+        ),
+    ] {
+        assert_eq!(
+            p.flow_mod(&fm(cmd::ADD, 0, 9, m, vec![apply(a)]), 0)
+                .unwrap_err(),
+            ErrorCode::BadAction(BadActionCode::MatchInconsistent)
+        );
+    }
+    let in_port = vec![apply(vec![sf(OxmField::InPort(3))])];
+    assert_eq!(
+        p.flow_mod(&fm(cmd::ADD, 0, 9, vec![], in_port), 0)
+            .unwrap_err(),
+        ErrorCode::BadAction(BadActionCode::BadSetType)
+    );
+
+    let mut tcp = vec![2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 0x08, 0x00];
+    tcp.extend_from_slice(&[
+        0x45, 0, 0, 40, 0, 0, 0, 0, 64, 6, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2,
+    ]);
+    tcp.extend_from_slice(&[
+        0, 1, 0, 2, 0, 0, 0, 1, 0, 0, 0, 0, 0x50, 2, 0x20, 0, 0, 0, 0, 0,
+    ]);
+    let ck = packet::checksum::checksum(0, &tcp[14..34]);
+    tcp[24..26].copy_from_slice(&ck.to_be_bytes());
+    let mut want_tcp = tcp.clone();
+    want_tcp[23] = 253;
+    want_tcp[24..26].fill(0);
+    let ck = packet::checksum::checksum(0, &want_tcp[14..34]);
+    want_tcp[24..26].copy_from_slice(&ck.to_be_bytes());
+    let mut arp = vec![0xff; 6];
+    arp.extend_from_slice(&[2, 0, 0, 0, 0, 1, 0x08, 0x06, 0, 1, 8, 0, 6, 4, 0, 1]);
+    arp.extend_from_slice(&[2, 0, 0, 0, 0, 1, 10, 0, 0, 1, 0, 0, 0, 0, 0, 0, 10, 0, 0, 2]);
+    let mut want_arp = arp.clone();
+    want_arp[12..14].copy_from_slice(&[0x88, 0xb5]);
+
+    let want = vec![
+        Ev::Port(2, want_tcp.clone(), None),
+        Ev::Port(3, want_arp.clone(), None),
+    ];
+    let mut got = run(&mut p, &tcp, 1, 0).0;
+    got.extend(run(&mut p, &arp, 1, 0).0);
+    assert_eq!(got, want);
+    let mut bufs = vec![PacketBuf::from_slice(&tcp), PacketBuf::from_slice(&arp)];
+    let mut r = Rec::default();
+    p.process_batch(&mut bufs, 1, 0, &mut r, |_, _, _, x| assert!(x.is_ok()));
+    assert_eq!(r.0, want);
+}
+
+/// push_mpls on a frame with neither IP nor MPLS (ARP): the new label's
+/// TTL is 0 (OpenFlow 1.3.5 §5.12.1); on IPv4 it is the IP TTL.
+#[test]
+fn push_mpls_ttl_without_ip_is_zero() {
+    let mut p = pipeline(2);
+    let insts = vec![apply(vec![Action::PushMpls(0x8847), out(2)])];
+    p.flow_mod(&fm(cmd::ADD, 0, 5, vec![], insts), 0).unwrap();
+    let mut arp = vec![0xff; 6];
+    arp.extend_from_slice(&[2, 0, 0, 0, 0, 1, 0x08, 0x06, 0, 1, 8, 0, 6, 4, 0, 1]);
+    arp.extend_from_slice(&[2, 0, 0, 0, 0, 1, 10, 0, 0, 1, 0, 0, 0, 0, 0, 0, 10, 0, 0, 2]);
+    let r = run(&mut p, &arp, 1, 0);
+    let Ev::Port(2, d, _) = &r.0[0] else {
+        panic!("{:?}", r.0)
+    };
+    assert_eq!(&d[12..18], &[0x88, 0x47, 0, 0, 0x01, 0x00]);
+    let r = run(&mut p, &udp_frame([1, 2, 3, 4], 1, 33), 1, 0);
+    let Ev::Port(2, d, _) = &r.0[0] else {
+        panic!("{:?}", r.0)
+    };
+    assert_eq!(&d[12..18], &[0x88, 0x47, 0, 0, 0x01, 33]);
+}

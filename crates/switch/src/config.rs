@@ -23,6 +23,9 @@
 //!                                      # frame) | recvmmsg (one system call per batch)
 //! metrics = "127.0.0.1:9464"           # Prometheus endpoint (GET /metrics, docs/metrics.md);
 //!                                      # IP:PORT ([IPv6]:PORT); off by default
+//! select_method = "hash"               # SELECT groups: hash (a flow keeps its bucket) |
+//!                                      # round_robin (exact weight shares per packet,
+//!                                      # counted per worker); see pipeline::group
 //!
 //! [[port]]                             # OpenFlow ports 1, 2, ... in order
 //! name = "h1"                          # optional, defaults to the interface
@@ -374,6 +377,8 @@ struct FileConfig {
     afpacket_rx: Option<AfPacketRx>,
     #[serde(default, deserialize_with = "opt_from_str")]
     metrics: Option<MetricsAddr>,
+    #[serde(default, deserialize_with = "opt_from_str")]
+    select_method: Option<pipeline::group::SelectMethod>,
 }
 
 /// The complete configuration of the daemon.
@@ -403,6 +408,8 @@ pub struct Config {
     pub afpacket_rx: AfPacketRx,
     /// Address of the Prometheus metrics endpoint (`None`: off).
     pub metrics: Option<std::net::SocketAddr>,
+    /// How SELECT groups choose a bucket.
+    pub select_method: pipeline::group::SelectMethod,
 }
 
 impl Default for Config {
@@ -426,6 +433,7 @@ impl Default for Config {
             gso: true,
             afpacket_rx: AfPacketRx::default(),
             metrics: None,
+            select_method: pipeline::group::SelectMethod::default(),
         }
     }
 }
@@ -549,6 +557,7 @@ impl Config {
             gso: f.gso.unwrap_or(d.gso),
             afpacket_rx: f.afpacket_rx.unwrap_or(d.afpacket_rx),
             metrics: f.metrics.map(|m| m.0),
+            select_method: f.select_method.unwrap_or(d.select_method),
         };
         cfg.check()
             .map_err(|m| ConfigError(format!("{file}: {m}")))?;
@@ -732,6 +741,19 @@ ca_cert = "/etc/ca.pem"
         assert!(e.starts_with("oxflow.toml:1:"), "{e}");
         let e = err("log_level = \"loud\"");
         assert!(e.contains("unknown log_level \"loud\""), "{e}");
+    }
+
+    #[test]
+    fn select_method() {
+        use pipeline::group::SelectMethod;
+        let c = Config::parse("", "x.toml").unwrap();
+        assert_eq!(c.select_method, SelectMethod::Hash);
+        let c = Config::parse("select_method = \"round_robin\"", "x.toml").unwrap();
+        assert_eq!(c.select_method, SelectMethod::RoundRobin);
+        assert_eq!(
+            err("select_method = \"random\""),
+            "oxflow.toml:1:17: unknown select method \"random\" (expected \"hash\" or \"round_robin\")"
+        );
     }
 
     #[test]

@@ -261,6 +261,7 @@ pub async fn serve(config: Config, stop: impl Future<Output = ()>) -> Result<(),
             config::PollMode::Adaptive => PollMode::default(),
             config::PollMode::Busy => PollMode::Busy,
         },
+        select_method: config.select_method,
         ..DpConfig::default()
     };
     let mut dp = Datapath::start(dp_config, ports, Clock::real());

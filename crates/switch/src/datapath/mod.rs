@@ -169,6 +169,8 @@ pub struct DpConfig {
     pub desc: ofp::multipart::Desc,
     /// How idle workers wait (adaptive by default).
     pub poll: PollMode,
+    /// How SELECT groups choose a bucket (`select_method`).
+    pub select_method: pipeline::group::SelectMethod,
 }
 
 impl Default for DpConfig {
@@ -177,6 +179,7 @@ impl Default for DpConfig {
             datapath_id: 1,
             n_workers: 1,
             poll: PollMode::default(),
+            select_method: pipeline::group::SelectMethod::default(),
             desc: ofp::multipart::Desc {
                 mfr_desc: "oxflow".into(),
                 hw_desc: "user-space software switch".into(),
@@ -282,6 +285,7 @@ impl Datapath {
     pub fn start(config: DpConfig, ports: Vec<(u32, Box<dyn Port>)>, clock: Clock) -> Datapath {
         let now = clock.now();
         let mut pipeline = Pipeline::default();
+        pipeline.groups.select_method = config.select_method;
         let mut map = BTreeMap::new();
         for (no, io) in ports {
             let state = if io.link_up() {

@@ -519,6 +519,45 @@ fn link_down_sends_port_status_and_fast_failover_switches() {
     assert_eq!(r.recv(3), f);
 }
 
+/// `select_method = "round_robin"` reaches the groups: one flow's frames
+/// through a SELECT group of two equal buckets alternate between them.
+#[test]
+fn select_method_round_robin_alternates_buckets() {
+    let mut r = rig_with(
+        3,
+        DpConfig {
+            n_workers: 1,
+            select_method: pipeline::group::SelectMethod::RoundRobin,
+            ..DpConfig::default()
+        },
+    );
+    let bucket = |p| Bucket {
+        weight: 1,
+        watch_port: ofp::port::port_no::ANY,
+        watch_group: group_id::ANY,
+        actions: vec![out(p)],
+    };
+    r.ok(Message::GroupMod(GroupMod {
+        command: ofp::group::command::ADD,
+        group_type: group_type::SELECT,
+        group_id: 1,
+        buckets: vec![bucket(2), bucket(3)],
+    }));
+    r.ok(Message::FlowMod(fm(
+        cmd::ADD,
+        10,
+        vec![OxmField::InPort(1)],
+        vec![Action::Group(1)],
+    )));
+    r.barrier();
+    let f = frame(1, BCAST, 60);
+    for port in [2, 3, 2, 3] {
+        r.send(1, &f);
+        assert_eq!(r.recv(port), f);
+    }
+    assert_eq!((r.pending(2), r.pending(3)), (0, 0));
+}
+
 /// Waits (bounded, a hang guard only) until every worker blocked and the
 /// loop counters stopped moving over a 20 ms window; a worker that spins
 /// or sleep-polls never gets there.
