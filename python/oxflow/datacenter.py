@@ -1,0 +1,542 @@
+"""The data-centre evaluation: a Spine-Leaf in Mininet, web-search and
+data-mining traffic at several offered loads, oxflow against Open vSwitch.
+
+    sudo .venv/bin/python -m oxflow.datacenter [--full] [--out DIR] ...
+    oxflow eval datacenter [...]          (the same, from the binary)
+    make eval-datacenter [EVAL_ARGS=...]
+
+Per switch kind and repeat, `Fabric` builds the topology once
+(`oxflow.dctopo.SpineLeafTopo`, every link shaped to --bw Mbit/s by an htb
+class, no netem), starts the os-ken app `oxflow.apps.fabric` (static routes,
+ECMP through a SELECT group on each leaf) and waits until every switch has
+its rules; then every (distribution, load) runs on it in turn: one
+`oxflow.dcflows` agent per host carrying the flows of `dcflows.schedule`.
+Flows starting in the warm-up are carried but not counted. Results
+(`report.write_report`): flows.csv, summary.csv, plots (SVG), index.html.
+
+The runner samples the machine's CPU while traffic runs and flags runs in
+which it was saturated, since then the switches, not the links, bound FCT.
+
+Interrupts: SIGINT/SIGTERM stop the agents, the controller, every switch
+and the Mininet links and namespaces this run made (`Fabric.close`).
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+from oxflow import dcflows, dctopo
+
+DEFAULTS = {"spines": 4, "leaves": 4, "servers": 4, "bw": 100.0,
+            "duration": 25.0, "warmup": 5.0, "drain": 20.0, "repeats": 1,
+            "max_size": 30e6}
+FULL = {"spines": 4, "leaves": 4, "servers": 20, "bw": 100.0,
+        "duration": 1800.0, "warmup": 800.0, "drain": 300.0, "repeats": 10,
+        "max_size": 0}
+SWITCH_KINDS = ("oxflow", "ovs")
+AGENT_PORT = 5001
+_STALE_LINK_RE = re.compile(r"^(lf|sp)\d+-eth\d+$")
+
+
+class SetupError(RuntimeError):
+    """What is missing or wrong before a run starts."""
+
+
+def _size(text):
+    """"30MB", "500K", "1e6" -> bytes (decimal units); 0 = no cap."""
+    m = re.match(r"^\s*([0-9.eE+]+)\s*([kKmMgG]?)[bB]?\s*$", str(text))
+    if not m:
+        raise argparse.ArgumentTypeError("not a size: %r" % text)
+    mult = {"": 1, "k": 1e3, "m": 1e6, "g": 1e9}[m.group(2).lower()]
+    return float(m.group(1)) * mult
+
+
+def check_environment(kinds):
+    """Raise SetupError naming every missing piece (before anything runs)."""
+    problems = []
+    if os.geteuid() != 0:
+        problems.append("must run as root (Mininet creates namespaces and "
+                        "links)")
+    try:
+        import mininet.net  # noqa: F401
+    except ImportError:
+        problems.append("the mininet Python module is missing: run "
+                        "scripts/setup.sh (Debian package `mininet`)")
+    for tool in ("mnexec", "tc", "ip", "ethtool"):
+        if shutil.which(tool) is None:
+            problems.append("`%s` not found: run scripts/setup.sh" % tool)
+    if "oxflow" in kinds:
+        from oxflow.switch import oxflow_bin
+        try:
+            oxflow_bin()
+        except FileNotFoundError as exc:
+            problems.append(str(exc))
+    if "ovs" in kinds:
+        from oxflow.netns import OvsSwitch
+        if not OvsSwitch.available():
+            problems.append("Open vSwitch is missing (ovsdb-server, "
+                            "ovs-vswitchd, ovs-vsctl, ovs-ofctl): run "
+                            "scripts/setup.sh or leave `ovs` out of "
+                            "--switches")
+    if problems:
+        raise SetupError("cannot start:\n  - " + "\n  - ".join(problems))
+
+
+def cleanup_stale_links():
+    """Delete switch-side links a killed earlier run left behind (names
+    lf<N>-eth<M> / sp<N>-eth<M>, which only this evaluation makes)."""
+    out = subprocess.run(["ip", "-o", "link", "show"], capture_output=True,
+                         text=True).stdout
+    for line in out.splitlines():
+        parts = line.split(":")
+        if len(parts) < 2:
+            continue
+        name = parts[1].strip().split("@")[0]
+        if _STALE_LINK_RE.match(name):
+            subprocess.run(["ip", "link", "del", name], capture_output=True)
+
+
+class CpuSampler:
+    """Busy fraction of all CPUs between start() and stop() (/proc/stat)."""
+
+    @staticmethod
+    def _ticks():
+        with open("/proc/stat") as f:
+            vals = [int(v) for v in f.readline().split()[1:]]
+        idle = vals[3] + (vals[4] if len(vals) > 4 else 0)
+        return sum(vals), idle
+
+    def start(self):
+        self.t0 = self._ticks()
+        return self
+
+    def stop(self):
+        total, idle = self._ticks()
+        dt = total - self.t0[0]
+        return 0.0 if dt <= 0 else 1.0 - (idle - self.t0[1]) / dt
+
+
+class Fabric:
+    """A running Spine-Leaf: Mininet network, switches of one kind, the
+    fabric controller. Context manager; `close()` undoes everything."""
+
+    def __init__(self, kind, spines, leaves, servers, bw, workdir,
+                 log=print):
+        self.kind = kind
+        self.shape = (spines, leaves, servers)
+        self.bw = bw
+        self.workdir = workdir
+        self.log = log
+        self.net = None
+        self.ctrl = None
+        self.agents = []
+
+    def __enter__(self):
+        try:
+            self.start()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def switch_class(self):
+        from oxflow.mininet_switch import OxflowSwitch, UserOvsSwitch
+        if self.kind == "oxflow":
+            return OxflowSwitch
+        UserOvsSwitch.workdir = os.path.join(self.workdir, "ovs")
+        return UserOvsSwitch
+
+    def start(self, ready_timeout=60):
+        from mininet.log import setLogLevel
+        from mininet.net import Mininet
+        from mininet.node import RemoteController
+        from oxflow.netns import free_tcp_port
+        from oxflow.switch import controller_process
+
+        setLogLevel("warning")
+        os.makedirs(self.workdir, exist_ok=True)
+        cleanup_stale_links()
+        rules = {str(k): v for k, v in
+                 dctopo.fabric_rules(*self.shape).items()}
+        rules_path = os.path.join(self.workdir, "fabric.json")
+        with open(rules_path, "w") as f:
+            json.dump(rules, f)
+        port = free_tcp_port()
+        self.ctrl_log = os.path.join(self.workdir, "controller.log")
+        self.ctrl = controller_process(port, self.ctrl_log,
+                                       apps=["oxflow.apps.fabric"],
+                                       env={"OXFLOW_FABRIC": rules_path})
+        self.ctrl.start()
+        self.ctrl.wait_for_port(port, timeout=30)
+        cls = self.switch_class()
+        logdir = os.path.join(self.workdir, "switches")
+
+        def make_switch(name, **params):
+            return cls(name, logdir=logdir, **params)
+
+        topo = dctopo.SpineLeafTopo(*self.shape, bw=self.bw)
+        self.net = Mininet(topo=topo, switch=make_switch, link=dctopo.HtbLink,
+                           controller=None, autoSetMacs=False,
+                           autoStaticArp=False, build=False)
+        self.net.addController(RemoteController("c0", ip="127.0.0.1",
+                                                port=port))
+        self.net.build()
+        self.net.start()
+        self.net.staticArp()
+        for h in self.net.hosts:
+            h.cmd("sysctl -qw net.ipv6.conf.all.disable_ipv6=1")
+        want = {dctopo.spine_dpid(j) for j in range(1, self.shape[0] + 1)}
+        want |= {dctopo.leaf_dpid(lf) for lf in range(1, self.shape[1] + 1)}
+        deadline = time.monotonic() + ready_timeout
+        while True:
+            text = self.ctrl.log_text()
+            got = {int(m, 16) for m in re.findall(r"fabric ready dpid=(\w+)",
+                                                  text)}
+            if want <= got:
+                break
+            if time.monotonic() > deadline:
+                raise TimeoutError("switches without rules after %ds: %s "
+                                   "(controller log %s)" % (
+                                       ready_timeout,
+                                       sorted("%x" % d for d in want - got),
+                                       self.ctrl_log))
+            time.sleep(0.2)
+        return self
+
+    def hosts(self):
+        return dctopo.hosts_by_leaf(*self.shape)
+
+    def ping_check(self):
+        """One ping between the first and last server (different leaves);
+        raises RuntimeError when it fails."""
+        hs = self.hosts()
+        src = self.net.get(hs[0][1])
+        out = src.cmd("ping -c 2 -W 2 %s" % hs[-1][2])
+        if " 0% packet loss" not in out and "1 received" not in out:
+            raise RuntimeError("no connectivity %s -> %s:\n%s" % (
+                hs[0][1], hs[-1][1], out))
+
+    def run_flows(self, flows, tag, timeout, progress=None):
+        """Carry `flows` (dcflows.schedule format) with one agent per host;
+        returns (records, info). Waits until every agent has finished its
+        flows or `timeout` seconds after the last start."""
+        rundir = os.path.join(self.workdir, tag)
+        os.makedirs(rundir, exist_ok=True)
+        names = [name for _, name, _ in self.hosts()]
+        per_host = {n: [] for n in names}
+        for fl in flows:
+            per_host[fl["src"]].append(fl)
+        env = dict(os.environ, PYTHONPATH=os.path.dirname(
+            os.path.dirname(os.path.abspath(dcflows.__file__))))
+        t0 = time.time() + 2.0 + 0.15 * len(names)
+        outs = {}
+        for n in names:
+            sched = os.path.join(rundir, "%s.sched" % n)
+            with open(sched, "w") as f:
+                for fl in per_host[n]:
+                    f.write(json.dumps(fl) + "\n")
+            outs[n] = os.path.join(rundir, "%s.out" % n)
+            if os.path.exists(outs[n]):
+                os.unlink(outs[n])
+            host = self.net.get(n)
+            log = open(os.path.join(rundir, "%s.log" % n), "w")
+            proc = host.popen([sys.executable, "-m", "oxflow.dcflows",
+                               "agent", "--name", n, "--port",
+                               str(AGENT_PORT), "--schedule", sched,
+                               "--t0", repr(t0), "--out", outs[n]],
+                              env=env, stdout=log, stderr=log)
+            log.close()
+            self.agents.append(proc)
+        last = max([fl["start"] for fl in flows] or [0.0])
+        deadline = t0 + last + timeout
+        cpu = None
+        total = len(flows)
+        while True:
+            now = time.time()
+            if cpu is None and now >= t0:
+                cpu = CpuSampler().start()
+            records, done = self._collect(outs)
+            if progress:
+                progress(max(0.0, now - t0), len(records), total)
+            if len(done) == len(names) or now > deadline:
+                break
+            dead = [p for p in self.agents if p.poll() is not None]
+            if dead:
+                raise RuntimeError("a traffic agent exited early (see %s)"
+                                   % rundir)
+            time.sleep(0.5)
+        busy = cpu.stop() if cpu else 0.0
+        self.stop_agents()
+        records, done = self._collect(outs)
+        finished = {r["id"] for r in records}
+        for fl in flows:
+            if fl["id"] not in finished:
+                records.append({"id": fl["id"], "src": fl["src"],
+                                "dst": fl["dst"], "size": fl["size"],
+                                "class": dcflows.flow_class(fl["size"]),
+                                "start": fl["start"], "fct": None,
+                                "error": "not finished in time"})
+        records.sort(key=lambda r: r["id"])
+        return records, {"cpu_busy": busy, "elapsed": time.time() - t0}
+
+    @staticmethod
+    def _collect(outs):
+        records, done = [], set()
+        for n, path in outs.items():
+            if not os.path.exists(path):
+                continue
+            with open(path) as f:
+                for line in f:
+                    try:
+                        obj = json.loads(line)
+                    except ValueError:
+                        continue
+                    if "done" in obj:
+                        done.add(obj["done"])
+                    elif "id" in obj:
+                        records.append(obj)
+        return records, done
+
+    def stop_agents(self):
+        for p in self.agents:
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+        for p in self.agents:
+            try:
+                p.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait(timeout=5)
+        self.agents = []
+
+    def close(self):
+        self.stop_agents()
+        if self.net is not None:
+            try:
+                self.net.stop()
+            except Exception as exc:  # keep cleaning up the rest
+                self.log("warning: net.stop: %s" % exc)
+            self.net = None
+        if self.kind == "ovs":
+            from oxflow.mininet_switch import UserOvsSwitch
+            UserOvsSwitch.teardown()
+        if self.ctrl is not None:
+            self.ctrl.stop(grace=3)
+            self.ctrl = None
+        cleanup_stale_links()
+
+
+class Progress:
+    """One self-overwriting status line on stderr."""
+
+    def __init__(self, total_runs, stream=sys.stderr):
+        self.total = total_runs
+        self.done = 0
+        self.stream = stream
+        self.tty = stream.isatty()
+        self.label = ""
+
+    def run(self, label):
+        self.label = label
+
+    def update(self, elapsed, flows_done, flows_total):
+        width = 24
+        frac = (self.done + (flows_done / flows_total if flows_total
+                             else 0)) / max(1, self.total)
+        bar = "#" * int(frac * width) + "." * (width - int(frac * width))
+        line = "[%s] %d/%d %s t=%.0fs flows %d/%d" % (
+            bar, self.done + 1, self.total, self.label, elapsed, flows_done,
+            flows_total)
+        if self.tty:
+            self.stream.write("\r" + line.ljust(78)[:100])
+        self.stream.flush()
+
+    def finish_run(self, summary):
+        self.done += 1
+        if self.tty:
+            self.stream.write("\r")
+        self.stream.write("[%d/%d] %s: %s\n" % (self.done, self.total,
+                                                self.label, summary))
+        self.stream.flush()
+
+
+def parse_args(argv=None):
+    ap = argparse.ArgumentParser(
+        prog="oxflow eval datacenter",
+        description="Spine-Leaf data-centre evaluation in Mininet: "
+        "web-search and data-mining flows at several loads, oxflow vs "
+        "Open vSwitch (user-space datapath); FCT and throughput per flow "
+        "class with 95%% confidence intervals. Needs root.")
+    ap.add_argument("--full", action="store_true",
+                    help="the paper's parameters: 4-4-20, 1800 s runs with "
+                    "800 s warm-up, 10 repeats, uncapped flow sizes "
+                    "(many hours)")
+    ap.add_argument("--switches", default="oxflow,ovs",
+                    help="comma list of: %s (default oxflow,ovs)" %
+                    ", ".join(SWITCH_KINDS))
+    ap.add_argument("--dists", default="websearch,datamining",
+                    help="comma list of flow-size distributions: %s" %
+                    ", ".join(dcflows.distributions()))
+    ap.add_argument("--loads", default="10,20,40",
+                    help="comma list of offered loads in percent of the "
+                    "servers' access capacity (default 10,20,40)")
+    for key, typ, hlp in (
+            ("spines", int, "spine switches"),
+            ("leaves", int, "leaf switches"),
+            ("servers", int, "servers per leaf"),
+            ("bw", float, "link rate in Mbit/s (every link)"),
+            ("duration", float, "seconds of flow arrivals per run, "
+             "warm-up included"),
+            ("warmup", float, "seconds at the start whose flows are not "
+             "counted"),
+            ("drain", float, "seconds to wait after the last arrival for "
+             "flows to finish"),
+            ("repeats", int, "runs per (switch, distribution, load)")):
+        ap.add_argument("--" + key, type=typ, default=None,
+                        help="%s (default %s, --full %s)" % (
+                            hlp, DEFAULTS[key], FULL[key]))
+    ap.add_argument("--max-size", type=_size, default=None,
+                    help="cap flow sizes at this many bytes (e.g. 30MB; 0: "
+                    "no cap; default 30MB, --full: no cap)")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--out", default=None,
+                    help="output directory (default results/datacenter-"
+                    "<UTC time>)")
+    args = ap.parse_args(argv)
+    base = FULL if args.full else DEFAULTS
+    for key in base:
+        if getattr(args, key) is None:
+            setattr(args, key, base[key])
+    return ap, args
+
+
+def validate(ap, args):
+    """Turn the arguments into lists, or exit with what is wrong."""
+    kinds = [k.strip() for k in args.switches.split(",") if k.strip()]
+    for k in kinds:
+        if k not in SWITCH_KINDS:
+            ap.error("unknown switch %r in --switches (known: %s)" % (
+                k, ", ".join(SWITCH_KINDS)))
+    dists = [d.strip() for d in args.dists.split(",") if d.strip()]
+    for d in dists:
+        if d not in dcflows.distributions():
+            ap.error("unknown distribution %r in --dists (known: %s)" % (
+                d, ", ".join(dcflows.distributions())))
+    loads = []
+    for text in args.loads.split(","):
+        try:
+            value = float(text)
+        except ValueError:
+            ap.error("--loads: %r is not a number" % text)
+        if not 0 < value < 100:
+            ap.error("--loads: %s is outside (0, 100)" % text)
+        loads.append(value)
+    try:
+        dctopo.check_shape(args.spines, args.leaves, args.servers)
+    except ValueError as exc:
+        ap.error("topology: %s" % exc)
+    if not 0 < args.bw <= 1000:
+        ap.error("--bw must be in (0, 1000] Mbit/s, got %s" % args.bw)
+    if args.duration <= 0 or not 0 <= args.warmup < args.duration:
+        ap.error("need 0 <= --warmup < --duration, got %s and %s" % (
+            args.warmup, args.duration))
+    if args.repeats < 1:
+        ap.error("--repeats must be at least 1")
+    if not (kinds and dists and loads):
+        ap.error("nothing to run")
+    return kinds, dists, loads
+
+
+def main(argv=None):
+    from oxflow import dcreport
+
+    ap, args = parse_args(argv)
+    kinds, dists, loads = validate(ap, args)
+    try:
+        check_environment(kinds)
+    except SetupError as exc:
+        print("oxflow eval datacenter: %s" % exc, file=sys.stderr)
+        return 2
+    out = args.out or os.path.join(
+        "results", "datacenter-" + time.strftime("%Y%m%d-%H%M%S",
+                                                 time.gmtime()))
+    os.makedirs(out, exist_ok=True)
+    workdir = tempfile.mkdtemp(prefix="oxflow-dc-")
+
+    def on_signal(signum, _frame):
+        raise KeyboardInterrupt("signal %d" % signum)
+
+    signal.signal(signal.SIGTERM, on_signal)
+    cdfs = {d: dcflows.FlowSizeCdf.load(d) for d in dists}
+    params = {k: getattr(args, k) for k in DEFAULTS}
+    params.update(seed=args.seed, switches=kinds, dists=dists, loads=loads,
+                  full=args.full, command=" ".join(sys.argv))
+    progress = Progress(len(kinds) * args.repeats * len(dists) * len(loads))
+    all_flows, runs = [], []
+    print("oxflow eval datacenter: %d-%d-%d Spine-Leaf, %g Mbit/s links, "
+          "%d run(s) of %gs (+%gs warm-up counted out); logs in %s, "
+          "results in %s" % (args.spines, args.leaves, args.servers,
+                             args.bw, progress.total, args.duration,
+                             args.warmup, workdir, out), file=sys.stderr)
+    try:
+        for kind in kinds:
+            for rep in range(args.repeats):
+                with Fabric(kind, args.spines, args.leaves, args.servers,
+                            args.bw, os.path.join(workdir, "%s-%d" % (
+                                kind, rep))) as fab:
+                    fab.ping_check()
+                    for dist in dists:
+                        for load in loads:
+                            seed = args.seed * 1000003 + rep * 7919 + \
+                                int(load * 10) + 17 * dists.index(dist)
+                            flows = dcflows.schedule(
+                                cdfs[dist], fab.hosts(), load, args.duration,
+                                args.bw, seed, max_size=args.max_size or None)
+                            label = "%s %s %g%% rep %d" % (kind, dist, load,
+                                                          rep + 1)
+                            progress.run(label)
+                            recs, info = fab.run_flows(
+                                flows, "%s-%g" % (dist, load), args.drain,
+                                progress=progress.update)
+                            for r in recs:
+                                r.update(switch=kind, dist=dist, load=load,
+                                         rep=rep,
+                                         counted=r["start"] >= args.warmup)
+                            all_flows += recs
+                            run = {"switch": kind, "dist": dist, "load": load,
+                                   "rep": rep, "flows": len(recs),
+                                   "unfinished": sum(1 for r in recs
+                                                     if r.get("fct") is None),
+                                   "cpu_busy": round(info["cpu_busy"], 3)}
+                            runs.append(run)
+                            progress.finish_run(
+                                "%d flows, %d unfinished, CPU %.0f%% busy" % (
+                                    run["flows"], run["unfinished"],
+                                    100 * run["cpu_busy"]))
+    except KeyboardInterrupt as exc:
+        print("\ninterrupted (%s): cleaned up; partial results follow" % (
+            exc or "SIGINT"), file=sys.stderr)
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if not all_flows:
+        print("no flows measured", file=sys.stderr)
+        return 1
+    paths = dcreport.write_report(out, all_flows, runs, params)
+    print("report: %s" % paths["html"], file=sys.stderr)
+    print(dcreport.markdown_table(dcreport.summarize(all_flows, runs)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
