@@ -30,6 +30,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 from oxflow import dcflows, dctopo
@@ -123,12 +124,58 @@ class CpuSampler:
         return 0.0 if dt <= 0 else 1.0 - (idle - self.t0[1]) / dt
 
 
+class AgentSink:
+    """Collects the JSON lines traffic agents print: a reader thread per
+    agent appends flow records and "done" markers under a lock."""
+
+    def __init__(self, rundir):
+        self.rundir = rundir
+        self.lock = threading.Lock()
+        self.records = []
+        self.done = set()
+        self.threads = []
+
+    def follow(self, name, stream):
+        t = threading.Thread(target=self._read, args=(name, stream),
+                             daemon=True)
+        t.start()
+        self.threads.append(t)
+
+    def _read(self, name, stream):
+        with open(os.path.join(self.rundir, "%s.out" % name), "w") as copy:
+            for raw in stream:
+                line = raw.decode(errors="replace")
+                copy.write(line)
+                try:
+                    obj = json.loads(line)
+                except ValueError:
+                    continue
+                with self.lock:
+                    if "done" in obj:
+                        self.done.add(obj["done"])
+                    elif "id" in obj:
+                        self.records.append(obj)
+
+    def snapshot(self):
+        with self.lock:
+            return list(self.records), set(self.done)
+
+    def join(self, timeout=5):
+        for t in self.threads:
+            t.join(timeout)
+
+
 class Fabric:
     """A running Spine-Leaf: Mininet network, switches of one kind, the
     fabric controller. Context manager; `close()` undoes everything."""
 
     def __init__(self, kind, spines, leaves, servers, bw, workdir,
-                 log=print):
+                 log=print, machines=None, controller_ip="127.0.0.1"):
+        """machines: names for Mininet's cluster mode (oxflow.dccluster),
+        None for one machine; controller_ip: where the switches reach the
+        controller (an address of this machine the others can reach)."""
+        self.machines = machines
+        self.controller_ip = controller_ip
         self.kind = kind
         self.shape = (spines, leaves, servers)
         self.bw = bw
@@ -152,6 +199,12 @@ class Fabric:
 
     def switch_class(self):
         from oxflow.mininet_switch import OxflowSwitch, UserOvsSwitch
+        if self.machines:
+            if self.kind != "oxflow":
+                raise SetupError("--machines runs oxflow only (the private "
+                                 "user-space OVS is one local instance)")
+            from oxflow import dccluster
+            return dccluster.cluster_classes()[1]
         if self.kind == "oxflow":
             return OxflowSwitch
         UserOvsSwitch.workdir = os.path.join(self.workdir, "ovs")
@@ -174,9 +227,10 @@ class Fabric:
             json.dump(rules, f)
         port = free_tcp_port()
         self.ctrl_log = os.path.join(self.workdir, "controller.log")
-        self.ctrl = controller_process(port, self.ctrl_log,
-                                       apps=["oxflow.apps.fabric"],
-                                       env={"OXFLOW_FABRIC": rules_path})
+        self.ctrl = controller_process(
+            port, self.ctrl_log, apps=["oxflow.apps.fabric"],
+            env={"OXFLOW_FABRIC": rules_path},
+            host="0.0.0.0" if self.machines else "127.0.0.1")
         self.ctrl.start()
         self.ctrl.wait_for_port(port, timeout=30)
         cls = self.switch_class()
@@ -185,12 +239,24 @@ class Fabric:
         def make_switch(name, **params):
             return cls(name, logdir=logdir, **params)
 
-        topo = dctopo.SpineLeafTopo(*self.shape, bw=self.bw)
-        self.net = Mininet(topo=topo, switch=make_switch, link=dctopo.HtbLink,
-                           controller=None, autoSetMacs=False,
-                           autoStaticArp=False, build=False)
-        self.net.addController(RemoteController("c0", ip="127.0.0.1",
-                                                port=port))
+        if self.machines:
+            from oxflow import dccluster
+            cluster, cls, host_cls, link_cls = dccluster.cluster_classes()
+            where = dccluster.placement(*self.shape, self.machines)
+            topo = dctopo.SpineLeafTopo(*self.shape, bw=self.bw,
+                                        placement=where)
+            self.net = cluster(topo=topo, switch=make_switch, host=host_cls,
+                               link=link_cls, servers=self.machines,
+                               controller=None, autoSetMacs=False,
+                               autoStaticArp=False, build=False)
+        else:
+            topo = dctopo.SpineLeafTopo(*self.shape, bw=self.bw)
+            self.net = Mininet(topo=topo, switch=make_switch,
+                               link=dctopo.HtbLink, controller=None,
+                               autoSetMacs=False, autoStaticArp=False,
+                               build=False)
+        self.net.addController(RemoteController(
+            "c0", ip=self.controller_ip, port=port))
         self.net.build()
         self.net.start()
         self.net.staticArp()
@@ -230,34 +296,41 @@ class Fabric:
     def run_flows(self, flows, tag, timeout, progress=None):
         """Carry `flows` (dcflows.schedule format) with one agent per host;
         returns (records, info). Waits until every agent has finished its
-        flows or `timeout` seconds after the last start."""
+        flows or `timeout` seconds after the last start.
+
+        Each agent gets its schedule on standard input and writes its
+        records to standard output (so an agent on another machine needs
+        no shared files); a thread per agent collects them, and copies
+        them to <workdir>/<tag>/<host>.out."""
         rundir = os.path.join(self.workdir, tag)
         os.makedirs(rundir, exist_ok=True)
         names = [name for _, name, _ in self.hosts()]
         per_host = {n: [] for n in names}
         for fl in flows:
             per_host[fl["src"]].append(fl)
-        env = dict(os.environ, PYTHONPATH=os.path.dirname(
-            os.path.dirname(os.path.abspath(dcflows.__file__))))
+        # `env VAR=...` rather than Popen's env=: an agent on another
+        # machine is started over ssh, which does not carry the environment
+        pythonpath = os.path.dirname(os.path.dirname(os.path.abspath(
+            dcflows.__file__)))
         t0 = time.time() + 2.0 + 0.15 * len(names)
-        outs = {}
+        sink = AgentSink(rundir)
         for n in names:
-            sched = os.path.join(rundir, "%s.sched" % n)
-            with open(sched, "w") as f:
-                for fl in per_host[n]:
-                    f.write(json.dumps(fl) + "\n")
-            outs[n] = os.path.join(rundir, "%s.out" % n)
-            if os.path.exists(outs[n]):
-                os.unlink(outs[n])
             host = self.net.get(n)
             log = open(os.path.join(rundir, "%s.log" % n), "w")
-            proc = host.popen([sys.executable, "-m", "oxflow.dcflows",
+            proc = host.popen(["env", "PYTHONPATH=" + pythonpath,
+                               sys.executable, "-m", "oxflow.dcflows",
                                "agent", "--name", n, "--port",
-                               str(AGENT_PORT), "--schedule", sched,
-                               "--t0", repr(t0), "--out", outs[n]],
-                              env=env, stdout=log, stderr=log)
+                               str(AGENT_PORT), "--schedule", "-",
+                               "--t0", repr(t0), "--out", "-"],
+                              mncmd=["mnexec", "-a", str(host.pid)],
+                              stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=log)
             log.close()
             self.agents.append(proc)
+            proc.stdin.write("".join(json.dumps(fl) + "\n"
+                                     for fl in per_host[n]).encode())
+            proc.stdin.close()
+            sink.follow(n, proc.stdout)
         last = max([fl["start"] for fl in flows] or [0.0])
         deadline = t0 + last + timeout
         cpu = None
@@ -266,19 +339,19 @@ class Fabric:
             now = time.time()
             if cpu is None and now >= t0:
                 cpu = CpuSampler().start()
-            records, done = self._collect(outs)
+            records, done = sink.snapshot()
             if progress:
                 progress(max(0.0, now - t0), len(records), total)
             if len(done) == len(names) or now > deadline:
                 break
-            dead = [p for p in self.agents if p.poll() is not None]
-            if dead:
+            if any(p.poll() is not None for p in self.agents):
                 raise RuntimeError("a traffic agent exited early (see %s)"
                                    % rundir)
             time.sleep(0.5)
         busy = cpu.stop() if cpu else 0.0
         self.stop_agents()
-        records, done = self._collect(outs)
+        sink.join()
+        records, done = sink.snapshot()
         finished = {r["id"] for r in records}
         for fl in flows:
             if fl["id"] not in finished:
@@ -289,24 +362,6 @@ class Fabric:
                                 "error": "not finished in time"})
         records.sort(key=lambda r: r["id"])
         return records, {"cpu_busy": busy, "elapsed": time.time() - t0}
-
-    @staticmethod
-    def _collect(outs):
-        records, done = [], set()
-        for n, path in outs.items():
-            if not os.path.exists(path):
-                continue
-            with open(path) as f:
-                for line in f:
-                    try:
-                        obj = json.loads(line)
-                    except ValueError:
-                        continue
-                    if "done" in obj:
-                        done.add(obj["done"])
-                    elif "id" in obj:
-                        records.append(obj)
-        return records, done
 
     def stop_agents(self):
         for p in self.agents:
@@ -409,6 +464,13 @@ def parse_args(argv=None):
     ap.add_argument("--max-size", type=_size, default=None,
                     help="cap flow sizes at this many bytes (e.g. 30MB; 0: "
                     "no cap; default 30MB, --full: no cap)")
+    ap.add_argument("--machines", default=None,
+                    help="comma list of machines for Mininet's cluster mode "
+                    "(oxflow only; docs/datacenter.md), e.g. localhost,m2,m3")
+    ap.add_argument("--controller-ip", default=None,
+                    help="with --machines: this machine's address the "
+                    "others reach the controller at (default 127.0.0.1 "
+                    "when every machine is localhost)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", default=None,
                     help="output directory (default results/datacenter-"
@@ -453,6 +515,19 @@ def validate(ap, args):
             args.warmup, args.duration))
     if args.repeats < 1:
         ap.error("--repeats must be at least 1")
+    if args.machines is not None:
+        args.machines = [m.strip() for m in args.machines.split(",")
+                         if m.strip()]
+        if not args.machines:
+            ap.error("--machines: no machine named")
+        if kinds != ["oxflow"]:
+            ap.error("--machines runs oxflow only: add --switches oxflow")
+        remote = [m for m in args.machines if m != "localhost"]
+        if remote and not args.controller_ip:
+            ap.error("--machines with other machines (%s) needs "
+                     "--controller-ip" % ", ".join(remote))
+    if not args.controller_ip:
+        args.controller_ip = "127.0.0.1"
     if not (kinds and dists and loads):
         ap.error("nothing to run")
     return kinds, dists, loads
@@ -494,7 +569,8 @@ def main(argv=None):
             for rep in range(args.repeats):
                 with Fabric(kind, args.spines, args.leaves, args.servers,
                             args.bw, os.path.join(workdir, "%s-%d" % (
-                                kind, rep))) as fab:
+                                kind, rep)), machines=args.machines,
+                            controller_ip=args.controller_ip) as fab:
                     fab.ping_check()
                     for dist in dists:
                         for load in loads:

@@ -15,8 +15,8 @@ server chosen uniformly on another leaf.
 Classes: mouse < 10 KB (10,000 bytes), elephant > 10 MB (10,000,000 bytes),
 rabbit in between.
 
-Agent (`python -m oxflow.dcflows agent --port P --schedule FILE --t0 T
---out FILE`), one per host, run inside the host's namespace: it serves
+Agent (`python -m oxflow.dcflows agent --port P --schedule FILE|- --t0 T
+--out FILE|-`), one per host, run inside the host's namespace: it serves
 every connection made to it (an 8-byte big-endian size, then that many
 bytes, answered with one byte once all arrived) and, from the schedule
 (JSON lines {"id", "start", "dst", "size"}, start in seconds after the
@@ -221,14 +221,17 @@ async def _agent(args):
     server = await asyncio.start_server(_serve, "0.0.0.0", args.port,
                                         backlog=1024)
     flows = []
-    if args.schedule:
+    if args.schedule == "-":
+        flows = [json.loads(line) for line in sys.stdin if line.strip()]
+    elif args.schedule:
         with open(args.schedule) as f:
             flows = [json.loads(line) for line in f if line.strip()]
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    with open(args.out, "a") as out:
+    with (open(args.out, "a") if args.out != "-" else
+          os.fdopen(os.dup(sys.stdout.fileno()), "w")) as out:
         out.write(json.dumps({"ready": args.name}) + "\n")
         out.flush()
         tasks = [asyncio.ensure_future(_send_flow(fl, args.port, args.t0,
@@ -251,10 +254,13 @@ def main(argv=None):
     ag = sub.add_parser("agent", help="serve and send flows (one per host)")
     ag.add_argument("--name", required=True)
     ag.add_argument("--port", type=int, default=5001)
-    ag.add_argument("--schedule", help="JSON lines of this host's flows")
+    ag.add_argument("--schedule", help="JSON lines of this host's flows "
+                    "(a file, or - for standard input)")
     ag.add_argument("--t0", type=float, default=0.0,
                     help="epoch time the schedule's starts count from")
-    ag.add_argument("--out", required=True)
+    ag.add_argument("--out", required=True,
+                    help="where records go (a file, or - for standard "
+                    "output)")
     cdf = sub.add_parser("cdf", help="print a distribution's statistics")
     cdf.add_argument("name", choices=distributions())
     args = ap.parse_args(argv)

@@ -90,9 +90,16 @@ class SpineLeafTopo(Topo):
     """`SpineLeafTopo(spines, leaves, servers, bw=None)`; bw in Mbit/s for
     every link (None: unshaped). Also `mn --topo spineleaf,S,L,N`."""
 
-    def build(self, spines=2, leaves=2, servers=2, bw=None):
+    def build(self, spines=2, leaves=2, servers=2, bw=None, placement=None):
+        """placement: {node name: machine} for Mininet's cluster mode
+        (oxflow.dccluster.placement); None: one machine."""
         spines, leaves, servers = int(spines), int(leaves), int(servers)
         check_shape(spines, leaves, servers)
+        where = placement or {}
+
+        def on(name):
+            return {"server": where[name]} if name in where else {}
+
         self.shape = (spines, leaves, servers)
         lopts = {}
         if bw:
@@ -100,13 +107,16 @@ class SpineLeafTopo(Topo):
             # and no netem qdisc. Offloads off: user-space switches.
             lopts = {"bw": float(bw), "txo": False, "rxo": False}
         for j in range(1, spines + 1):
-            self.addSwitch("sp%d" % j, dpid="%x" % spine_dpid(j))
+            self.addSwitch("sp%d" % j, dpid="%x" % spine_dpid(j),
+                           **on("sp%d" % j))
         for leaf in range(1, leaves + 1):
-            lf = self.addSwitch("lf%d" % leaf, dpid="%x" % leaf_dpid(leaf))
+            lf = self.addSwitch("lf%d" % leaf, dpid="%x" % leaf_dpid(leaf),
+                                **on("lf%d" % leaf))
             for n in range(1, servers + 1):
                 h = self.addHost(host_name(leaf, n),
                                  ip=host_ip(leaf, n) + "/8",
-                                 mac=host_mac(leaf, n))
+                                 mac=host_mac(leaf, n),
+                                 **on(host_name(leaf, n)))
                 self.addLink(h, lf, port1=0, port2=n, **lopts)
             for j in range(1, spines + 1):
                 self.addLink(lf, "sp%d" % j, port1=servers + j, port2=leaf,

@@ -122,25 +122,29 @@ class OxflowSwitch(Switch):
         return argv + self.extraArgs
 
     def start(self, controllers):
+        # Everything runs through the node's own cmd()/popen(), so the same
+        # class works on a remote machine under Mininet's cluster mix-in
+        # (oxflow.dccluster); the log file stays on this machine.
         os.makedirs(self.logdir, exist_ok=True)
         for intf in self.ports_in_order():
             # A user-space switch sees frames before the kernel fills in
             # offloaded checksums: switch offloads off on its ports.
-            subprocess.run(["ethtool", "-K", intf.name, "tx", "off", "rx",
-                            "off"], capture_output=True)
-            subprocess.run(["ip", "link", "set", intf.name, "up"],
-                           capture_output=True)
+            self.cmd("ethtool -K %s tx off rx off >/dev/null 2>&1; "
+                     "ip link set %s up" % (intf.name, intf.name))
         argv = self.argv(controllers)
         path = os.path.join(self.logdir, "%s.log" % self.name)
         self.logfile = path
         with open(path, "ab") as log:
             log.write(("# %s\n" % " ".join(argv)).encode())
             log.flush()
-            self.proc = subprocess.Popen(argv, stdout=log, stderr=log,
-                                         stdin=subprocess.DEVNULL,
-                                         start_new_session=True)
+            # mnexec without -d: with -d it forks when it leads its process
+            # group (Mininet's cluster mix-in makes it so), and the Popen
+            # would then hold a parent that exited, not oxflow.
+            self.proc = self.popen(argv, stdout=log, stderr=log,
+                                   stdin=subprocess.DEVNULL,
+                                   mncmd=["mnexec", "-a", str(self.pid)])
         deadline = time.monotonic() + 15
-        while not _port_open(self.listenPort):
+        while not self.listening():
             if self.proc.poll() is not None:
                 raise RuntimeError("oxflow for %s exited (%s); log %s:\n%s" % (
                     self.name, self.proc.returncode, path, self.log()[-2000:]))
@@ -159,6 +163,15 @@ class OxflowSwitch(Switch):
     def target(self):
         return "tcp:127.0.0.1:%d" % self.listenPort
 
+    def listening(self):
+        """Whether the passive listener accepts (checked where the switch
+        runs, so also on a remote machine)."""
+        if not getattr(self, "isRemote", False):
+            return _port_open(self.listenPort)
+        out = self.cmd("%s ctl show %s >/dev/null 2>&1; echo rc=$?" % (
+            oxflow_bin(), self.target()))
+        return "rc=0" in out
+
     def dpctl(self, *args):
         """`oxflow ctl ARGS[0] <listener> ARGS[1:]` -> its output."""
         if not args:
@@ -172,7 +185,7 @@ class OxflowSwitch(Switch):
         """True while the switch runs and its listener answers (oxflow
         forwards from then on, standalone or under its controller)."""
         return (self.proc is not None and self.proc.poll() is None
-                and _port_open(self.listenPort))
+                and self.listening())
 
     def running(self):
         return self.proc is not None and self.proc.poll() is None
