@@ -46,6 +46,13 @@ AGENT_PORT = 5001
 _STALE_LINK_RE = re.compile(r"^(lf|sp)\d+-eth\d+$")
 
 
+def _p99(values):
+    if not values:
+        return 0.0
+    s = sorted(values)
+    return s[min(len(s) - 1, int(0.99 * len(s)))]
+
+
 class SetupError(RuntimeError):
     """What is missing or wrong before a run starts."""
 
@@ -331,6 +338,7 @@ class Fabric:
                                      for fl in per_host[n]).encode())
             proc.stdin.close()
             sink.follow(n, proc.stdout)
+        spine_before = self.spine_tx_bytes()
         last = max([fl["start"] for fl in flows] or [0.0])
         deadline = t0 + last + timeout
         cpu = None
@@ -349,6 +357,7 @@ class Fabric:
                                    % rundir)
             time.sleep(0.5)
         busy = cpu.stop() if cpu else 0.0
+        spine_after = self.spine_tx_bytes()
         self.stop_agents()
         sink.join()
         records, done = sink.snapshot()
@@ -361,7 +370,29 @@ class Fabric:
                                 "start": fl["start"], "fct": None,
                                 "error": "not finished in time"})
         records.sort(key=lambda r: r["id"])
-        return records, {"cpu_busy": busy, "elapsed": time.time() - t0}
+        sent = [a - b for a, b in zip(spine_after, spine_before)]
+        share = [round(x / sum(sent), 3) if sum(sent) else 0.0 for x in sent]
+        return records, {"cpu_busy": busy, "elapsed": time.time() - t0,
+                         "spine_share": share}
+
+    def spine_tx_bytes(self):
+        """Bytes each spine sent so far (kernel counters of its ports, so
+        the same for every switch kind); [] in cluster mode."""
+        if self.machines:
+            return []
+        out = []
+        for j in range(1, self.shape[0] + 1):
+            total = 0
+            for leaf in range(1, self.shape[1] + 1):
+                path = "/sys/class/net/sp%d-eth%d/statistics/tx_bytes" % (
+                    j, leaf)
+                try:
+                    with open(path) as f:
+                        total += int(f.read())
+                except (OSError, ValueError):
+                    pass
+            out.append(total)
+        return out
 
     def stop_agents(self):
         for p in self.agents:
@@ -560,8 +591,8 @@ def main(argv=None):
     progress = Progress(len(kinds) * args.repeats * len(dists) * len(loads))
     all_flows, runs = [], []
     print("oxflow eval datacenter: %d-%d-%d Spine-Leaf, %g Mbit/s links, "
-          "%d run(s) of %gs (+%gs warm-up counted out); logs in %s, "
-          "results in %s" % (args.spines, args.leaves, args.servers,
+          "%d run(s), each %gs of arrivals (flows of the first %gs not "
+          "counted); logs in %s, results in %s" % (args.spines, args.leaves, args.servers,
                              args.bw, progress.total, args.duration,
                              args.warmup, workdir, out), file=sys.stderr)
     try:
@@ -594,12 +625,22 @@ def main(argv=None):
                                    "rep": rep, "flows": len(recs),
                                    "unfinished": sum(1 for r in recs
                                                      if r.get("fct") is None),
-                                   "cpu_busy": round(info["cpu_busy"], 3)}
+                                   "cpu_busy": round(info["cpu_busy"], 3),
+                                   # how late agents started flows (a
+                                   # busy machine delays them)
+                                   "lag_p99_ms": round(1e3 * _p99(
+                                       [r["lag"] for r in recs
+                                        if r.get("lag") is not None]), 1),
+                                   "spine_share": " ".join(
+                                       "%.2f" % x
+                                       for x in info["spine_share"])}
                             runs.append(run)
                             progress.finish_run(
-                                "%d flows, %d unfinished, CPU %.0f%% busy" % (
+                                "%d flows, %d unfinished, CPU %.0f%% busy, "
+                                "spine shares %s" % (
                                     run["flows"], run["unfinished"],
-                                    100 * run["cpu_busy"]))
+                                    100 * run["cpu_busy"],
+                                    run["spine_share"] or "-"))
     except KeyboardInterrupt as exc:
         print("\ninterrupted (%s): cleaned up; partial results follow" % (
             exc or "SIGINT"), file=sys.stderr)

@@ -217,7 +217,8 @@ def write_report(out, flows, runs, params):
                ["switch", "dist", "load", "rep", "id", "src", "dst", "size",
                 "class", "start", "lag", "fct", "counted", "error"])
     _write_csv(paths["runs"], runs, ["switch", "dist", "load", "rep",
-                                     "flows", "unfinished", "cpu_busy"])
+                                     "flows", "unfinished", "cpu_busy",
+                                     "lag_p99_ms", "spine_share"])
     _write_csv(paths["summary"], rows, list(rows[0]) if rows else ["none"])
     with open(os.path.join(out, "params.json"), "w") as f:
         json.dump(params, f, indent=1)
@@ -279,6 +280,21 @@ def write_report(out, flows, runs, params):
             r["unfinished"], _fmt(r["fct_ms"]), _fmt(r["fct_ci_ms"]),
             _fmt(r["fct_p99_ms"]), _fmt(r["tput_mbps"], 2),
             _fmt(r["tput_ci_mbps"], 2), _fmt(100 * r["cpu_busy"], 0))) +
+            "</tr>")
+    body.append("</table>")
+    body.append("<h2>Runs</h2><p>Spine shares: the fraction of the bytes "
+                "the spines forwarded that each spine carried (ECMP "
+                "balance). Start lag: how late the agents started flows "
+                "(p99), high when the CPU is saturated.</p><table><tr>" + "".join(
+                    "<th>%s</th>" % h for h in (
+                        "switch", "distribution", "load %", "repeat",
+                        "flows", "unfinished", "CPU busy %",
+                        "p99 start lag ms", "spine shares")) + "</tr>")
+    for r in runs:
+        body.append("<tr>" + "".join("<td>%s</td>" % c for c in (
+            r["switch"], r["dist"], "%g" % r["load"], r["rep"] + 1,
+            r["flows"], r["unfinished"], _fmt(100 * r["cpu_busy"], 0),
+            _fmt(r.get("lag_p99_ms"), 1), r.get("spine_share", ""))) +
             "</tr>")
     body.append("</table><p>Raw data: flows.csv, runs.csv, summary.csv, "
                 "params.json.</p>")

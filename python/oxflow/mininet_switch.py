@@ -27,10 +27,12 @@ and `dpctl()`. Logs go to `<logdir>/<name>.log` (default /tmp/oxflow-mn).
 datapath, which needs no kernel module. All switches of a process share one
 private OVS instance (`OvsInstance`: own ovsdb-server and ovs-vswitchd, own
 run directory), never a system OVS; each switch is one bridge of it.
-`UserOvsSwitch.teardown()` stops the instance after `net.stop()`.
+The last bridge's `stop()` stops the instance (`UserOvsSwitch.teardown()`
+does it at any time).
 
 Both classes take `workers=N` (oxflow: `--workers`) and `extraArgs=[...]`
-(oxflow: appended to its command line).
+(oxflow: appended to its command line). `dpctl()` runs `oxflow ctl` against
+the listener, or `ovs-ofctl` against the bridge's management socket.
 """
 
 import os
@@ -262,6 +264,9 @@ class UserOvsSwitch(Switch):
 
     instance = None
     workdir = None
+    # names of the bridges started in the shared instance; the last
+    # bridge's stop() stops the instance too (so `mn` leaves nothing)
+    bridges = set()
 
     def __init__(self, name, failMode="secure", **params):
         params.pop("workers", None)
@@ -306,6 +311,7 @@ class UserOvsSwitch(Switch):
                      "interface", intf.name,
                      "ofport_request=%d" % self.ports[intf]]
         self.instance.vsctl(*args)
+        UserOvsSwitch.bridges.add(self.name)
         targets = _controller_endpoints(controllers)
         if targets:
             ids = ["@c%d" % i for i in range(len(targets))]
@@ -336,6 +342,9 @@ class UserOvsSwitch(Switch):
         if self.instance is not None:
             self.instance.vsctl("--if-exists", "del-br", self.name,
                                 check=False)
+        UserOvsSwitch.bridges.discard(self.name)
+        if not UserOvsSwitch.bridges:
+            self.teardown()
         Switch.stop(self, deleteIntfs)
 
 

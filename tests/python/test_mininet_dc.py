@@ -108,6 +108,21 @@ def test_mn_command_line_custom_switch():
 
 
 @needs_root
+def test_mn_command_line_user_space_ovs_leaves_nothing_behind():
+    _mininet()
+    proc = subprocess.run(
+        ["mn", "--custom", str(REPO_ROOT / "python/oxflow/mn_custom.py"),
+         "--switch", "ovsuser", "--topo", "single,2", "--controller", "none",
+         "--test", "pingall"], capture_output=True, text=True, timeout=90)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out
+    assert "Results: 0% dropped (2/2 received)" in out, out
+    left = subprocess.run(["pgrep", "-af", "oxflow-mn-ovs-"],
+                          capture_output=True, text=True).stdout
+    assert [ln for ln in left.splitlines() if "pgrep" not in ln] == []
+
+
+@needs_root
 def test_spine_leaf_2_2_2_flows_of_every_class(tmp_path):
     _mininet()
     from oxflow.datacenter import Fabric
@@ -191,3 +206,82 @@ def test_schedule_offers_the_requested_load():
     assert all(leaf_of[f["src"]] != leaf_of[f["dst"]] for f in flows)
     with pytest.raises(ValueError, match=r"\(0, 100\)"):
         dcflows.schedule(cdf, hosts, 0, 10.0, 100.0, seed=1)
+
+
+def test_cluster_placement_keeps_leaves_with_their_servers():
+    from oxflow.dccluster import placement
+    where = placement(4, 4, 3, ["localhost", "m2", "m3"])
+    assert where["lf1"] == where["h1n1"] == where["h1n3"] == "localhost"
+    assert where["lf2"] == where["h2n2"] == "m2"
+    assert where["lf4"] == where["h4n1"] == "localhost"
+    assert [where["sp%d" % j] for j in range(1, 5)] == [
+        "localhost", "m2", "m3", "localhost"]
+    assert len(where) == 4 + 4 + 4 * 3
+    with pytest.raises(ValueError, match="at least one machine"):
+        placement(2, 2, 2, [])
+
+
+@needs_root
+def test_cluster_mode_on_one_machine(tmp_path):
+    """The whole cluster path (MininetCluster, RemoteOxflowSwitch,
+    RemoteHost, GRE-capable shaped links, agents over stdin/stdout) with
+    every node on localhost."""
+    _mininet()
+    from oxflow.datacenter import Fabric
+
+    with Fabric("oxflow", 2, 2, 1, 100.0, str(tmp_path),
+                machines=["localhost"]) as fab:
+        hosts = fab.hosts()
+        flows = [{"id": 0, "src": hosts[0][1], "dst": hosts[1][1],
+                  "dst_ip": hosts[1][2], "start": 0.0, "size": 300_000},
+                 {"id": 1, "src": hosts[1][1], "dst": hosts[0][1],
+                  "dst_ip": hosts[0][2], "start": 0.1, "size": 4_000}]
+        records, _ = fab.run_flows(flows, "c", timeout=30)
+    assert [r.get("error") for r in records] == [None, None], records
+    assert all(r["fct"] > 0 for r in records)
+
+
+def _leftovers():
+    links = subprocess.run(["ip", "-o", "link", "show"], capture_output=True,
+                           text=True).stdout
+    names = [ln.split(":")[1].strip().split("@")[0]
+             for ln in links.splitlines() if ":" in ln]
+    mine = [n for n in names if n.startswith(("lf", "sp", "h1n", "h2n"))]
+    procs = subprocess.run(["pgrep", "-af", "oxflow.dcflows agent|"
+                            "oxflow.apps.fabric|--dpid 0x00000000000002"],
+                           capture_output=True, text=True).stdout
+    return mine, [p for p in procs.splitlines() if "pgrep" not in p]
+
+
+@needs_root
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_interrupted_eval_cleans_up(tmp_path, sig):
+    import signal
+    import time
+    _mininet()
+    proc = subprocess.Popen(
+        [PY, "-m", "oxflow.datacenter", "--switches", "oxflow", "--dists",
+         "websearch", "--loads", "30", "--spines", "2", "--leaves", "2",
+         "--servers", "2", "--duration", "60", "--warmup", "1",
+         "--out", str(tmp_path / "out")], env=ENV, stderr=subprocess.PIPE,
+        stdout=subprocess.PIPE, text=True)
+    try:
+        # wait until traffic runs (the run's first progress lines)
+        deadline = time.monotonic() + 60
+        links = []
+        while time.monotonic() < deadline and proc.poll() is None:
+            links = _leftovers()[0]
+            if any(n.startswith("lf") for n in links) and _leftovers()[1]:
+                break
+            time.sleep(0.5)
+        assert proc.poll() is None, proc.communicate()
+        assert links, "the fabric never came up"
+        time.sleep(3)
+        proc.send_signal(getattr(signal, sig))
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert "interrupted" in err, err
+    assert _leftovers() == ([], []), err
