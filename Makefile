@@ -62,7 +62,7 @@ bench-compare: build
 
 # The data-centre evaluation (docs/datacenter.md): a Spine-Leaf in Mininet,
 # web-search and data-mining flows at 10/20/40 % load, oxflow vs Open vSwitch;
-# report in results/datacenter-<time>/index.html. Needs root. About ten
+# report in results/datacenter-<time>/index.html. Needs root. About twelve
 # minutes; EVAL_ARGS=--full for the paper's parameters (many hours).
 .PHONY: eval-datacenter
 EVAL_ARGS ?=

@@ -564,6 +564,41 @@ def validate(ap, args):
     return kinds, dists, loads
 
 
+def run_one(args, kind, dist, load, rep, seed, cdf, workdir, progress,
+            all_flows):
+    """Build the fabric for `kind`, carry one schedule, tear it down;
+    appends the flow records to all_flows and returns the run's facts."""
+    with Fabric(kind, args.spines, args.leaves, args.servers, args.bw,
+                os.path.join(workdir, "%s-%s-%g-%d" % (kind, dist, load,
+                                                       rep)),
+                machines=args.machines,
+                controller_ip=args.controller_ip) as fab:
+        fab.ping_check()
+        flows = dcflows.schedule(cdf, fab.hosts(), load, args.duration,
+                                 args.bw, seed,
+                                 max_size=args.max_size or None)
+        progress.run("%s %s %g%% rep %d" % (kind, dist, load, rep + 1))
+        recs, info = fab.run_flows(flows, "traffic", args.drain,
+                                   progress=progress.update)
+    for r in recs:
+        r.update(switch=kind, dist=dist, load=load, rep=rep,
+                 counted=r["start"] >= args.warmup)
+    all_flows += recs
+    run = {"switch": kind, "dist": dist, "load": load, "rep": rep,
+           "flows": len(recs),
+           "unfinished": sum(1 for r in recs if r.get("fct") is None),
+           "cpu_busy": round(info["cpu_busy"], 3),
+           # how late agents started flows (a busy machine delays them)
+           "lag_p99_ms": round(1e3 * _p99([r["lag"] for r in recs
+                                           if r.get("lag") is not None]), 1),
+           "spine_share": " ".join("%.2f" % x for x in info["spine_share"])}
+    progress.finish_run("%d flows, %d unfinished, CPU %.0f%% busy, spine "
+                        "shares %s" % (run["flows"], run["unfinished"],
+                                       100 * run["cpu_busy"],
+                                       run["spine_share"] or "-"))
+    return run
+
+
 def main(argv=None):
     from oxflow import dcreport
 
@@ -592,55 +627,24 @@ def main(argv=None):
     all_flows, runs = [], []
     print("oxflow eval datacenter: %d-%d-%d Spine-Leaf, %g Mbit/s links, "
           "%d run(s), each %gs of arrivals (flows of the first %gs not "
-          "counted); logs in %s, results in %s" % (args.spines, args.leaves, args.servers,
-                             args.bw, progress.total, args.duration,
-                             args.warmup, workdir, out), file=sys.stderr)
+          "counted); logs in %s, results in %s" % (
+              args.spines, args.leaves, args.servers, args.bw,
+              progress.total, args.duration, args.warmup, workdir, out),
+          file=sys.stderr)
     try:
-        for kind in kinds:
-            for rep in range(args.repeats):
-                with Fabric(kind, args.spines, args.leaves, args.servers,
-                            args.bw, os.path.join(workdir, "%s-%d" % (
-                                kind, rep)), machines=args.machines,
-                            controller_ip=args.controller_ip) as fab:
-                    fab.ping_check()
-                    for dist in dists:
-                        for load in loads:
-                            seed = args.seed * 1000003 + rep * 7919 + \
-                                int(load * 10) + 17 * dists.index(dist)
-                            flows = dcflows.schedule(
-                                cdfs[dist], fab.hosts(), load, args.duration,
-                                args.bw, seed, max_size=args.max_size or None)
-                            label = "%s %s %g%% rep %d" % (kind, dist, load,
-                                                          rep + 1)
-                            progress.run(label)
-                            recs, info = fab.run_flows(
-                                flows, "%s-%g" % (dist, load), args.drain,
-                                progress=progress.update)
-                            for r in recs:
-                                r.update(switch=kind, dist=dist, load=load,
-                                         rep=rep,
-                                         counted=r["start"] >= args.warmup)
-                            all_flows += recs
-                            run = {"switch": kind, "dist": dist, "load": load,
-                                   "rep": rep, "flows": len(recs),
-                                   "unfinished": sum(1 for r in recs
-                                                     if r.get("fct") is None),
-                                   "cpu_busy": round(info["cpu_busy"], 3),
-                                   # how late agents started flows (a
-                                   # busy machine delays them)
-                                   "lag_p99_ms": round(1e3 * _p99(
-                                       [r["lag"] for r in recs
-                                        if r.get("lag") is not None]), 1),
-                                   "spine_share": " ".join(
-                                       "%.2f" % x
-                                       for x in info["spine_share"])}
-                            runs.append(run)
-                            progress.finish_run(
-                                "%d flows, %d unfinished, CPU %.0f%% busy, "
-                                "spine shares %s" % (
-                                    run["flows"], run["unfinished"],
-                                    100 * run["cpu_busy"],
-                                    run["spine_share"] or "-"))
+        # Switch kinds alternate within every (repeat, distribution, load),
+        # each on a freshly built fabric and with the same flow schedule,
+        # so a change in the machine's load hits both alike.
+        for rep in range(args.repeats):
+            for dist in dists:
+                for load in loads:
+                    seed = args.seed * 1000003 + rep * 7919 + \
+                        int(load * 10) + 17 * dists.index(dist)
+                    for kind in kinds:
+                        run = run_one(args, kind, dist, load, rep, seed,
+                                      cdfs[dist], workdir, progress,
+                                      all_flows)
+                        runs.append(run)
     except KeyboardInterrupt as exc:
         print("\ninterrupted (%s): cleaned up; partial results follow" % (
             exc or "SIGINT"), file=sys.stderr)

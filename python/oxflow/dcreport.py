@@ -119,8 +119,8 @@ def markdown_table(rows):
              "CI | CPU busy |",
              "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        lines.append("| %s | %g | %s | %s | %d (%d) | %s ± %s | %s | %s ± %s "
-                     "| %s%% |" % (
+        lines.append("| %s | %g | %s | %s | %d (%d) | %s ± %s | %s "
+                     "| %s ± %s | %s%% |" % (
                          r["dist"], r["load"], r["class"], r["switch"],
                          r["flows"], r["unfinished"], _fmt(r["fct_ms"]),
                          _fmt(r["fct_ci_ms"]), _fmt(r["fct_p99_ms"]),
@@ -285,7 +285,8 @@ def write_report(out, flows, runs, params):
     body.append("<h2>Runs</h2><p>Spine shares: the fraction of the bytes "
                 "the spines forwarded that each spine carried (ECMP "
                 "balance). Start lag: how late the agents started flows "
-                "(p99), high when the CPU is saturated.</p><table><tr>" + "".join(
+                "(p99), high when the CPU is saturated.</p>"
+                "<table><tr>" + "".join(
                     "<th>%s</th>" % h for h in (
                         "switch", "distribution", "load %", "repeat",
                         "flows", "unfinished", "CPU busy %",

@@ -1,4 +1,4 @@
-"""Mininet switch classes: oxflow, and Open vSwitch with its user-space datapath.
+"""Mininet switch classes: oxflow, and Open vSwitch's user-space datapath.
 
 From Python:
 

@@ -1,4 +1,6 @@
-"""Mininet custom file: `mn --custom python/oxflow/mn_custom.py --switch oxflow`.
+"""Mininet custom file for `mn`: registers the oxflow switch and topology.
+
+    mn --custom python/oxflow/mn_custom.py --switch oxflow ...
 
 Registers the switch names `oxflow` (OxflowSwitch) and `ovsuser`
 (UserOvsSwitch, Open vSwitch's user-space datapath in a private instance)
