@@ -60,6 +60,16 @@ bench-compare: build
 	  target/release/oxflow bench compare $(BENCH_OUT)/oxflow/$$e $(BENCH_OUT)/ovs/$$e --out $(BENCH_OUT)/compare/$$e || exit 1; \
 	done
 
+# The data-centre evaluation (docs/datacenter.md): a Spine-Leaf in Mininet,
+# web-search and data-mining flows at 10/20/40 % load, oxflow vs Open vSwitch;
+# report in results/datacenter-<time>/index.html. Needs root. About twelve
+# minutes; EVAL_ARGS=--full for the paper's parameters (many hours).
+.PHONY: eval-datacenter
+EVAL_ARGS ?=
+eval-datacenter: setup
+	$(CARGO) build --release -p oxflow
+	target/release/oxflow eval datacenter $(EVAL_ARGS)
+
 # Regenerate the cross-check vectors from os-ken and scapy (committed files).
 vectors: setup
 	$(PY) python/tools/gen_ofp_vectors.py

@@ -39,8 +39,11 @@ done
 #   (xsk-rs) for the AF_XDP port backend (libxdp's configure wants m4 and pcap).
 # iperf3, netsniff-ng (trafgen): TCP and line-rate traffic for tests and
 #   `make bench` / `oxflow bench`.
+# mininet: `OxflowSwitch` (python/oxflow/mininet_switch.py) and the data-centre
+#   evaluation (`oxflow eval datacenter`): mnexec and the mininet Python module,
+#   which scripts/setup-python.sh links into the venv.
 APT_PKGS=(tshark iproute2 python3-venv ethtool iputils-ping openvswitch-switch openvswitch-common
-    clang libelf-dev zlib1g-dev pkg-config m4 libpcap-dev iperf3 netsniff-ng)
+    clang libelf-dev zlib1g-dev pkg-config m4 libpcap-dev iperf3 netsniff-ng mininet)
 missing=()
 for p in "${APT_PKGS[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")

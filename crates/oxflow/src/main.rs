@@ -7,6 +7,8 @@
 //!   words after `ctl` go unchanged to [`ctl::main_with_args`].
 //! - `oxflow bench list|params|run|compare ...`: the evaluation framework;
 //!   the words after `bench` go unchanged to [`bench::main_with_args`].
+//! - `oxflow eval datacenter ...`: the Mininet data-centre evaluation, run by
+//!   the Python tooling ([`eval`]).
 //!
 //! Exit status: 0 on success (including a signalled stop), 1 when the switch
 //! cannot start (bad config, missing interface, busy listener; the message
@@ -18,6 +20,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
+
+mod eval;
 
 /// mimalloc instead of the system allocator: the control plane allocates
 /// per flow entry (matches, instructions, index nodes), and installing
@@ -58,6 +62,15 @@ enum Command {
     #[command(disable_help_flag = true)]
     Bench {
         /// Words passed on unchanged to the bench's own command line.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+        words: Vec<String>,
+    },
+    /// Evaluations run by the Python tooling: `oxflow eval datacenter
+    /// [--full] [--out DIR] ...` (Spine-Leaf in Mininet, oxflow vs Open
+    /// vSwitch; `oxflow eval datacenter --help`, docs/datacenter.md).
+    #[command(disable_help_flag = true)]
+    Eval {
+        /// EXPERIMENT [ARGS...], passed on unchanged.
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
         words: Vec<String>,
     },
@@ -203,6 +216,7 @@ fn main() -> ExitCode {
             let status = bench::main_with_args(words);
             ExitCode::from(u8::try_from(status).unwrap_or(1))
         }
+        Command::Eval { words } => ExitCode::from(eval::main_with_args(words)),
     }
 }
 
