@@ -19,8 +19,10 @@
 //! - [`multipart`], [`table_features`]: multipart requests and replies.
 //! - [`experimenter`]: oxflow's experimenter id and the bodies of its
 //!   experimenter messages (worker statistics).
+//! - [`bundle`]: the ONF bundle extension of OpenFlow 1.3 (EXT-230).
 
 pub mod action;
+pub mod bundle;
 pub mod error;
 pub mod experimenter;
 pub mod group;
