@@ -72,6 +72,7 @@
 //! [`Datapath::tick`] / [`Datapath::set_mode`].
 
 pub mod buffers;
+pub mod bundle;
 pub mod features;
 pub mod learning;
 pub mod ops;
@@ -237,6 +238,11 @@ pub struct Datapath {
     pending: Vec<DpEvent>,
     /// The control thread's transmit handles (packet-out).
     tx: TxPorts,
+    /// Every connection's open bundles (`bundle` module).
+    bundles: bundle::Bundles,
+    /// While a bundle commits: the operations held back from the workers
+    /// (`bundle` module comment); `None` otherwise.
+    staging: Option<Vec<Op>>,
 }
 
 impl Datapath {
@@ -370,6 +376,8 @@ impl Datapath {
             },
             pending: Vec::new(),
             tx,
+            bundles: bundle::Bundles::default(),
+            staging: None,
         }
     }
 
@@ -412,6 +420,10 @@ impl Datapath {
     /// Sends `op` to every worker (blocking while a queue is full) and wakes
     /// them.
     pub fn broadcast(&mut self, op: Op) {
+        if let Some(held) = self.staging.as_mut() {
+            held.push(op);
+            return;
+        }
         self.seq += 1;
         for w in &self.workers {
             // A worker that died has dropped its receiver; the barrier
@@ -450,6 +462,12 @@ impl Datapath {
 
     /// Folds the workers' counter deltas into the authoritative pipeline.
     pub fn collect(&mut self) {
+        // While a bundle commits, the workers' replicas lag behind the
+        // authoritative copy, so their counters cannot be matched by
+        // position; the commit collected before it started.
+        if self.staging.is_some() {
+            return;
+        }
         let (tx, rx) = mpsc::sync_channel(self.workers.len().max(1));
         self.broadcast(Op::Collect(tx));
         let live = self
@@ -740,10 +758,19 @@ impl Drop for Datapath {
 impl crate::channel::datapath::Datapath for Datapath {
     fn handle(
         &mut self,
-        _conn: &crate::channel::hub::ConnInfo,
+        conn: &crate::channel::hub::ConnInfo,
         msg: ofp::OfpMessage,
         raw: &[u8],
     ) -> Vec<ofp::OfpMessage> {
+        if let ofp::Message::Experimenter(e) = &msg.body {
+            if ofp::bundle::is_bundle(e) {
+                return self.bundle_message(conn, msg.xid, e, raw);
+            }
+        }
         self.handle_message(msg, raw)
+    }
+
+    fn connection_closed(&mut self, conn: crate::channel::hub::ConnId) {
+        self.bundles.connection_closed(conn);
     }
 }

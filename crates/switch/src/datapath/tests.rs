@@ -1346,3 +1346,5 @@ fn worker_stats_count_busy_rounds_and_refuse_unknown_experimenters() {
         ErrorCode::BadRequest(BadRequestCode::BadExperimenter)
     );
 }
+
+mod bundle;
