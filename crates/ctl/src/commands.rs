@@ -47,7 +47,7 @@ commands:
   packet-out \"in_port=N packet=HEX actions=...\" | packet-out IN_PORT ACTIONS HEX
   monitor [MISS_LEN]         print asynchronous messages (--count=N to stop)
   role [equal|master|slave|nochange] [GENERATION_ID]
-options: --strict, --sort / --rsort (dump-flows, by priority), --timeout=SECS, -O OpenFlow13 (accepted, only 1.3 is spoken)";
+options: --strict, --bundle (modifications as one atomic bundle), --sort / --rsort (dump-flows, by priority), --timeout=SECS, -O OpenFlow13 (accepted, only 1.3 is spoken)";
 
 /// Why a command failed, already formatted for stderr.
 struct Failure(String);
@@ -83,6 +83,8 @@ struct Invocation {
     target: String,
     args: Vec<String>,
     strict: bool,
+    /// Send modifications as one atomic bundle (`crate::bundle`).
+    bundle: bool,
     timeout: Option<Duration>,
     /// monitor: stop after this many messages.
     count: Option<u64>,
@@ -91,6 +93,7 @@ struct Invocation {
 fn parse_args(args: &[String]) -> Result<Invocation, String> {
     let mut pos = Vec::new();
     let mut strict = false;
+    let mut bundle = false;
     let mut timeout = Some(DEFAULT_TIMEOUT);
     let mut count = None;
     let mut sort = Sort::None;
@@ -98,6 +101,8 @@ fn parse_args(args: &[String]) -> Result<Invocation, String> {
     while let Some(a) = it.next() {
         if a == "--strict" {
             strict = true;
+        } else if a == "--bundle" {
+            bundle = true;
         } else if a == "--sort" || a == "--sort=priority" {
             sort = Sort::Ascending;
         } else if a == "--rsort" || a == "--rsort=priority" {
@@ -135,6 +140,7 @@ fn parse_args(args: &[String]) -> Result<Invocation, String> {
         target: pos[1].clone(),
         args,
         strict,
+        bundle,
         timeout,
         count,
     })
@@ -190,7 +196,11 @@ fn connect(inv: &Invocation) -> Result<Connection, Failure> {
 /// Send modifications with a barrier and turn OFPT_ERRORs into a failure.
 fn modify(inv: &Invocation, mods: Vec<Message>) -> Result<(), Failure> {
     let mut c = connect(inv)?;
-    let errors = c.send_mods(mods)?;
+    let errors = if inv.bundle {
+        crate::bundle::send_bundle(&mut c, 1, mods)?
+    } else {
+        c.send_mods(mods)?
+    };
     if errors.is_empty() {
         return Ok(());
     }

@@ -9,6 +9,7 @@
 //! - [`print`](mod@print): ovs-ofctl style printers for replies and async messages.
 //! - [`client`]: a blocking OpenFlow 1.3 connection (`tcp:IP[:PORT]`,
 //!   `unix:PATH`) with HELLO negotiation, multipart reassembly and barriers.
+//! - [`bundle`]: `--bundle`, modifications as one atomic OpenFlow 1.3 bundle.
 //! - [`commands`]: the commands of `oxflow ctl COMMAND TARGET [ARGS...]`.
 //!
 //! The `oxflow` binary mounts the client as a subcommand by handing it the
@@ -24,6 +25,7 @@
 //! true`) and pass it on unchanged.
 
 pub mod actions;
+pub mod bundle;
 pub mod client;
 pub mod commands;
 pub mod fields;
