@@ -128,7 +128,10 @@ impl BundleFailedCode {
         ErrorMsg::Experimenter {
             exp_type: self.exp_type(),
             experimenter: ONF_EXPERIMENTER,
-            data: request.get(..request.len().min(64)).unwrap_or_default().to_vec(),
+            data: request
+                .get(..request.len().min(64))
+                .unwrap_or_default()
+                .to_vec(),
         }
     }
 
