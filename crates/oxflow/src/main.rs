@@ -96,6 +96,10 @@ struct RunArgs {
     /// removed when the switch exits. Off by default.
     #[arg(long, value_name = "NAME")]
     local_port: Option<String>,
+    /// Keep flows, groups, meters and config in DIR across restarts and
+    /// crashes (docs/persistence.md). Off by default.
+    #[arg(long, value_name = "DIR")]
+    state_dir: Option<PathBuf>,
 }
 
 impl RunArgs {
@@ -124,6 +128,9 @@ impl RunArgs {
         cfg.apply(&self.overrides()).map_err(|e| e.to_string())?;
         if let Some(name) = &self.local_port {
             cfg.local_port = Some(name.clone());
+        }
+        if let Some(dir) = &self.state_dir {
+            cfg.state_dir = Some(dir.clone());
         }
         Ok(cfg)
     }

@@ -21,6 +21,10 @@
 //! afpacket_rx = "ring"                 # AF_PACKET receive: ring (TPACKET_V2 frame ring) |
 //!                                      # blocks (TPACKET_V3: up to ~1 ms delay per lone
 //!                                      # frame) | recvmmsg (one system call per batch)
+//! state_dir = "/var/lib/oxflow"        # keep flows, groups, meters, config across
+//!                                      # restarts (docs/persistence.md); off by default
+//! state_corrupt = "refuse"             # a state file that cannot be restored: refuse
+//!                                      # to start | empty (start without it)
 //!
 //! [[port]]                             # OpenFlow ports 1, 2, ... in order
 //! name = "h1"                          # optional, defaults to the interface
@@ -275,6 +279,7 @@ impl FromStr for AfPacketRx {
 }
 
 deserialize_via_from_str!(FailMode, LogLevel, PortBackend, PollMode, AfPacketRx);
+deserialize_via_from_str!(crate::persist::OnCorrupt);
 
 /// A datapath id written as a TOML integer or string.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -355,6 +360,9 @@ struct FileConfig {
     gso: Option<bool>,
     #[serde(default, deserialize_with = "opt_from_str")]
     afpacket_rx: Option<AfPacketRx>,
+    state_dir: Option<PathBuf>,
+    #[serde(default, deserialize_with = "opt_from_str")]
+    state_corrupt: Option<crate::persist::OnCorrupt>,
 }
 
 /// The complete configuration of the daemon.
@@ -382,6 +390,10 @@ pub struct Config {
     /// GSO/TSO-aware AF_PACKET ports (`PACKET_VNET_HDR`).
     pub gso: bool,
     pub afpacket_rx: AfPacketRx,
+    /// Where the state file lives (`crate::persist`); `None`: no
+    /// persistence.
+    pub state_dir: Option<PathBuf>,
+    pub state_corrupt: crate::persist::OnCorrupt,
 }
 
 impl Default for Config {
@@ -404,6 +416,8 @@ impl Default for Config {
             poll_mode: PollMode::default(),
             gso: true,
             afpacket_rx: AfPacketRx::default(),
+            state_dir: None,
+            state_corrupt: crate::persist::OnCorrupt::default(),
         }
     }
 }
@@ -526,6 +540,9 @@ impl Config {
             poll_mode: f.poll_mode.unwrap_or(d.poll_mode),
             gso: f.gso.unwrap_or(d.gso),
             afpacket_rx: f.afpacket_rx.unwrap_or(d.afpacket_rx),
+            // A relative state_dir is relative to the config file.
+            state_dir: f.state_dir.map(|p| dir.join(p)),
+            state_corrupt: f.state_corrupt.unwrap_or(d.state_corrupt),
         };
         cfg.check()
             .map_err(|m| ConfigError(format!("{file}: {m}")))?;

@@ -88,6 +88,8 @@ pub enum DaemonError {
     Channel(#[from] manager::StartError),
     #[error("control thread: {0}")]
     Runtime(#[from] std::io::Error),
+    #[error("{0}")]
+    State(String),
 }
 
 /// The datapath shared by the channel's request task and the pump (module
@@ -261,6 +263,13 @@ pub async fn serve(config: Config, stop: impl Future<Output = ()>) -> Result<(),
         ..DpConfig::default()
     };
     let mut dp = Datapath::start(dp_config, ports, Clock::real());
+    // The saved state goes in before any connection is accepted.
+    if let Some(dir) = &config.state_dir {
+        if let Err(e) = crate::persist::restore(&mut dp, dir, config.state_corrupt) {
+            dp.shutdown();
+            return Err(DaemonError::State(e));
+        }
+    }
     let hub = Hub::new(dp.features());
     // The mode before any controller could connect (the pump keeps it up
     // to date from then on).

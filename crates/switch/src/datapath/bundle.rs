@@ -283,12 +283,13 @@ impl Datapath {
 
     /// Applies `msgs` all or none (module comment "Commit"). On failure,
     /// returns the failing message's error reply and nothing is changed.
-    fn commit(&mut self, msgs: Vec<Bundled>) -> Result<(), OfpMessage> {
+    pub(super) fn commit(&mut self, msgs: Vec<Bundled>) -> Result<(), OfpMessage> {
         // Fold the workers' counters first: flow-removed messages of
         // entries the bundle deletes carry totals, and the snapshot holds
         // them.
         self.collect();
         let snapshot = self.pipeline.clone();
+        let switch_config = self.switch_config;
         let pending = self.pending.len();
         self.staging = Some(Vec::new());
         let mut buffered = Vec::new();
@@ -312,6 +313,7 @@ impl Datapath {
         let ops = self.staging.take().unwrap_or_default();
         if let Some(e) = failed {
             self.pipeline = snapshot;
+            self.switch_config = switch_config;
             self.pending.truncate(pending);
             return Err(e);
         }
@@ -326,6 +328,7 @@ impl Datapath {
             }
         }
         self.barrier();
+        self.mark_dirty();
         Ok(())
     }
 }

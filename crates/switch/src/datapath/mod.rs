@@ -77,6 +77,7 @@ pub mod features;
 pub mod learning;
 pub mod ops;
 mod requests;
+mod snapshot;
 pub mod worker;
 
 #[cfg(test)]
@@ -243,6 +244,9 @@ pub struct Datapath {
     /// While a bundle commits: the operations held back from the workers
     /// (`bundle` module comment); `None` otherwise.
     staging: Option<Vec<Op>>,
+    /// Writes the state file (`crate::persist`); `None` without a state
+    /// directory.
+    persist: Option<crate::persist::Persister>,
 }
 
 impl Datapath {
@@ -378,6 +382,7 @@ impl Datapath {
             tx,
             bundles: bundle::Bundles::default(),
             staging: None,
+            persist: None,
         }
     }
 
@@ -541,6 +546,7 @@ impl Datapath {
             .collect();
         self.broadcast(Op::RemoveFlows(ids.into()));
         self.flow_removed(&removed, now);
+        self.mark_dirty();
     }
 
     fn flow_removed(&mut self, removed: &[pipeline::RemovedFlow], now: Nanos) {
@@ -591,6 +597,7 @@ impl Datapath {
     pub fn tick(&mut self) {
         self.poll_links();
         self.expire();
+        self.save_if_due();
     }
 
     /// Switches between the pipeline and the standalone learning switch.
@@ -737,6 +744,7 @@ impl Datapath {
 
     /// Stops the workers and waits for them.
     pub fn shutdown(&mut self) {
+        self.save_if_dirty();
         self.stop.store(true, Ordering::Release);
         for w in self.workers.drain(..) {
             w.wake();
@@ -762,12 +770,28 @@ impl crate::channel::datapath::Datapath for Datapath {
         msg: ofp::OfpMessage,
         raw: &[u8],
     ) -> Vec<ofp::OfpMessage> {
-        if let ofp::Message::Experimenter(e) = &msg.body {
+        use ofp::Message as M;
+        if let M::Experimenter(e) = &msg.body {
             if ofp::bundle::is_bundle(e) {
-                return self.bundle_message(conn, msg.xid, e, raw);
+                let out = self.bundle_message(conn, msg.xid, e, raw);
+                // A commit reply acknowledges a written state.
+                self.save_if_dirty();
+                return out;
             }
         }
-        self.handle_message(msg, raw)
+        let modifies = matches!(
+            msg.body,
+            M::FlowMod(_) | M::GroupMod(_) | M::MeterMod(_) | M::PortMod(_) | M::SetConfig(_)
+        );
+        if matches!(msg.body, M::BarrierRequest) {
+            // A barrier reply acknowledges a written state.
+            self.save_if_dirty();
+        }
+        let out = self.handle_message(msg, raw);
+        if modifies {
+            self.mark_dirty();
+        }
+        out
     }
 
     fn connection_closed(&mut self, conn: crate::channel::hub::ConnId) {

@@ -1348,3 +1348,4 @@ fn worker_stats_count_busy_rounds_and_refuse_unknown_experimenters() {
 }
 
 mod bundle;
+mod snapshot;
