@@ -47,6 +47,8 @@ commands:
   packet-out \"in_port=N packet=HEX actions=...\" | packet-out IN_PORT ACTIONS HEX
   monitor [MISS_LEN]         print asynchronous messages (--count=N to stop)
   role [equal|master|slave|nochange] [GENERATION_ID]
+  save FILE                  flows, groups, meters, config to FILE (docs/persistence.md)
+  restore FILE               send them back (--bundle: meters, groups, flows atomically)
 options: --strict, --bundle (modifications as one atomic bundle), --sort / --rsort (dump-flows, by priority), --timeout=SECS, -O OpenFlow13 (accepted, only 1.3 is spoken)";
 
 /// Why a command failed, already formatted for stderr.
@@ -341,6 +343,25 @@ fn execute(inv: &Invocation, out: &mut dyn Write) -> Result<(), Failure> {
             writeln!(out, "{}", format_message(&cfg))?;
         }
         "dump-desc" => dump(inv, out, MultipartRequestBody::Desc, |_| {})?,
+        "save" => {
+            crate::state::save(&mut connect(inv)?, arg(inv, 0, "FILE")?, out).map_err(Failure)?
+        }
+        "restore" => {
+            let errors =
+                crate::state::restore(&mut connect(inv)?, arg(inv, 0, "FILE")?, inv.bundle, out)
+                    .map_err(Failure)?;
+            if let Some((xid, e)) = errors.first() {
+                return Err(Failure(format!(
+                    "OFPT_ERROR: {} (xid={xid:#x}){}",
+                    crate::print::format_error_code(e),
+                    if errors.len() > 1 {
+                        format!(" and {} more", errors.len() - 1)
+                    } else {
+                        String::new()
+                    }
+                )));
+            }
+        }
         "dump-flows" | "dump-aggregate" => {
             let s = opt_arg(inv, 0);
             let spec = parse_flow(s, FlowUsage::Filter).map_err(|e| syntax(s, e))?;

@@ -10,6 +10,7 @@
 //! - [`client`]: a blocking OpenFlow 1.3 connection (`tcp:IP[:PORT]`,
 //!   `unix:PATH`) with HELLO negotiation, multipart reassembly and barriers.
 //! - [`bundle`]: `--bundle`, modifications as one atomic OpenFlow 1.3 bundle.
+//! - [`state`]: `save` / `restore`, a switch's state to a file and back.
 //! - [`commands`]: the commands of `oxflow ctl COMMAND TARGET [ARGS...]`.
 //!
 //! The `oxflow` binary mounts the client as a subcommand by handing it the
@@ -34,6 +35,7 @@ pub mod group;
 pub mod lex;
 pub mod meter;
 pub mod print;
+pub mod state;
 pub mod syntax_error;
 
 pub use commands::main_with_args;
