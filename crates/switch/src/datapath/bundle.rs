@@ -17,7 +17,8 @@
 //! messages are applied in order to the authoritative pipeline with the
 //! datapath in *staging* mode (`Datapath::staging`): operations meant for
 //! the workers are held back instead of being sent. Before the first
-//! message the pipeline is cloned; if a message fails, the clone is put
+//! message the pipeline is cloned; if a message fails, the clone (and the
+//! switch config, which a restored snapshot also sets: `snapshot`) is put
 //! back, the held operations and the flow-removed events are dropped, and
 //! the workers never saw anything. If all succeed, the held operations go
 //! to the workers as one [`Op::Bundle`], which a worker applies between
