@@ -128,6 +128,8 @@ def test_sigkill_under_flow_mod_storm_keeps_every_acknowledged_flow(
         conn.close()
         # Everything a barrier acknowledged is there, nothing never sent.
         missing = [c for c in range(1, last_acked + 1) if c not in cookies]
+        print("storm: %d flows sent, %d acknowledged by a barrier, %d "
+              "restored" % (len(sent), last_acked, len(cookies)))
         assert not missing, "acknowledged flows lost: %s" % missing[:20]
         assert cookies and cookies[-1] <= sent[-1], cookies[-5:]
         # A snapshot is a whole table: the flows are 1..n without holes.
