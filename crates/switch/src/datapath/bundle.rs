@@ -261,7 +261,7 @@ impl Datapath {
                         if let Err(failed) = self.commit(msgs) {
                             // The failing message's own error (its xid,
                             // its bytes), then the commit's.
-                            let mut out = vec![failed];
+                            let mut out = vec![*failed];
                             out.extend(bundle_err(BundleFailedCode::MsgFailed));
                             return out;
                         }
@@ -284,7 +284,7 @@ impl Datapath {
 
     /// Applies `msgs` all or none (module comment "Commit"). On failure,
     /// returns the failing message's error reply and nothing is changed.
-    pub(super) fn commit(&mut self, msgs: Vec<Bundled>) -> Result<(), OfpMessage> {
+    pub(super) fn commit(&mut self, msgs: Vec<Bundled>) -> Result<(), Box<OfpMessage>> {
         // Fold the workers' counters first: flow-removed messages of
         // entries the bundle deletes carry totals, and the snapshot holds
         // them.
@@ -316,7 +316,7 @@ impl Datapath {
             self.pipeline = snapshot;
             self.switch_config = switch_config;
             self.pending.truncate(pending);
-            return Err(e);
+            return Err(Box::new(e));
         }
         if !ops.is_empty() {
             self.broadcast(Op::Bundle(Arc::new(ops)));
