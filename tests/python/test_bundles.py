@@ -111,8 +111,7 @@ def answer(conn, xid):
 
 
 def osken_bytes(msg, xid):
-    """os-ken's own serialization of a bundle message (oxflow.ofp13 has
-    no serializer for them)."""
+    """os-ken's own serialization of a bundle message."""
     msg.set_xid(xid)
     msg.serialize()
     return bytes(msg.buf)
