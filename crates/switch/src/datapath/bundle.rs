@@ -9,7 +9,10 @@
 //! added. Adding to an unknown id opens it implicitly (as Open vSwitch
 //! does). Whatever goes wrong with a bundle (bad flags, add to a closed
 //! bundle, second close, a failed commit) discards it; a commit discards it
-//! too, successful or not. Closing a connection discards its bundles.
+//! too, successful or not. Closing a connection discards its bundles, and
+//! a bundle left untouched for [`IDLE_TIMEOUT`] is discarded with a
+//! BUNDLE_FAILED/TIMEOUT error (carrying the message that opened it) on
+//! its connection.
 //!
 //! # Commit
 //!
@@ -31,6 +34,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use ofp::bundle::{self, ctrl_type, AddError, BundleCtrl, BundleFailedCode, BundleMsg};
 use ofp::error::{BadRequestCode, ErrorCode, ErrorMsg};
@@ -39,13 +43,16 @@ use ofp::OfpMessage;
 
 use super::ops::Op;
 use super::Datapath;
-use crate::channel::hub::{ConnId, ConnInfo};
+use crate::channel::hub::{ConnId, ConnInfo, ConnSender};
 use crate::channel::role::ControllerRole;
 
 /// Open bundles one connection may hold.
 pub const MAX_BUNDLES: usize = 256;
 /// Messages one bundle may hold.
 pub const MAX_MESSAGES: usize = 1 << 20;
+/// A bundle no message touched for this long is discarded (as Open
+/// vSwitch's default bundle idle timeout).
+pub const IDLE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Whether a bundle still takes messages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,12 +73,31 @@ struct Bundle {
     flags: u16,
     state: State,
     msgs: Vec<Bundled>,
+    /// Last open, add or close.
+    used: Instant,
+    /// The first bytes of the message that opened it (the data of a
+    /// TIMEOUT error).
+    opener: Vec<u8>,
 }
 
-/// Every connection's bundles (module comment).
+impl Bundle {
+    fn new(flags: u16) -> Bundle {
+        Bundle {
+            flags,
+            state: State::Open,
+            msgs: Vec::new(),
+            used: Instant::now(),
+            opener: Vec::new(),
+        }
+    }
+}
+
+/// Every connection's bundles (module comment), and where to send a
+/// connection's TIMEOUT errors.
 #[derive(Debug, Default)]
 pub struct Bundles {
     by_conn: HashMap<ConnId, HashMap<u32, Bundle>>,
+    senders: HashMap<ConnId, ConnSender>,
 }
 
 type BResult<T> = Result<T, BundleFailedCode>;
@@ -94,14 +120,7 @@ impl Bundles {
         if c.len() >= MAX_BUNDLES {
             return Err(BundleFailedCode::OutOfBundles);
         }
-        c.insert(
-            id,
-            Bundle {
-                flags,
-                state: State::Open,
-                msgs: Vec::new(),
-            },
-        );
+        c.insert(id, Bundle::new(flags));
         Ok(())
     }
 
@@ -140,14 +159,7 @@ impl Bundles {
             if c.len() >= MAX_BUNDLES {
                 return Err(BundleFailedCode::OutOfBundles);
             }
-            c.insert(
-                id,
-                Bundle {
-                    flags,
-                    state: State::Open,
-                    msgs: Vec::new(),
-                },
-            );
+            c.insert(id, Bundle::new(flags));
         }
         let b = c.get_mut(&id).ok_or(BundleFailedCode::BadId)?;
         let err = if b.state == State::Closed {
@@ -177,6 +189,50 @@ impl Bundles {
     /// A connection closed: its bundles are discarded.
     pub fn connection_closed(&mut self, conn: ConnId) {
         self.by_conn.remove(&conn);
+        self.senders.remove(&conn);
+    }
+
+    /// Bundle `id` was just opened, added to or closed by `raw` on
+    /// `conn`: it is not idle, and the first such message is its opener.
+    pub fn touch(&mut self, conn: &ConnInfo, id: u32, raw: &[u8]) {
+        if let Some(b) = self.conn(conn.id).get_mut(&id) {
+            b.used = Instant::now();
+            if b.opener.is_empty() {
+                b.opener = raw.get(..raw.len().min(64)).unwrap_or_default().to_vec();
+            }
+            self.senders
+                .entry(conn.id)
+                .or_insert_with(|| conn.tx.clone());
+        }
+    }
+
+    /// Discards the bundles idle for [`IDLE_TIMEOUT`] at `now`; returns
+    /// the TIMEOUT errors to send and where (xid and data of each
+    /// bundle's opener).
+    pub fn expire(&mut self, now: Instant) -> Vec<(ConnSender, OfpMessage)> {
+        let mut out = Vec::new();
+        for (conn, bundles) in self.by_conn.iter_mut() {
+            let idle: Vec<u32> = bundles
+                .iter()
+                .filter(|(_, b)| now.saturating_duration_since(b.used) >= IDLE_TIMEOUT)
+                .map(|(id, _)| *id)
+                .collect();
+            for id in idle {
+                let Some(b) = bundles.remove(&id) else {
+                    continue;
+                };
+                tracing::info!(conn, bundle_id = id, "bundle idle too long: discarded");
+                if let Some(tx) = self.senders.get(conn) {
+                    let xid = b
+                        .opener
+                        .get(4..8)
+                        .map_or(0, |x| u32::from_be_bytes([x[0], x[1], x[2], x[3]]));
+                    let e = BundleFailedCode::Timeout.error_msg(&b.opener);
+                    out.push((tx.clone(), OfpMessage::new(xid, Message::Error(e))));
+                }
+            }
+        }
+        out
     }
 
     /// Bundles a connection holds.
@@ -235,7 +291,10 @@ impl Datapath {
                     raw: add.message,
                 };
                 match self.bundles.add(conn.id, add.bundle_id, add.flags, m) {
-                    Ok(()) => Vec::new(),
+                    Ok(()) => {
+                        self.bundles.touch(conn, add.bundle_id, raw);
+                        Vec::new()
+                    }
                     Err(c) => bundle_err(c),
                 }
             }
@@ -269,6 +328,9 @@ impl Datapath {
                     }
                     _ => (Err(BundleFailedCode::BadType), 0),
                 };
+                if result.is_ok() {
+                    self.bundles.touch(conn, c.bundle_id, raw);
+                }
                 match result {
                     Ok(()) => vec![OfpMessage::new(
                         xid,
@@ -279,6 +341,15 @@ impl Datapath {
                     Err(code) => bundle_err(code),
                 }
             }
+        }
+    }
+
+    /// Discards idle bundles, telling their connections
+    /// ([`Bundles::expire`]).
+    pub(super) fn expire_bundles(&mut self) {
+        for (tx, m) in self.bundles.expire(Instant::now()) {
+            // A full or closed connection does not get the notice.
+            let _ = tx.try_send(m);
         }
     }
 
@@ -386,6 +457,44 @@ mod tests {
         assert_eq!(b.count(2), 1);
         b.connection_closed(2);
         assert_eq!(b.count(2), 0);
+    }
+
+    #[test]
+    fn idle_bundles_time_out_with_their_opener() {
+        let (tx, mut rx) = tokio::sync::mpsc::channel(4);
+        let conn = ConnInfo {
+            id: 3,
+            group: 0,
+            auxiliary_id: 0,
+            role: ControllerRole::Equal,
+            peer: "127.0.0.1:1".parse().unwrap(),
+            tx,
+        };
+        let mut b = Bundles::default();
+        b.open(3, 1, 0).unwrap();
+        let opener = [4, 4, 0, 24, 0, 0, 0, 0x2a];
+        b.touch(&conn, 1, &opener);
+        b.add(3, 2, 0, m()).unwrap();
+        b.touch(&conn, 2, &[4, 4, 0, 8, 0, 0, 0, 7]);
+        assert!(b.expire(Instant::now()).is_empty());
+        let late = Instant::now() + IDLE_TIMEOUT;
+        let out = b.expire(late);
+        assert_eq!(out.len(), 2);
+        assert_eq!(b.count(3), 0);
+        let (_, e) = out.iter().find(|(_, m)| m.xid == 0x2a).unwrap();
+        match &e.body {
+            Message::Error(em) => {
+                assert_eq!(
+                    BundleFailedCode::of_error(em),
+                    Some(BundleFailedCode::Timeout)
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        for (tx, m) in out {
+            tx.try_send(m).unwrap();
+        }
+        assert!(rx.try_recv().is_ok());
     }
 
     #[test]

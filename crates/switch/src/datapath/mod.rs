@@ -597,6 +597,7 @@ impl Datapath {
     pub fn tick(&mut self) {
         self.poll_links();
         self.expire();
+        self.expire_bundles();
         self.save_if_due();
     }
 
