@@ -63,6 +63,14 @@
 //!   Fail-secure is simply [`ops::Mode::Pipeline`] without a controller:
 //!   flows stay, misses are dropped by the channel.
 //!
+//! - **Bundles** ([`bundle`]): per-connection bundles; a commit applies
+//!   its messages with the datapath *staging* (operations for the workers
+//!   held back in `staging`), rolls back to a clone of the pipeline on a
+//!   failure, and sends the held operations as one [`ops::Op::Bundle`].
+//! - **Persistence** (`crate::persist`, `snapshot`): with a state
+//!   directory, the state is written before barrier and commit replies
+//!   when it changed, and at the latest a second after a change.
+//!
 //! TODO(issue 3), not done:
 //! - port add/delete at run time (the port set is fixed at start);
 //! - queues: every port has only the default queue 0 (set_queue to any
