@@ -22,13 +22,12 @@ import pytest
 from os_ken.ofproto import ofproto_v1_3 as ofp
 from os_ken.ofproto import ofproto_v1_3_parser as p
 
-import cp_util
 from cp_util import DP, apply_actions, connect_passive, output
 from oxflow.switch import Switch, oxflow_bin
 from oxflow.netns import sh
 from oxflow.traffic import send_and_capture
 
-from test_switch_control import MAC, frame, topology
+from test_switch_control import frame, topology
 
 
 def _have_oxflow():

@@ -24,7 +24,6 @@ import time
 
 import pytest
 
-from os_ken.ofproto import ofproto_v1_3 as ofp
 from os_ken.ofproto import ofproto_v1_3_parser as p
 
 from cp_util import (DP, RawController, apply_actions, connect_passive,
