@@ -117,6 +117,9 @@ _OSKEN_BODY = {
     p.OFPTableFeaturesStatsRequest,
     p.OFPPortDescStatsRequest,
     p.OFPExperimenterStatsRequest,
+    # ONF bundles (EXT-230), tests/python/test_bundles.py
+    p.ONFBundleCtrlMsg,
+    p.ONFBundleAddMsg,
 }
 
 

@@ -54,7 +54,7 @@ from oxflow import ofp13  # noqa: E402
 from oxflow.ofp13 import DP  # noqa: E402
 
 CATEGORIES = ("message", "multipart", "oxm", "action", "instruction",
-              "corpus")
+              "corpus", "bundle")
 
 # Corpus vectors (os-ken's own OF1.3 test captures) that oxflow's decoder
 # refuses on purpose, with the reason. crates/ofp/tests/vectors.rs checks
@@ -879,6 +879,53 @@ def gen_corpus(v):
                 "os-ken-testdata", True, msg.to_jsondict(), extra)
 
 
+def gen_bundle(v):
+    """ONF bundle messages (EXT-230 for OpenFlow 1.3), serialized by
+    os-ken's ONFBundleCtrlMsg / ONFBundleAddMsg (ofp13.serialize has no
+    path for them). os-ken parses control messages back; an add it parses
+    only as a generic experimenter (`osken_parse: false`). Checked by
+    crates/ofp/tests/bundle_vectors.rs against ofp::bundle."""
+    def push(name, msg, osken_parse):
+        assert name not in v.names, name
+        v.names.add(name)
+        xid = zlib.crc32(name.encode()) & 0xFFFFFFFF
+        msg.set_xid(xid)
+        msg.serialize()
+        raw = bytes(msg.buf)
+        fields = msg.to_jsondict()
+        if osken_parse:
+            back = ofp13.parse(raw).to_jsondict()
+            if back != fields:
+                raise SystemExit("%s: os-ken parses back differently" % name)
+        v._push("bundle", name, raw, xid, "os-ken", osken_parse, fields)
+
+    both = ofp.ONF_BF_ATOMIC | ofp.ONF_BF_ORDERED
+    for name, typ, flags in (
+            ("open_request", ofp.ONF_BCT_OPEN_REQUEST, both),
+            ("open_reply", ofp.ONF_BCT_OPEN_REPLY, 0),
+            ("close_request", ofp.ONF_BCT_CLOSE_REQUEST, ofp.ONF_BF_ATOMIC),
+            ("commit_request", ofp.ONF_BCT_COMMIT_REQUEST, both),
+            ("commit_reply", ofp.ONF_BCT_COMMIT_REPLY, 0),
+            ("discard_request", ofp.ONF_BCT_DISCARD_REQUEST,
+             ofp.ONF_BF_ORDERED)):
+        push("bundle_ctrl_" + name,
+             p.ONFBundleCtrlMsg(DP, 0x0B0D1E00 + typ, typ, flags, []), True)
+    fm = p.OFPFlowMod(DP, cookie=0x77, priority=9, match=p.OFPMatch(
+        in_port=1, eth_type=0x0800, ipv4_dst="10.0.0.1"),
+        instructions=[p.OFPInstructionActions(
+            ofp.OFPIT_APPLY_ACTIONS, [out(2)])])
+    gm = p.OFPGroupMod(DP, ofp.OFPGC_ADD, ofp.OFPGT_ALL, 5, [p.OFPBucket(
+        actions=[out(3)])])
+    mm = p.OFPMeterMod(DP, ofp.OFPMC_ADD, ofp.OFPMF_PKTPS, 2, [
+        p.OFPMeterBandDrop(rate=100, burst_size=0)])
+    pm = p.OFPPortMod(DP, 1, "02:00:00:00:00:01", ofp.OFPPC_NO_FWD,
+                      ofp.OFPPC_NO_FWD, 0)
+    for name, msg in (("flow_mod", fm), ("group_mod", gm),
+                      ("meter_mod", mm), ("port_mod", pm)):
+        push("bundle_add_" + name,
+             p.ONFBundleAddMsg(DP, 42, both, msg, []), False)
+
+
 def generate():
     v = Vectors()
     gen_messages(v)
@@ -887,6 +934,7 @@ def generate():
     gen_actions(v)
     gen_instructions(v)
     gen_corpus(v)
+    gen_bundle(v)
     return v.items
 
 

@@ -246,6 +246,11 @@ impl Connection {
         Ok(self.stream.set_read_timeout(t)?)
     }
 
+    /// The xid the next [`Self::send`] uses (a bundle add embeds it).
+    pub fn peek_xid(&self) -> u32 {
+        self.next_xid
+    }
+
     /// Send a message with a fresh xid; returns the xid.
     pub fn send(&mut self, body: Message) -> Result<u32, ClientError> {
         let xid = self.next_xid;

@@ -49,7 +49,9 @@ commands:
   packet-out \"in_port=N packet=HEX actions=...\" | packet-out IN_PORT ACTIONS HEX
   monitor [MISS_LEN] [invalid_ttl]  print asynchronous messages (--count=N to stop)
   role [equal|master|slave|nochange] [GENERATION_ID]
-options: --strict, --sort / --rsort (dump-flows, by priority), --timeout=SECS, -O OpenFlow13 (accepted, only 1.3 is spoken),
+  save FILE                  flows, groups, meters, config to FILE (docs/persistence.md)
+  restore FILE               send them back (--bundle: meters, groups, flows atomically)
+options: --strict, --bundle (modifications as one atomic bundle), --sort / --rsort (dump-flows, by priority), --timeout=SECS, -O OpenFlow13 (accepted, only 1.3 is spoken),
   --private-key=FILE (-p), --certificate=FILE (-c), --ca-cert=FILE (-C): PEM files for ssl: targets";
 
 /// Why a command failed, already formatted for stderr.
@@ -86,6 +88,8 @@ struct Invocation {
     target: String,
     args: Vec<String>,
     strict: bool,
+    /// Send modifications as one atomic bundle (`crate::bundle`).
+    bundle: bool,
     timeout: Option<Duration>,
     /// monitor: stop after this many messages.
     count: Option<u64>,
@@ -121,6 +125,7 @@ fn tls_option<'a>(
 fn parse_args(args: &[String]) -> Result<Invocation, String> {
     let mut pos = Vec::new();
     let mut strict = false;
+    let mut bundle = false;
     let mut timeout = Some(DEFAULT_TIMEOUT);
     let mut count = None;
     let mut sort = Sort::None;
@@ -129,6 +134,8 @@ fn parse_args(args: &[String]) -> Result<Invocation, String> {
     while let Some(a) = it.next() {
         if a == "--strict" {
             strict = true;
+        } else if a == "--bundle" {
+            bundle = true;
         } else if a == "--sort" || a == "--sort=priority" {
             sort = Sort::Ascending;
         } else if a == "--rsort" || a == "--rsort=priority" {
@@ -174,6 +181,7 @@ fn parse_args(args: &[String]) -> Result<Invocation, String> {
         target: pos[1].clone(),
         args,
         strict,
+        bundle,
         timeout,
         count,
     })
@@ -229,7 +237,11 @@ fn connect(inv: &Invocation) -> Result<Connection, Failure> {
 /// Send modifications with a barrier and turn OFPT_ERRORs into a failure.
 fn modify(inv: &Invocation, mods: Vec<Message>) -> Result<(), Failure> {
     let mut c = connect(inv)?;
-    let errors = c.send_mods(mods)?;
+    let errors = if inv.bundle {
+        crate::bundle::send_bundle(&mut c, 1, mods)?
+    } else {
+        c.send_mods(mods)?
+    };
     if errors.is_empty() {
         return Ok(());
     }
@@ -379,6 +391,25 @@ fn execute(inv: &Invocation, out: &mut dyn Write) -> Result<(), Failure> {
             writeln!(out, "{}", format_message(&cfg))?;
         }
         "dump-desc" => dump(inv, out, MultipartRequestBody::Desc, |_| {})?,
+        "save" => {
+            crate::state::save(&mut connect(inv)?, arg(inv, 0, "FILE")?, out).map_err(Failure)?
+        }
+        "restore" => {
+            let errors =
+                crate::state::restore(&mut connect(inv)?, arg(inv, 0, "FILE")?, inv.bundle, out)
+                    .map_err(Failure)?;
+            if let Some((xid, e)) = errors.first() {
+                return Err(Failure(format!(
+                    "OFPT_ERROR: {} (xid={xid:#x}){}",
+                    crate::print::format_error_code(e),
+                    if errors.len() > 1 {
+                        format!(" and {} more", errors.len() - 1)
+                    } else {
+                        String::new()
+                    }
+                )));
+            }
+        }
         "dump-flows" | "dump-aggregate" => {
             let s = opt_arg(inv, 0);
             let spec = named(inv, || parse_flow(s, FlowUsage::Filter)).map_err(|e| syntax(s, e))?;

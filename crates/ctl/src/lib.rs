@@ -11,6 +11,8 @@
 //! - [`client`]: a blocking OpenFlow 1.3 connection (`tcp:IP[:PORT]`,
 //!   `ssl:IP[:PORT]` ([`tls`]), `unix:PATH`) with HELLO negotiation,
 //!   multipart reassembly and barriers.
+//! - [`bundle`]: `--bundle`, modifications as one atomic OpenFlow 1.3 bundle.
+//! - [`state`]: `save` / `restore`, a switch's state to a file and back.
 //! - [`commands`]: the commands of `oxflow ctl COMMAND TARGET [ARGS...]`.
 //!
 //! The `oxflow` binary mounts the client as a subcommand by handing it the
@@ -26,6 +28,7 @@
 //! true`) and pass it on unchanged.
 
 pub mod actions;
+pub mod bundle;
 pub mod client;
 pub mod commands;
 pub mod fields;
@@ -37,6 +40,7 @@ pub mod meter;
 pub mod monitor;
 pub mod port_names;
 pub mod print;
+pub mod state;
 pub mod syntax_error;
 pub mod tls;
 

@@ -40,6 +40,9 @@ fn upper_snake(s: &str) -> String {
 
 /// `type=BAD_MATCH code=BAD_PREREQ` for an OFPT_ERROR body.
 pub fn format_error_code(e: &ErrorMsg) -> String {
+    if let Some(c) = crate::bundle::is_bundle_error(e) {
+        return format!("type=BUNDLE_FAILED code={}", upper_snake(&format!("{c:?}")));
+    }
     match (e, e.typed()) {
         (_, Some(code)) => {
             // Debug of ErrorCode is `Type(Code)`.

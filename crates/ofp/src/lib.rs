@@ -19,8 +19,11 @@
 //! - [`multipart`], [`table_features`]: multipart requests and replies.
 //! - [`experimenter`]: oxflow's experimenter id and the bodies of its
 //!   experimenter messages (worker statistics).
+//! - [`snapshot`]: a switch's state as a checksummed file of OpenFlow messages.
+//! - [`bundle`]: the ONF bundle extension of OpenFlow 1.3 (EXT-230).
 
 pub mod action;
+pub mod bundle;
 pub mod error;
 pub mod experimenter;
 pub mod group;
@@ -32,6 +35,7 @@ pub mod multipart;
 pub mod oxm;
 pub mod port;
 pub mod queue;
+pub mod snapshot;
 pub mod table_features;
 pub mod wire;
 

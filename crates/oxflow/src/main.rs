@@ -113,6 +113,10 @@ struct RunArgs {
     /// 127.0.0.1:9464 (docs/metrics.md). Off by default.
     #[arg(long, value_name = "IP:PORT", value_parser = parse_metrics_addr)]
     metrics: Option<String>,
+    /// Keep flows, groups, meters and config in DIR across restarts and
+    /// crashes (docs/persistence.md). Off by default.
+    #[arg(long, value_name = "DIR")]
+    state_dir: Option<PathBuf>,
 }
 
 /// `--metrics`: checked by the config's own parser (so both say the same
@@ -151,6 +155,9 @@ impl RunArgs {
         }
         if let Some(addr) = &self.metrics {
             cfg.metrics = Some(addr.parse::<switch::config::MetricsAddr>()?.0);
+        }
+        if let Some(dir) = &self.state_dir {
+            cfg.state_dir = Some(dir.clone());
         }
         Ok(cfg)
     }

@@ -26,6 +26,10 @@
 //! select_method = "hash"               # SELECT groups: hash (a flow keeps its bucket) |
 //!                                      # round_robin (exact weight shares per packet,
 //!                                      # counted per worker); see pipeline::group
+//! state_dir = "/var/lib/oxflow"        # keep flows, groups, meters, config across
+//!                                      # restarts (docs/persistence.md); off by default
+//! state_corrupt = "refuse"             # a state file that cannot be restored: refuse
+//!                                      # to start | empty (start without it)
 //!
 //! [[port]]                             # OpenFlow ports 1, 2, ... in order
 //! name = "h1"                          # optional, defaults to the interface
@@ -295,6 +299,7 @@ impl FromStr for MetricsAddr {
 }
 
 deserialize_via_from_str!(FailMode, LogLevel, PortBackend, PollMode, AfPacketRx);
+deserialize_via_from_str!(crate::persist::OnCorrupt);
 
 /// A datapath id written as a TOML integer or string.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -379,6 +384,9 @@ struct FileConfig {
     metrics: Option<MetricsAddr>,
     #[serde(default, deserialize_with = "opt_from_str")]
     select_method: Option<pipeline::group::SelectMethod>,
+    state_dir: Option<PathBuf>,
+    #[serde(default, deserialize_with = "opt_from_str")]
+    state_corrupt: Option<crate::persist::OnCorrupt>,
 }
 
 /// The complete configuration of the daemon.
@@ -410,6 +418,10 @@ pub struct Config {
     pub metrics: Option<std::net::SocketAddr>,
     /// How SELECT groups choose a bucket.
     pub select_method: pipeline::group::SelectMethod,
+    /// Where the state file lives (`crate::persist`); `None`: no
+    /// persistence.
+    pub state_dir: Option<PathBuf>,
+    pub state_corrupt: crate::persist::OnCorrupt,
 }
 
 impl Default for Config {
@@ -434,6 +446,8 @@ impl Default for Config {
             afpacket_rx: AfPacketRx::default(),
             metrics: None,
             select_method: pipeline::group::SelectMethod::default(),
+            state_dir: None,
+            state_corrupt: crate::persist::OnCorrupt::default(),
         }
     }
 }
@@ -558,6 +572,9 @@ impl Config {
             afpacket_rx: f.afpacket_rx.unwrap_or(d.afpacket_rx),
             metrics: f.metrics.map(|m| m.0),
             select_method: f.select_method.unwrap_or(d.select_method),
+            // A relative state_dir is relative to the config file.
+            state_dir: f.state_dir.map(|p| dir.join(p)),
+            state_corrupt: f.state_corrupt.unwrap_or(d.state_corrupt),
         };
         cfg.check()
             .map_err(|m| ConfigError(format!("{file}: {m}")))?;

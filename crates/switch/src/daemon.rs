@@ -90,6 +90,8 @@ pub enum DaemonError {
     Runtime(#[from] std::io::Error),
     #[error("metrics endpoint {addr}: {reason}")]
     Metrics { addr: String, reason: String },
+    #[error("{0}")]
+    State(String),
 }
 
 /// The datapath shared by the channel's request task and the pump (module
@@ -265,6 +267,13 @@ pub async fn serve(config: Config, stop: impl Future<Output = ()>) -> Result<(),
         ..DpConfig::default()
     };
     let mut dp = Datapath::start(dp_config, ports, Clock::real());
+    // The saved state goes in before any connection is accepted.
+    if let Some(dir) = &config.state_dir {
+        if let Err(e) = crate::persist::restore(&mut dp, dir, config.state_corrupt) {
+            dp.shutdown();
+            return Err(DaemonError::State(e));
+        }
+    }
     let hub = Hub::new(dp.features());
     // The mode before any controller could connect (the pump keeps it up
     // to date from then on).

@@ -10,3 +10,4 @@ pub mod config;
 pub mod daemon;
 pub mod datapath;
 pub mod metrics;
+pub mod persist;

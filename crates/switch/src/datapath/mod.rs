@@ -63,6 +63,14 @@
 //!   Fail-secure is simply [`ops::Mode::Pipeline`] without a controller:
 //!   flows stay, misses are dropped by the channel.
 //!
+//! - **Bundles** ([`bundle`]): per-connection bundles; a commit applies
+//!   its messages with the datapath *staging* (operations for the workers
+//!   held back in `staging`), rolls back to a clone of the pipeline on a
+//!   failure, and sends the held operations as one [`ops::Op::Bundle`].
+//! - **Persistence** (`crate::persist`, `snapshot`): with a state
+//!   directory, the state is written before barrier and commit replies
+//!   when it changed, and at the latest a second after a change.
+//!
 //! TODO(issue 3), not done:
 //! - port add/delete at run time (the port set is fixed at start);
 //! - queues: every port has only the default queue 0 (set_queue to any
@@ -72,10 +80,12 @@
 //! [`Datapath::tick`] / [`Datapath::set_mode`].
 
 pub mod buffers;
+pub mod bundle;
 pub mod features;
 pub mod learning;
 pub mod ops;
 mod requests;
+mod snapshot;
 pub mod worker;
 
 #[cfg(test)]
@@ -240,6 +250,14 @@ pub struct Datapath {
     pending: Vec<DpEvent>,
     /// The control thread's transmit handles (packet-out).
     tx: TxPorts,
+    /// Every connection's open bundles (`bundle` module).
+    bundles: bundle::Bundles,
+    /// While a bundle commits: the operations held back from the workers
+    /// (`bundle` module comment); `None` otherwise.
+    staging: Option<Vec<Op>>,
+    /// Writes the state file (`crate::persist`); `None` without a state
+    /// directory.
+    persist: Option<crate::persist::Persister>,
 }
 
 impl Datapath {
@@ -374,6 +392,9 @@ impl Datapath {
             },
             pending: Vec::new(),
             tx,
+            bundles: bundle::Bundles::default(),
+            staging: None,
+            persist: None,
         }
     }
 
@@ -416,6 +437,10 @@ impl Datapath {
     /// Sends `op` to every worker (blocking while a queue is full) and wakes
     /// them.
     pub fn broadcast(&mut self, op: Op) {
+        if let Some(held) = self.staging.as_mut() {
+            held.push(op);
+            return;
+        }
         self.seq += 1;
         for w in &self.workers {
             // A worker that died has dropped its receiver; the barrier
@@ -454,6 +479,12 @@ impl Datapath {
 
     /// Folds the workers' counter deltas into the authoritative pipeline.
     pub fn collect(&mut self) {
+        // While a bundle commits, the workers' replicas lag behind the
+        // authoritative copy, so their counters cannot be matched by
+        // position; the commit collected before it started.
+        if self.staging.is_some() {
+            return;
+        }
         let (tx, rx) = mpsc::sync_channel(self.workers.len().max(1));
         self.broadcast(Op::Collect(tx));
         let live = self
@@ -527,6 +558,7 @@ impl Datapath {
             .collect();
         self.broadcast(Op::RemoveFlows(ids.into()));
         self.flow_removed(&removed, now);
+        self.mark_dirty();
     }
 
     fn flow_removed(&mut self, removed: &[pipeline::RemovedFlow], now: Nanos) {
@@ -577,6 +609,8 @@ impl Datapath {
     pub fn tick(&mut self) {
         self.poll_links();
         self.expire();
+        self.expire_bundles();
+        self.save_if_due();
     }
 
     /// Switches between the pipeline and the standalone learning switch.
@@ -723,6 +757,7 @@ impl Datapath {
 
     /// Stops the workers and waits for them.
     pub fn shutdown(&mut self) {
+        self.save_if_dirty();
         self.stop.store(true, Ordering::Release);
         for w in self.workers.drain(..) {
             w.wake();
@@ -744,10 +779,35 @@ impl Drop for Datapath {
 impl crate::channel::datapath::Datapath for Datapath {
     fn handle(
         &mut self,
-        _conn: &crate::channel::hub::ConnInfo,
+        conn: &crate::channel::hub::ConnInfo,
         msg: ofp::OfpMessage,
         raw: &[u8],
     ) -> Vec<ofp::OfpMessage> {
-        self.handle_message(msg, raw)
+        use ofp::Message as M;
+        if let M::Experimenter(e) = &msg.body {
+            if ofp::bundle::is_bundle(e) {
+                let out = self.bundle_message(conn, msg.xid, e, raw);
+                // A commit reply acknowledges a written state.
+                self.save_if_dirty();
+                return out;
+            }
+        }
+        let modifies = matches!(
+            msg.body,
+            M::FlowMod(_) | M::GroupMod(_) | M::MeterMod(_) | M::PortMod(_) | M::SetConfig(_)
+        );
+        if matches!(msg.body, M::BarrierRequest) {
+            // A barrier reply acknowledges a written state.
+            self.save_if_dirty();
+        }
+        let out = self.handle_message(msg, raw);
+        if modifies {
+            self.mark_dirty();
+        }
+        out
+    }
+
+    fn connection_closed(&mut self, conn: crate::channel::hub::ConnId) {
+        self.bundles.connection_closed(conn);
     }
 }

@@ -61,6 +61,9 @@ pub enum Op {
     Mode(Mode),
     /// Report counter deltas since the last collect and zero them.
     Collect(SyncSender<Deltas>),
+    /// A committed bundle's operations, applied together between two
+    /// batches (`super::bundle`).
+    Bundle(Arc<Vec<Op>>),
 }
 
 /// An operation with its sequence number (1, 2, ...).

@@ -114,9 +114,11 @@ impl Datapath {
                     .collect(),
                 Err(c) => err(c),
             },
-            // oxflow defines no OFPT_EXPERIMENTER message (its extensions
-            // are experimenter multiparts): refused as the spec asks for
-            // an experimenter id a switch does not support.
+            // oxflow defines no OFPT_EXPERIMENTER message of its own (its
+            // extensions are experimenter multiparts; the ONF bundle
+            // messages are taken before this, `super::bundle`): refused as
+            // the spec asks for an experimenter id a switch does not
+            // support.
             Message::Experimenter(_) => err(ErrorCode::BadRequest(BadRequestCode::BadExperimenter)),
             _ => Vec::new(),
         }

@@ -1385,3 +1385,6 @@ fn worker_stats_count_busy_rounds_and_refuse_unknown_experimenters() {
         ErrorCode::BadRequest(BadRequestCode::BadExperimenter)
     );
 }
+
+mod bundle;
+mod snapshot;

@@ -411,6 +411,14 @@ impl Worker {
             Op::Collect(reply) => {
                 let _ = reply.send(self.take_deltas());
             }
+            Op::Bundle(ops) => {
+                for op in ops.iter() {
+                    self.apply(Sequenced {
+                        seq: s.seq,
+                        op: op.clone(),
+                    });
+                }
+            }
         }
         self.counters.acked.store(s.seq, Ordering::Release);
     }
