@@ -10,7 +10,8 @@
 //! and every attribute a module reads is written upstream on every path
 //! from a task to it (a "must be written" data-flow: the in-set of a module
 //! is the intersection of its predecessors' out-sets, solved to a fixpoint
-//! from "everything"; a task with no input starts from nothing).
+//! from "everything"; a module without input connections, where packets
+//! enter, starts from nothing).
 //!
 //! Each element carries the change (or configuration entry) that made it,
 //! so an error can point at a line of the file.
@@ -219,11 +220,7 @@ impl Shape {
         let mut out_set = vec![u64::MAX; n];
         let in_of = |i: usize, out_set: &[u64]| -> u64 {
             if preds[i].is_empty() {
-                if self.decl(i).is_some_and(|d| d.is_task) {
-                    0
-                } else {
-                    u64::MAX
-                }
+                0
             } else {
                 preds[i].iter().fold(u64::MAX, |m, p| m & out_set[*p])
             }

@@ -33,7 +33,9 @@ fn the_learner_does_not_allocate() {
         table: Arc::new(StateTable::new(4096)),
         aging: u64::MAX,
     };
-    let frames: Vec<(u32, Vec<u8>)> = (0..64u8).map(|i| (u32::from(i % 3) + 1, frame(host(i.wrapping_add(1) % 64), i))).collect();
+    let frames: Vec<(u32, Vec<u8>)> = (0..64u8)
+        .map(|i| (u32::from(i % 3) + 1, frame(host(i.wrapping_add(1) % 64), i)))
+        .collect();
     for (p, f) in &frames {
         l.forward(*p, f, 1);
     }
@@ -69,14 +71,23 @@ fn a_standalone_graph_round_does_not_allocate() {
             })
             .collect()
     };
-    for (name, no, frames) in [("p1", 1, mk(1, 11)), ("p2", 2, mk(11, 1)), ("p3", 3, Vec::new())] {
+    for (name, no, frames) in [
+        ("p1", 1, mk(1, 11)),
+        ("p2", 2, mk(11, 1)),
+        ("p3", 3, Vec::new()),
+    ] {
         let s = Arc::clone(&sent);
         let rx: Vec<Box<dyn ports::PortRx>> = if frames.is_empty() {
             Vec::new()
         } else {
             vec![Box::new(ReplayRx { frames, next: 0 })]
         };
-        env.add_port(name, no, rx, Box::new(move || Ok(Box::new(CountTx(Arc::clone(&s))) as Box<dyn ports::PortTx>)));
+        env.add_port(
+            name,
+            no,
+            rx,
+            Box::new(move || Ok(Box::new(CountTx(Arc::clone(&s))) as Box<dyn ports::PortTx>)),
+        );
     }
     let text = r#"
 [[module]]
@@ -119,7 +130,14 @@ to = "out2"
 from = "l2:2"
 to = "out3"
 "#;
-    let mut rt = Runtime::from_config(text, "standalone.toml", &Registry::builtin(), &mut env, MonoClock::default()).unwrap();
+    let mut rt = Runtime::from_config(
+        text,
+        "standalone.toml",
+        &Registry::builtin(),
+        &mut env,
+        MonoClock::default(),
+    )
+    .unwrap();
     for _ in 0..200 {
         rt.round();
     }
@@ -134,6 +152,12 @@ to = "out3"
     // 2000 rounds of 32 frames: 30 of 32 known unicast, 2 broadcasts
     // flooding to two ports each.
     assert!(out >= 2000 * 32, "{out} frames out");
-    let c: std::collections::HashMap<_, _> = rt.graph.module("l2").unwrap().counters().into_iter().collect();
+    let c: std::collections::HashMap<_, _> = rt
+        .graph
+        .module("l2")
+        .unwrap()
+        .counters()
+        .into_iter()
+        .collect();
     assert!(c["forwarded"] > 0 && c["flooded"] > 0, "{c:?}");
 }

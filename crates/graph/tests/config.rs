@@ -7,7 +7,14 @@ use graph::{FakeClock, Registry, Runtime};
 
 fn build(text: &str) -> Result<Runtime<FakeClock>, String> {
     let (mut env, _ours) = common::mem_env(&["p1", "p2", "p3"]);
-    Runtime::from_config(text, "g.toml", &Registry::builtin(), &mut env, FakeClock::default()).map_err(|e| e.to_string())
+    Runtime::from_config(
+        text,
+        "g.toml",
+        &Registry::builtin(),
+        &mut env,
+        FakeClock::default(),
+    )
+    .map_err(|e| e.to_string())
 }
 
 const GOOD: &str = r#"
@@ -41,8 +48,18 @@ fn a_good_file_builds_with_the_default_classes() {
     let rt = build(GOOD).unwrap();
     assert_eq!(rt.graph.names(), vec!["in1", "m", "out2"]);
     assert_eq!(rt.graph.layout().get("timestamp").map(|a| a.size), Some(8));
-    let classes: Vec<_> = rt.sched.classes().map(|c| (c.name.clone(), c.kind.name())).collect();
-    assert_eq!(classes, vec![("root".to_string(), "round_robin"), ("in1".to_string(), "leaf")]);
+    let classes: Vec<_> = rt
+        .sched
+        .classes()
+        .map(|c| (c.name.clone(), c.kind.name()))
+        .collect();
+    assert_eq!(
+        classes,
+        vec![
+            ("root".to_string(), "round_robin"),
+            ("in1".to_string(), "leaf")
+        ]
+    );
 }
 
 /// Asserts that `text` is refused at `line` with a reason containing `why`.
@@ -54,22 +71,42 @@ fn refused(text: &str, line: usize, why: &str) {
 
 #[test]
 fn an_unknown_kind_is_refused_at_its_line() {
-    refused(&GOOD.replace("kind = \"measure\"", "kind = \"mesure\""), 8, "unknown module kind `mesure`");
+    refused(
+        &GOOD.replace("kind = \"measure\"", "kind = \"mesure\""),
+        8,
+        "unknown module kind `mesure`",
+    );
 }
 
 #[test]
 fn an_unknown_argument_is_refused() {
-    refused(&GOOD.replace("latency = true", "latenc = true"), 8, "unknown argument `latenc`");
+    refused(
+        &GOOD.replace("latency = true", "latenc = true"),
+        8,
+        "unknown argument `latenc`",
+    );
 }
 
 #[test]
 fn dangling_gates_are_refused() {
     // A connection to a module that does not exist.
-    refused(&GOOD.replace("to = \"out2:0\"", "to = \"out3\""), 22, "no module `out3`");
+    refused(
+        &GOOD.replace("to = \"out2:0\"", "to = \"out3\""),
+        22,
+        "no module `out3`",
+    );
     // To a gate that does not exist.
-    refused(&GOOD.replace("from = \"m:0\"", "from = \"m:1\""), 22, "has 1 output gate(s), no gate 1");
+    refused(
+        &GOOD.replace("from = \"m:0\"", "from = \"m:1\""),
+        22,
+        "has 1 output gate(s), no gate 1",
+    );
     // An input gate of a module that has none.
-    refused(&GOOD.replace("to = \"out2:0\"", "to = \"in1\""), 22, "has 0 input gate(s)");
+    refused(
+        &GOOD.replace("to = \"out2:0\"", "to = \"in1\""),
+        22,
+        "has 0 input gate(s)",
+    );
     // An output gate left unconnected.
     let cut = GOOD.split("[[connect]]\nfrom = \"m:0\"").next().unwrap();
     refused(cut, 8, "output gate 0 of `m` (measure) is not connected");
@@ -77,12 +114,20 @@ fn dangling_gates_are_refused() {
 
 #[test]
 fn a_duplicate_name_is_refused() {
-    refused(&GOOD.replace("name = \"m\"", "name = \"in1\""), 8, "duplicate module name `in1`");
+    refused(
+        &GOOD.replace("name = \"m\"", "name = \"in1\""),
+        8,
+        "duplicate module name `in1`",
+    );
 }
 
 #[test]
 fn a_read_with_no_writer_is_refused() {
-    refused(&GOOD.replace("timestamp = true", "timestamp = false"), 8, "reads attribute `timestamp`");
+    refused(
+        &GOOD.replace("timestamp = true", "timestamp = false"),
+        8,
+        "reads attribute `timestamp`",
+    );
 }
 
 #[test]
@@ -163,7 +208,10 @@ to = "s"
 #[test]
 fn a_cycle_needs_a_queue() {
     refused(LOOP, 24, "cycle without a queue");
-    let with_queue = LOOP.replace("from = \"split:0\"\nto = \"a\"", "from = \"split:0\"\nto = \"q\"")
+    let with_queue = LOOP.replace(
+        "from = \"split:0\"\nto = \"a\"",
+        "from = \"split:0\"\nto = \"q\"",
+    )
         + "\n[[module]]\nname = \"q\"\nkind = \"queue\"\n\n[[connect]]\nfrom = \"q\"\nto = \"a\"\n";
     let rt = build(&with_queue).unwrap();
     assert_eq!(rt.graph.tasks().len(), 2);
@@ -173,7 +221,11 @@ fn a_cycle_needs_a_queue() {
 fn syntax_and_unknown_keys_are_refused_at_their_line() {
     refused("[[module]]\nname = \"x\"\nkind = \n", 3, "");
     refused("[[modules]]\nname = \"x\"\n", 1, "unknown field `modules`");
-    refused("[[connect]]\nfrom = \"a\"\nto = \"b\"\nvia = 1\n", 4, "unknown field `via`");
+    refused(
+        "[[connect]]\nfrom = \"a\"\nto = \"b\"\nvia = 1\n",
+        4,
+        "unknown field `via`",
+    );
     refused("[[module]]\nkind = \"sink\"\n", 1, "module without `name`");
 }
 
@@ -203,10 +255,38 @@ fn classes_are_built_and_checked() {
     let rt = build(&format!("{GOOD}{CLASSES}")).unwrap();
     let kinds: Vec<_> = rt.sched.classes().map(|c| c.kind.name()).collect();
     assert_eq!(kinds, vec!["weighted", "rate_limit", "leaf"]);
-    refused(&format!("{GOOD}{}", CLASSES.replace("task = \"in1\"", "task = \"m\"")), 39, "`m` is not a task module");
-    refused(&format!("{GOOD}{}", CLASSES.replace("parent = \"slow\"", "parent = \"fast\"")), 39, "no parent class `fast`");
-    refused(&format!("{GOOD}{}", CLASSES.replace("burst = 32\n", "")), 31, "needs `burst`");
-    refused(&format!("{GOOD}{}", CLASSES.replace("kind = \"weighted\"", "kind = \"fair\"")), 26, "unknown class kind");
-    let unattached = format!("{GOOD}{}", CLASSES.split("[[class]]\nname = \"in1\"").next().unwrap());
+    refused(
+        &format!(
+            "{GOOD}{}",
+            CLASSES.replace("task = \"in1\"", "task = \"m\"")
+        ),
+        39,
+        "`m` is not a task module",
+    );
+    refused(
+        &format!(
+            "{GOOD}{}",
+            CLASSES.replace("parent = \"slow\"", "parent = \"fast\"")
+        ),
+        39,
+        "no parent class `fast`",
+    );
+    refused(
+        &format!("{GOOD}{}", CLASSES.replace("burst = 32\n", "")),
+        31,
+        "needs `burst`",
+    );
+    refused(
+        &format!(
+            "{GOOD}{}",
+            CLASSES.replace("kind = \"weighted\"", "kind = \"fair\"")
+        ),
+        26,
+        "unknown class kind",
+    );
+    let unattached = format!(
+        "{GOOD}{}",
+        CLASSES.split("[[class]]\nname = \"in1\"").next().unwrap()
+    );
     refused(&unattached, 2, "task module `in1` is attached to no class");
 }

@@ -36,7 +36,10 @@ from = "in3"
 to = "out4"
 "#;
 
-type Request = (Vec<Change>, mpsc::Sender<(Result<(), GraphError>, Vec<String>)>);
+type Request = (
+    Vec<Change>,
+    mpsc::Sender<(Result<(), GraphError>, Vec<String>)>,
+);
 
 fn add(name: &str, kind: &str, args: &str) -> Change {
     Change::AddModule {
@@ -61,7 +64,8 @@ fn changes_under_traffic_lose_nothing_on_untouched_paths() {
     let mut p2 = ours.pop().unwrap();
     let mut p1 = ours.pop().unwrap();
     let reg = Registry::builtin();
-    let mut rt = Runtime::from_config(GRAPH, "g.toml", &reg, &mut env, MonoClock::default()).unwrap();
+    let mut rt =
+        Runtime::from_config(GRAPH, "g.toml", &reg, &mut env, MonoClock::default()).unwrap();
     let stop = Arc::new(AtomicBool::new(false));
     let (req_tx, req_rx) = mpsc::channel::<Request>();
     let worker = {
@@ -132,7 +136,10 @@ fn changes_under_traffic_lose_nothing_on_untouched_paths() {
             assert!(r.unwrap_err().reason.contains("unknown module kind"));
             assert_eq!(after, names);
             // ... and take it out again.
-            let (r, names) = ask(vec![Change::RemoveModule { name: "m".into() }, connect("in3", "out4")]);
+            let (r, names) = ask(vec![
+                Change::RemoveModule { name: "m".into() },
+                connect("in3", "out4"),
+            ]);
             assert!(r.is_ok(), "{r:?}");
             assert!(!names.contains(&"m".to_string()));
         }
@@ -149,7 +156,11 @@ fn changes_under_traffic_lose_nothing_on_untouched_paths() {
     let _p1 = sender.join().unwrap();
     let rt = worker.join().unwrap();
     assert_eq!(changes_done, 40);
-    assert_eq!(got, (0..N).collect::<Vec<_>>(), "frames lost or reordered on the untouched path");
+    assert_eq!(
+        got,
+        (0..N).collect::<Vec<_>>(),
+        "frames lost or reordered on the untouched path"
+    );
     assert_eq!(rt.graph.stats("out2").unwrap().packets, u64::from(N));
     assert_eq!(on_p4, 40);
 }

@@ -68,7 +68,14 @@ fn runtime(a_args: &str, b_args: &str, classes: &str) -> (Runtime<FakeClock>, Fa
          [[connect]]\nfrom = \"a\"\nto = \"sa\"\n[[connect]]\nfrom = \"b\"\nto = \"sb\"\n{classes}"
     );
     let clock = FakeClock::default();
-    let rt = Runtime::from_config(&text, "t.toml", &registry(), &mut Env::default(), clock.clone()).unwrap();
+    let rt = Runtime::from_config(
+        &text,
+        "t.toml",
+        &registry(),
+        &mut Env::default(),
+        clock.clone(),
+    )
+    .unwrap();
     (rt, clock)
 }
 
@@ -88,7 +95,11 @@ fn two_leaves(root: &str, a_attr: &str, b_attr: &str) -> String {
 fn weights_one_to_two_share_packets_one_to_two() {
     // Different batch sizes, so the shares must come from the weights on
     // packets, not from taking turns.
-    let classes = two_leaves("kind = \"weighted\"\nresource = \"packets\"", "share = 1", "share = 2");
+    let classes = two_leaves(
+        "kind = \"weighted\"\nresource = \"packets\"",
+        "share = 1",
+        "share = 2",
+    );
     let (mut rt, clock) = runtime("packets = 32", "packets = 7", &classes);
     for _ in 0..30_000 {
         assert!(rt.round());
@@ -96,7 +107,10 @@ fn weights_one_to_two_share_packets_one_to_two() {
     }
     let (a, b) = (sunk(&rt, "sa") as f64, sunk(&rt, "sb") as f64);
     let ratio = b / a;
-    assert!((ratio - 2.0).abs() / 2.0 < 0.05, "a {a} b {b} ratio {ratio}");
+    assert!(
+        (ratio - 2.0).abs() / 2.0 < 0.05,
+        "a {a} b {b} ratio {ratio}"
+    );
     // The per-class usage agrees with what the sinks saw.
     assert_eq!(rt.sched.usage("ca").unwrap().packets, a as u64);
     assert_eq!(rt.sched.usage("root").unwrap().packets, (a + b) as u64);
@@ -115,7 +129,10 @@ fn a_rate_limit_of_100_kpps_holds_within_2_percent() {
         clock.advance(10_000);
     }
     let a = sunk(&rt, "sa") as f64;
-    assert!((a - 100_000.0).abs() / 100_000.0 < 0.02, "{a} packets in a second");
+    assert!(
+        (a - 100_000.0).abs() / 100_000.0 < 0.02,
+        "{a} packets in a second"
+    );
     assert!(rt.sched.usage("lim").unwrap().throttled > 0);
 }
 
@@ -128,7 +145,11 @@ fn a_priority_class_starves_a_lower_one_while_backlogged() {
         clock.advance(1_000);
     }
     assert_eq!(sunk(&rt, "sa"), 500 * 32);
-    assert_eq!(sunk(&rt, "sb"), 0, "the low class ran while the high one was backlogged");
+    assert_eq!(
+        sunk(&rt, "sb"),
+        0,
+        "the low class ran while the high one was backlogged"
+    );
     // `a` has nothing more: `b` gets the worker.
     for _ in 0..100 {
         rt.round();
@@ -139,7 +160,11 @@ fn a_priority_class_starves_a_lower_one_while_backlogged() {
 
 #[test]
 fn round_robin_takes_turns() {
-    let (mut rt, clock) = runtime("packets = 1", "packets = 30", &two_leaves("kind = \"round_robin\"", "", ""));
+    let (mut rt, clock) = runtime(
+        "packets = 1",
+        "packets = 30",
+        &two_leaves("kind = \"round_robin\"", "", ""),
+    );
     for _ in 0..100 {
         rt.round();
         clock.advance(1_000);
@@ -150,7 +175,11 @@ fn round_robin_takes_turns() {
 
 #[test]
 fn class_changes_apply_under_load_and_bad_ones_change_nothing() {
-    let classes = two_leaves("kind = \"weighted\"\nresource = \"packets\"", "share = 1", "share = 1");
+    let classes = two_leaves(
+        "kind = \"weighted\"\nresource = \"packets\"",
+        "share = 1",
+        "share = 1",
+    );
     let (mut rt, clock) = runtime("", "", &classes);
     let run = |rt: &mut Runtime<FakeClock>, n| {
         let (a0, b0) = (sunk(rt, "sa"), sunk(rt, "sb"));
@@ -166,11 +195,18 @@ fn class_changes_apply_under_load_and_bad_ones_change_nothing() {
     let (a, b) = run(&mut rt, 4000);
     assert!((b as f64 / a as f64 - 3.0).abs() < 0.15, "{a} {b}");
     // Refused changes leave the tree as it was.
-    let before: Vec<_> = rt.sched.classes().map(|c| (c.name.clone(), c.share)).collect();
+    let before: Vec<_> = rt
+        .sched
+        .classes()
+        .map(|c| (c.name.clone(), c.share))
+        .collect();
     assert!(rt.sched.change(|s| s.set_share("cb", 0)).is_err());
     assert!(rt.sched.change(|s| s.set_limit("cb", 10, 10)).is_err());
     assert!(rt.attach("cc", "nowhere", "a", 0, 1).is_err());
-    assert!(rt.attach("cc", "root", "sa", 0, 1).is_err(), "a sink is no task");
+    assert!(
+        rt.attach("cc", "root", "sa", 0, 1).is_err(),
+        "a sink is no task"
+    );
     assert!(rt
         .sched
         .change(|s| {
@@ -178,18 +214,31 @@ fn class_changes_apply_under_load_and_bad_ones_change_nothing() {
             s.remove("nothing")
         })
         .is_err());
-    let after: Vec<_> = rt.sched.classes().map(|c| (c.name.clone(), c.share)).collect();
+    let after: Vec<_> = rt
+        .sched
+        .classes()
+        .map(|c| (c.name.clone(), c.share))
+        .collect();
     assert_eq!(before, after);
     // Put `a` under a rate limit at run time.
     rt.sched
         .change(|s| {
             s.remove("ca")?;
-            s.add(graph::scheduler::spec("lim", graph::scheduler::rate_limit(graph::tc::Resource::Packets, 10_000, 32), Some("root"), 0, 1), 0)?;
+            s.add(
+                graph::scheduler::spec(
+                    "lim",
+                    graph::scheduler::rate_limit(graph::tc::Resource::Packets, 10_000, 32),
+                    Some("root"),
+                    0,
+                    1,
+                ),
+                0,
+            )?;
             Ok(())
         })
         .unwrap();
     rt.attach("ca", "lim", "a", 0, 1).unwrap();
     let (a, _) = run(&mut rt, 100_000); // 0.1 s
-    // 1000 packets, plus the burst and one batch of overshoot at most.
+                                        // 1000 packets, plus the burst and one batch of overshoot at most.
     assert!((1000..=1000 + 32 + 32).contains(&a), "{a}");
 }

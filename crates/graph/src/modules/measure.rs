@@ -57,19 +57,19 @@ impl Module for Measure {
         };
     }
     fn process(&mut self, ctx: &Ctx, _: usize, batch: &mut Batch, out: &mut Emit) {
-        for (b, m) in batch.drain() {
+        for (b, m) in batch.iter() {
             self.packets += 1;
             self.bytes += b.len() as u64;
             if let Some(a) = self.stamp {
-                let lat = ctx.now.saturating_sub(a.get_u64(&m));
+                let lat = ctx.now.saturating_sub(a.get_u64(m));
                 self.lat_sum += lat;
                 self.lat_min = self.lat_min.min(lat);
                 self.lat_max = self.lat_max.max(lat);
                 let i = (63 - lat.max(1).leading_zeros() as usize).min(BUCKETS - 1);
                 self.hist[i] += 1;
             }
-            out.emit(0, b, m);
         }
+        out.emit_all(0, batch);
     }
     fn counters(&self) -> Vec<(&'static str, u64)> {
         vec![

@@ -53,11 +53,11 @@ impl Module for Parse {
         self.l3 = layout.get("l3_offset").unwrap_or_default();
     }
     fn process(&mut self, _: &Ctx, _: usize, batch: &mut Batch, out: &mut Emit) {
-        for (b, mut m) in batch.drain() {
+        for (b, m) in batch.iter_mut() {
             match ethertype(b.data()) {
                 Some((t, off)) => {
-                    self.ethertype.set_u16(&mut m, t);
-                    self.l3.set_u16(&mut m, off as u16);
+                    self.ethertype.set_u16(m, t);
+                    self.l3.set_u16(m, off as u16);
                     m.parse_depth = 1;
                 }
                 None => {
@@ -65,8 +65,8 @@ impl Module for Parse {
                     m.parse_depth = 0;
                 }
             }
-            out.emit(0, b, m);
         }
+        out.emit_all(0, batch);
     }
 }
 

@@ -19,8 +19,6 @@ impl Module for Pass {
         1
     }
     fn process(&mut self, _: &Ctx, _: usize, batch: &mut Batch, out: &mut Emit) {
-        for (b, m) in batch.drain() {
-            out.emit(0, b, m);
-        }
+        out.emit_all(0, batch);
     }
 }

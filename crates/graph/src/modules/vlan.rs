@@ -96,12 +96,12 @@ impl Module for VlanPop {
         1
     }
     fn process(&mut self, _: &Ctx, _: usize, batch: &mut Batch, out: &mut Emit) {
-        for (mut b, m) in batch.drain() {
-            if pop_tag(&mut b) {
+        for (b, _) in batch.iter_mut() {
+            if pop_tag(b) {
                 self.popped += 1;
             }
-            out.emit(0, b, m);
         }
+        out.emit_all(0, batch);
     }
 }
 
