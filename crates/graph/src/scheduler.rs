@@ -245,7 +245,7 @@ impl Scheduler {
                 };
                 let mut sorted = prios;
                 // Highest priority first; ties keep insertion order.
-                sorted.sort_by(|a, b| b.1.cmp(&a.1));
+                sorted.sort_by_key(|b| std::cmp::Reverse(b.1));
                 if let Some(pc) = self.get_mut(p) {
                     pc.children = sorted.into_iter().map(|x| x.0).collect();
                 }

@@ -369,7 +369,7 @@ mod tests {
                 for round in 0..30u32 {
                     for k in 0..KEYS {
                         let key = Key::from_bytes(&k.to_le_bytes());
-                        t.update(key, (k << 8) | (w * 30 + round) % 256, 1, u64::MAX);
+                        t.update(key, (k << 8) | ((w * 30 + round) % 256), 1, u64::MAX);
                     }
                 }
             }));

@@ -37,11 +37,10 @@ pub(crate) mod testing {
     use crate::module::{Ctx, Emit, Module};
     use packet::PacketBuf;
 
-    pub fn run(
-        m: &mut dyn Module,
-        now: u64,
-        pkts: &[(&[u8], Meta)],
-    ) -> (Vec<Vec<(Vec<u8>, Meta)>>, u64) {
+    /// What left each gate: (bytes, metadata) per packet.
+    pub type Gates = Vec<Vec<(Vec<u8>, Meta)>>;
+
+    pub fn run(m: &mut dyn Module, now: u64, pkts: &[(&[u8], Meta)]) -> (Gates, u64) {
         let mut b = Batch::new();
         for (d, meta) in pkts {
             let _ = b.push(PacketBuf::from_slice(d), *meta);
