@@ -153,6 +153,33 @@ impl Graph {
     ) -> Result<(), GraphError> {
         let mut shape = self.shape();
         let mut new_modules: HashMap<usize, Box<dyn Module>> = HashMap::new();
+        if let Err(e) = Self::stage(&mut shape, &mut new_modules, changes, reg, env) {
+            for m in new_modules.values_mut() {
+                m.release(env);
+            }
+            return Err(e);
+        }
+        let layout = match shape.check(&self.layout) {
+            Ok(l) => l,
+            Err(e) => {
+                for m in new_modules.values_mut() {
+                    m.release(env);
+                }
+                return Err(e.into());
+            }
+        };
+        self.install(shape, new_modules, layout, env);
+        Ok(())
+    }
+
+    /// Builds the new modules of `changes` and applies them to `shape`.
+    fn stage(
+        shape: &mut Shape,
+        new_modules: &mut HashMap<usize, Box<dyn Module>>,
+        changes: &[Change],
+        reg: &Registry,
+        env: &mut Env,
+    ) -> Result<(), GraphError> {
         for (ci, c) in changes.iter().enumerate() {
             let o = Some(ci);
             let find = |shape: &Shape, s: &str| -> Result<(usize, usize), GraphError> {
@@ -198,12 +225,14 @@ impl Graph {
                         .slot(name)
                         .ok_or_else(|| err(o, format!("no module `{name}` to remove")))?;
                     shape.decls[slot] = None;
-                    new_modules.remove(&slot);
+                    if let Some(mut m) = new_modules.remove(&slot) {
+                        m.release(env);
+                    }
                     shape.edges.retain(|e| e.from.0 != slot && e.to.0 != slot);
                 }
                 Change::Connect { from, to } => {
-                    let from = find(&shape, from)?;
-                    let to = find(&shape, to)?;
+                    let from = find(shape, from)?;
+                    let to = find(shape, to)?;
                     shape.edges.push(Edge {
                         from,
                         to,
@@ -211,7 +240,7 @@ impl Graph {
                     });
                 }
                 Change::Disconnect { from } => {
-                    let from = find(&shape, from)?;
+                    let from = find(shape, from)?;
                     let before = shape.edges.len();
                     shape.edges.retain(|e| e.from != from);
                     if shape.edges.len() == before {
@@ -223,8 +252,6 @@ impl Graph {
                 }
             }
         }
-        let layout = shape.check(&self.layout)?;
-        self.install(shape, new_modules, layout);
         Ok(())
     }
 
@@ -235,12 +262,14 @@ impl Graph {
         shape: Shape,
         mut new_modules: HashMap<usize, Box<dyn Module>>,
         layout: Layout,
+        env: &mut Env,
     ) {
         self.nodes.resize_with(shape.decls.len(), || None);
         for (i, d) in shape.decls.into_iter().enumerate() {
             match d {
                 None => {
                     if let Some(mut n) = self.nodes[i].take() {
+                        n.module.release(env);
                         for b in n.pending.iter_mut() {
                             for (buf, _) in b.drain() {
                                 self.pool.put(buf);

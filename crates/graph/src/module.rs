@@ -30,6 +30,7 @@
 
 use crate::batch::{Batch, Meta, Pool};
 use crate::metadata::{AttrDecl, Layout};
+use crate::registry::Env;
 use packet::PacketBuf;
 
 /// What a module learns from the worker running it.
@@ -162,6 +163,12 @@ pub trait Module: Send {
     /// The task side of the module, if it generates work.
     fn task(&mut self) -> Option<&mut dyn Task> {
         None
+    }
+
+    /// Gives resources taken from the [`Env`] back (a receive handle),
+    /// when the module is removed or its transaction is refused.
+    fn release(&mut self, env: &mut Env) {
+        let _ = env;
     }
 
     /// Human-readable counters (name, value) for inspection and tests.

@@ -164,3 +164,36 @@ fn changes_under_traffic_lose_nothing_on_untouched_paths() {
     assert_eq!(rt.graph.stats("out2").unwrap().packets, u64::from(N));
     assert_eq!(on_p4, 40);
 }
+
+#[test]
+fn refused_or_removed_port_inputs_give_their_queue_back() {
+    let (mut env, mut ours) = common::mem_env(&["p1", "p2", "p3", "p4"]);
+    let reg = Registry::builtin();
+    let mut rt =
+        Runtime::from_config(GRAPH, "g.toml", &reg, &mut env, MonoClock::default()).unwrap();
+    let in5 = || add("in5", "port_inc", "port = \"p3\"");
+    // p3's only queue belongs to in3.
+    let e = rt
+        .apply(&[in5(), connect("in5", "out2")], &reg, &mut env)
+        .unwrap_err();
+    assert!(e.reason.contains("no free receive queue 0"), "{e}");
+    // Removing in3 gives it back; a refused transaction (in5's gate left
+    // dangling) gives it back again; then in5 takes it.
+    rt.apply(
+        &[Change::RemoveModule { name: "in3".into() }],
+        &reg,
+        &mut env,
+    )
+    .unwrap();
+    assert_eq!(rt.sched.tasks().count(), 1, "in3's leaf went with it");
+    let e = rt.apply(&[in5()], &reg, &mut env).unwrap_err();
+    assert!(e.reason.contains("dangling gate"), "{e}");
+    rt.apply(&[in5(), connect("in5", "out4")], &reg, &mut env)
+        .unwrap();
+    rt.attach("in5", "root", "in5", 0, 1).unwrap();
+    common::send(&mut ours[2], 7, 3);
+    for _ in 0..10 {
+        rt.round();
+    }
+    assert_eq!(common::recv(&mut ours[3]), vec![7, 8, 9]);
+}

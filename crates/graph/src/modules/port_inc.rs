@@ -17,7 +17,10 @@ use ports::PortRx;
 
 pub struct PortInc {
     no: u32,
-    rx: Box<dyn PortRx>,
+    /// `None` once given back to the environment.
+    rx: Option<Box<dyn PortRx>>,
+    /// Where `rx` came from: (port name, queue).
+    source: Option<(String, usize)>,
     bufs: Vec<PacketBuf>,
     stamp: Option<Attr>,
     want_stamp: bool,
@@ -29,14 +32,17 @@ pub fn new(args: &Args, env: &mut Env) -> Result<Box<dyn Module>, String> {
     let queue = args.u64("queue")?.unwrap_or(0) as usize;
     let want_stamp = args.bool("timestamp")?.unwrap_or(false);
     let (no, rx) = env.take_rx(port, queue)?;
-    Ok(Box::new(PortInc::new(no, rx, want_stamp)))
+    let mut m = PortInc::new(no, rx, want_stamp);
+    m.source = Some((port.to_string(), queue));
+    Ok(Box::new(m))
 }
 
 impl PortInc {
     pub fn new(no: u32, rx: Box<dyn PortRx>, want_stamp: bool) -> PortInc {
         PortInc {
             no,
-            rx,
+            rx: Some(rx),
+            source: None,
             bufs: (0..BATCH).map(|_| PacketBuf::new()).collect(),
             stamp: None,
             want_stamp,
@@ -73,6 +79,11 @@ impl Module for PortInc {
     fn task(&mut self) -> Option<&mut dyn Task> {
         Some(self)
     }
+    fn release(&mut self, env: &mut Env) {
+        if let (Some(rx), Some((port, queue))) = (self.rx.take(), self.source.as_ref()) {
+            env.return_rx(port, *queue, rx);
+        }
+    }
     fn counters(&self) -> Vec<(&'static str, u64)> {
         vec![("errors", self.errors)]
     }
@@ -80,7 +91,10 @@ impl Module for PortInc {
 
 impl Task for PortInc {
     fn run(&mut self, ctx: &Ctx, out: &mut Emit) -> Usage {
-        let n = match self.rx.rx_batch(&mut self.bufs) {
+        let Some(rx) = self.rx.as_mut() else {
+            return Usage::default();
+        };
+        let n = match rx.rx_batch(&mut self.bufs) {
             Ok(n) => n.min(self.bufs.len()),
             Err(_) => {
                 self.errors += 1;
