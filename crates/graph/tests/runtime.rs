@@ -197,3 +197,47 @@ fn refused_or_removed_port_inputs_give_their_queue_back() {
     }
     assert_eq!(common::recv(&mut ours[3]), vec![7, 8, 9]);
 }
+
+/// Two workers joined by a shared queue: worker A receives on p1 and
+/// enqueues, worker B dequeues and transmits on p2.
+#[test]
+fn a_shared_queue_joins_two_workers() {
+    let (mut env, mut ours) = common::mem_env(&["p1", "p2"]);
+    let reg = Registry::builtin();
+    let a = "[[module]]\nname = \"in1\"\nkind = \"port_inc\"\nport = \"p1\"\n\
+             [[module]]\nname = \"q\"\nkind = \"queue\"\nshared = \"a-to-b\"\nside = \"in\"\n\
+             [[connect]]\nfrom = \"in1\"\nto = \"q\"\n";
+    let b = "[[module]]\nname = \"q\"\nkind = \"queue\"\nshared = \"a-to-b\"\nside = \"out\"\n\
+             [[module]]\nname = \"out2\"\nkind = \"port_out\"\nport = \"p2\"\n\
+             [[connect]]\nfrom = \"q\"\nto = \"out2\"\n";
+    let mut ra = Runtime::from_config(a, "a.toml", &reg, &mut env, MonoClock::default()).unwrap();
+    let mut rb = Runtime::from_config(b, "b.toml", &reg, &mut env, MonoClock::default()).unwrap();
+    rb.worker = 1;
+    common::send(&mut ours[0], 0, 100);
+    let tb = thread::spawn(move || {
+        let mut sent = 0;
+        // Bounded, so a broken queue fails the test instead of hanging it.
+        for _ in 0..50_000_000u64 {
+            if sent >= 100 {
+                break;
+            }
+            rb.round();
+            sent = rb.graph.stats("out2").unwrap().packets;
+        }
+        rb
+    });
+    for _ in 0..100 {
+        ra.round();
+    }
+    tb.join().unwrap();
+    assert_eq!(common::recv(&mut ours[1]), (0..100).collect::<Vec<_>>());
+    let bad = b.replace("side = \"out\"", "side = \"sideways\"");
+    let e = Runtime::from_config(&bad, "b.toml", &reg, &mut env, MonoClock::default())
+        .err()
+        .unwrap();
+    assert!(
+        e.to_string()
+            .starts_with("b.toml:1: module `q`: argument `side`"),
+        "{e}"
+    );
+}

@@ -5,7 +5,12 @@
 //! only module allowed in a cycle.
 //!
 //! Arguments: `capacity` (packets, default 1024), `shared` (a name: every
-//! queue module with that name, in any worker's graph, uses one ring).
+//! queue module with that name, in any worker's graph, uses one ring),
+//! `side` (`both`, the default; `in`: only the input side, no output gate
+//! and no task, the producer of a queue another worker drains; `out`: only
+//! the output task, no input gate). Packets that enter a graph from an
+//! `out` queue carry metadata the checks cannot see, so they count as
+//! having no attribute written.
 
 use crate::batch::{Batch, BATCH};
 use crate::module::{Ctx, Emit, Module, Task, Usage};
@@ -13,8 +18,16 @@ use crate::registry::{Args, Env, Ring};
 use crossbeam_queue::ArrayQueue;
 use std::sync::Arc;
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Side {
+    Both,
+    In,
+    Out,
+}
+
 pub struct Queue {
     ring: Arc<Ring>,
+    side: Side,
     pub enqueued: u64,
     pub dropped: u64,
 }
@@ -28,8 +41,19 @@ pub fn new(args: &Args, env: &mut Env) -> Result<Box<dyn Module>, String> {
         Some(name) => env.shared.queue(name, cap),
         None => Arc::new(ArrayQueue::new(cap)),
     };
+    let side = match args.str("side")?.unwrap_or("both") {
+        "both" => Side::Both,
+        "in" => Side::In,
+        "out" => Side::Out,
+        s => {
+            return Err(format!(
+                "argument `side` must be both, in or out, not `{s}`"
+            ))
+        }
+    };
     Ok(Box::new(Queue {
         ring,
+        side,
         enqueued: 0,
         dropped: 0,
     }))
@@ -40,7 +64,10 @@ impl Module for Queue {
         "queue"
     }
     fn ogates(&self) -> usize {
-        1
+        usize::from(self.side != Side::In)
+    }
+    fn igates(&self) -> usize {
+        usize::from(self.side != Side::Out)
     }
     fn breaks_cycles(&self) -> bool {
         true
@@ -57,7 +84,11 @@ impl Module for Queue {
         }
     }
     fn task(&mut self) -> Option<&mut dyn Task> {
-        Some(self)
+        if self.side == Side::In {
+            None
+        } else {
+            Some(self)
+        }
     }
     fn counters(&self) -> Vec<(&'static str, u64)> {
         vec![
