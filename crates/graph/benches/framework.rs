@@ -1,17 +1,40 @@
 //! Framework cost: a batch of 32 packets through chains of 0, 1, 2, 4 and
-//! 8 `pass` modules into a `sink` (per packet: the time of one batch / 32;
-//! the chain of 0 is the cost of the batch itself: buffers from the pool
-//! and back), and one scheduling round (`next` + `charge`) of a small
-//! class tree.
+//! 8 pass-through modules into a `sink` (per packet: the time of one batch
+//! / 32; the chain of 0 is the cost of the batch itself: buffers from the
+//! pool and back), with `pass` (forwards the whole batch: `emit_all`) and
+//! with `pass_each` (emits packet by packet, as a module that looks at
+//! each packet does), and one scheduling round (`next` + `charge`) of a
+//! small class tree.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use graph::batch::{Batch, BATCH};
-use graph::module::{Ctx, Usage};
+use graph::module::{Ctx, Emit, Module, Usage};
 use graph::scheduler::{rate_limit, spec};
 use graph::tc::{ClassKind, Resource};
-use graph::{Env, Meta, Registry, Runtime, Scheduler};
+use graph::{Args, Env, Meta, Registry, Runtime, Scheduler};
 
-fn chain(n: usize) -> String {
+/// Pass-through that emits each packet on its own.
+struct PassEach;
+
+impl Module for PassEach {
+    fn kind(&self) -> &'static str {
+        "pass_each"
+    }
+    fn ogates(&self) -> usize {
+        1
+    }
+    fn process(&mut self, _: &Ctx, _: usize, batch: &mut Batch, out: &mut Emit) {
+        for (b, m) in batch.drain() {
+            out.emit(0, b, m);
+        }
+    }
+}
+
+fn pass_each(_: &Args, _: &mut Env) -> Result<Box<dyn Module>, String> {
+    Ok(Box::new(PassEach))
+}
+
+fn chain(n: usize, kind: &str) -> String {
     let mut s = String::from("[[module]]\nname = \"sink\"\nkind = \"sink\"\n");
     for i in 0..n {
         let next = if i + 1 == n {
@@ -19,19 +42,27 @@ fn chain(n: usize) -> String {
         } else {
             format!("p{}", i + 1)
         };
-        s += &format!("[[module]]\nname = \"p{i}\"\nkind = \"pass\"\n[[connect]]\nfrom = \"p{i}\"\nto = \"{next}\"\n");
+        s += &format!("[[module]]\nname = \"p{i}\"\nkind = \"{kind}\"\n[[connect]]\nfrom = \"p{i}\"\nto = \"{next}\"\n");
     }
     s
 }
 
 fn framework(c: &mut Criterion) {
-    let mut g = c.benchmark_group("chain");
+    let mut reg = Registry::builtin();
+    reg.register("pass_each", pass_each);
+    for kind in ["pass", "pass_each"] {
+        chains(c, &reg, kind);
+    }
+}
+
+fn chains(c: &mut Criterion, reg: &Registry, kind: &str) {
+    let mut g = c.benchmark_group(format!("chain_{kind}"));
     g.throughput(Throughput::Elements(BATCH as u64));
     for n in [0usize, 1, 2, 4, 8] {
         let rt = Runtime::from_config(
-            &chain(n),
+            &chain(n, kind),
             "bench.toml",
-            &Registry::builtin(),
+            reg,
             &mut Env::default(),
             graph::MonoClock::default(),
         );
