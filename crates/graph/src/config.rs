@@ -246,13 +246,9 @@ impl GraphConfig {
                     )
                 })?;
             }
-            let parent_ok = cs.parent.is_some() || s.is_empty();
-            s.add(cs, now).map_err(|e| self.at(line, e))?;
-            if !parent_ok {
-                return Err(self.at(line, "second root class".into()));
-            }
+            s.change(|s| s.add(cs, now).map(|_| ()))
+                .map_err(|e| self.at(line, e))?;
         }
-        s.change(|_| Ok(())).map_err(|e| self.at(1, e))?;
         let attached: Vec<usize> = s.tasks().collect();
         if let Some((_, name)) = g.tasks().into_iter().find(|(t, _)| !attached.contains(t)) {
             let line = self

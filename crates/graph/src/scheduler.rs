@@ -70,6 +70,8 @@ impl Clock for FakeClock {
 
 /// Scale of a stride: `STRIDE / share` per unit used.
 const STRIDE: u128 = 1 << 40;
+/// Most children of a weighted class (`next` tracks them in a bit set).
+pub const MAX_WEIGHTED: usize = 128;
 /// Default rest of a leaf whose task found nothing (5 µs).
 pub const IDLE_BACKOFF: u64 = 5_000;
 
@@ -165,6 +167,12 @@ impl Scheduler {
                 }
                 ClassKind::Leaf { .. } if !c.children.is_empty() => {
                     return Err(format!("leaf class `{}` cannot have children", c.name))
+                }
+                ClassKind::Weighted { .. } if c.children.len() > MAX_WEIGHTED => {
+                    return Err(format!(
+                        "weighted class `{}` may have {MAX_WEIGHTED} children",
+                        c.name
+                    ))
                 }
                 _ => {}
             }
@@ -372,7 +380,7 @@ impl Scheduler {
                 None
             }
             ClassKind::Weighted { .. } => {
-                let n = class.children.len().min(128);
+                let n = class.children.len().min(MAX_WEIGHTED);
                 let mut tried: u128 = 0;
                 for _ in 0..n {
                     let p = self.get(c)?;

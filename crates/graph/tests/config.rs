@@ -284,6 +284,19 @@ fn classes_are_built_and_checked() {
         26,
         "unknown class kind",
     );
+    let base = format!("{GOOD}{CLASSES}");
+    let extra = "[[class]]\nname = \"x\"\nkind = \"round_robin\"\nparent = \"slow\"\n";
+    refused(
+        &format!("{base}{extra}"),
+        base.lines().count() + 1,
+        "rate_limit class `slow` may have one child",
+    );
+    let extra = "[[class]]\nname = \"y\"\nkind = \"priority\"\n";
+    refused(
+        &format!("{base}{extra}"),
+        base.lines().count() + 1,
+        "already a root",
+    );
     let unattached = format!(
         "{GOOD}{}",
         CLASSES.split("[[class]]\nname = \"in1\"").next().unwrap()
