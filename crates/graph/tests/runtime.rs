@@ -109,7 +109,9 @@ fn changes_under_traffic_lose_nothing_on_untouched_paths() {
     let mut got = Vec::new();
     let mut on_p4 = 0;
     let mut changes_done = 0;
-    while got.len() < N as usize {
+    // Bounded, so a lost frame fails the test instead of hanging it.
+    let give_up = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while got.len() < N as usize && std::time::Instant::now() < give_up {
         got.extend(common::recv(&mut p2));
         received.store(got.len() as u64, Ordering::Relaxed);
         if changes_done < 40 {
