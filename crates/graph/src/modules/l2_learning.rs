@@ -14,7 +14,7 @@
 //!
 //! Arguments: `ports` (list of port numbers, one gate each), `table`
 //! (name of the shared table, default "mac"), `slots` (table size, default
-//! 8192), `aging_s` (default 300).
+//! 16384: 1 MiB, room for about 8000 addresses), `aging_s` (default 300).
 
 use crate::batch::{Batch, Meta};
 use crate::module::{Ctx, Emit, Module};
@@ -88,7 +88,7 @@ pub fn new(args: &Args, env: &mut Env) -> Result<Box<dyn Module>, String> {
         return Err("`ports` must list at least one port".into());
     }
     let table = args.str("table")?.unwrap_or("mac");
-    let slots = args.u64("slots")?.unwrap_or(8192) as usize;
+    let slots = args.u64("slots")?.unwrap_or(16384) as usize;
     if !(8..=1 << 24).contains(&slots) {
         return Err("argument `slots` must be 8..=16777216".into());
     }
