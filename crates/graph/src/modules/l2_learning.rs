@@ -10,7 +10,9 @@
 //! No lock and no allocation per frame once the pool is warm.
 //!
 //! [`Learner`] is the part without gates, for the OpenFlow module's NORMAL
-//! output to reuse.
+//! output to reuse. Learning is per module table: for one learning domain
+//! per VLAN, split the trunk (`vlan_split`) into one `l2_learning` per
+//! VLAN, each with its own `table`.
 //!
 //! Arguments: `ports` (list of port numbers, one gate each), `table`
 //! (name of the shared table, default "mac"), `slots` (table size, default
@@ -71,6 +73,12 @@ impl Learner {
             Some((p, _)) => Dest::Port(p),
             None => Dest::Flood,
         }
+    }
+
+    /// Forgets the addresses learned on `port` (its link went down); walks
+    /// the table, so it is for the control side, not the packet path.
+    pub fn flush_port(&self, port: u32) -> usize {
+        self.table.remove_where(|p| p == port)
     }
 }
 
@@ -220,6 +228,20 @@ mod tests {
         // Runts are dropped.
         let (_, dropped) = run(&mut *m, 15 * S, &[(&[1, 2, 3], Meta::received(1))]);
         assert_eq!(dropped, 1);
+    }
+
+    #[test]
+    fn a_port_going_down_is_forgotten() {
+        let l = Learner {
+            table: Arc::new(StateTable::new(64)),
+            aging: u64::MAX,
+        };
+        l.forward(1, &frame(0xb, 0xa), S);
+        l.forward(2, &frame(0xa, 0xb), S);
+        assert_eq!(l.forward(1, &frame(0xb, 0xa), S), Dest::Port(2));
+        assert_eq!(l.flush_port(2), 1);
+        assert_eq!(l.forward(1, &frame(0xb, 0xa), S), Dest::Flood);
+        assert_eq!(l.forward(2, &frame(0xa, 0xb), S), Dest::Port(1));
     }
 
     #[test]
