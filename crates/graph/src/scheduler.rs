@@ -86,6 +86,8 @@ pub struct Class {
     pub priority: u32,
     /// Its share under a weighted parent.
     pub share: u64,
+    /// `STRIDE / share`, the pass one unit of use costs.
+    stride: u128,
     pass: u128,
     /// Weighted: the pass of the child that ran last. Round robin: the
     /// position of the next child to try.
@@ -236,6 +238,7 @@ impl Scheduler {
             children: Vec::new(),
             priority: spec.priority,
             share: spec.share.max(1),
+            stride: STRIDE / u128::from(spec.share.max(1)),
             pass,
             cursor: 0,
             rest_until: 0,
@@ -312,6 +315,7 @@ impl Scheduler {
             .ok_or_else(|| format!("no class `{name}`"))?;
         if let Some(c) = self.get_mut(slot) {
             c.share = share;
+            c.stride = STRIDE / u128::from(share);
         }
         Ok(())
     }
@@ -422,13 +426,16 @@ impl Scheduler {
             if let ClassKind::RateLimit { resource, bucket } = &mut class.kind {
                 bucket.charge(resource.of(u));
             }
-            let (parent, share) = (class.parent, class.share);
+            let (parent, stride) = (class.parent, class.stride);
             if let Some(p) = parent {
-                if let Some(ClassKind::Weighted { resource }) = self.get(p).map(|p| p.kind.clone())
+                if let Some(Class {
+                    kind: ClassKind::Weighted { resource },
+                    ..
+                }) = self.get(p)
                 {
-                    let units = resource.of(u).max(1) as u128;
+                    let units = u128::from(resource.of(u).max(1));
                     if let Some(class) = self.get_mut(c) {
-                        class.pass += units * STRIDE / share as u128;
+                        class.pass += units * stride;
                     }
                 }
             }
