@@ -1,0 +1,272 @@
+//! A batch of up to [`BATCH`] packets with their metadata.
+//!
+//! Layout: two parallel vectors allocated once with capacity [`BATCH`] and
+//! never grown: `bufs[i]` is the i-th packet's [`PacketBuf`] (moved in and
+//! out, never copied: a move is the buffer's pointer and three indices) and
+//! `meta[i]` its [`Meta`], a fixed 96-byte block:
+//!
+//! ```text
+//!  offset  size  field
+//!   0       4    in_port      physical ingress port (written by port input)
+//!   4       4    in_logical   logical ingress port (VLAN split; else = in_port)
+//!   8       8    metadata     OpenFlow metadata register
+//!  16       8    tunnel_id    OpenFlow tunnel id
+//!  24       1    parse_depth  how many layers `parse` decoded (0 = none)
+//!  25      64    attrs        module-declared attributes, at offsets the
+//!                             graph resolves when it is built ([`crate::metadata`])
+//!  89       7    (padding to the 8-byte alignment)
+//! ```
+//!
+//! The fixed fields are always present; attributes are read and written at
+//! an offset a module learns when it is bound ([`crate::metadata::Attr`]),
+//! so an access is one bounds-checked slice at a known offset. An emptied
+//! batch keeps its capacity, so passing batches around allocates nothing.
+
+use packet::PacketBuf;
+
+/// Packets per batch.
+pub const BATCH: usize = 32;
+/// Bytes of module-declared attributes per packet.
+pub const ATTR_BYTES: usize = 64;
+
+/// Per-packet metadata; see the module comment for the layout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(C)]
+pub struct Meta {
+    pub in_port: u32,
+    pub in_logical: u32,
+    pub metadata: u64,
+    pub tunnel_id: u64,
+    pub parse_depth: u8,
+    pub attrs: [u8; ATTR_BYTES],
+}
+
+impl Default for Meta {
+    fn default() -> Self {
+        Meta {
+            in_port: 0,
+            in_logical: 0,
+            metadata: 0,
+            tunnel_id: 0,
+            parse_depth: 0,
+            attrs: [0; ATTR_BYTES],
+        }
+    }
+}
+
+impl Meta {
+    /// Fresh metadata of a packet received on `port`.
+    pub fn received(port: u32) -> Meta {
+        Meta {
+            in_port: port,
+            in_logical: port,
+            ..Meta::default()
+        }
+    }
+}
+
+/// Up to [`BATCH`] packets and their metadata; see the module comment.
+#[derive(Debug)]
+pub struct Batch {
+    bufs: Vec<PacketBuf>,
+    meta: Vec<Meta>,
+}
+
+/// An empty batch *without* capacity (allocates nothing: a placeholder
+/// while a batch is lent out); [`Batch::new`] makes a usable one.
+impl Default for Batch {
+    fn default() -> Self {
+        Batch {
+            bufs: Vec::new(),
+            meta: Vec::new(),
+        }
+    }
+}
+
+impl Batch {
+    /// An empty batch with room for [`BATCH`] packets (the only allocation).
+    pub fn new() -> Batch {
+        Batch {
+            bufs: Vec::with_capacity(BATCH),
+            meta: Vec::with_capacity(BATCH),
+        }
+    }
+
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.bufs.len()
+    }
+
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.bufs.is_empty()
+    }
+
+    #[inline]
+    pub fn is_full(&self) -> bool {
+        self.bufs.len() >= BATCH
+    }
+
+    /// Appends a packet; a full batch gives it back.
+    #[inline]
+    pub fn push(&mut self, buf: PacketBuf, meta: Meta) -> Result<(), PacketBuf> {
+        if self.is_full() {
+            return Err(buf);
+        }
+        self.bufs.push(buf);
+        self.meta.push(meta);
+        Ok(())
+    }
+
+    /// Takes the last packet out.
+    #[inline]
+    pub fn pop(&mut self) -> Option<(PacketBuf, Meta)> {
+        let m = self.meta.pop()?;
+        self.bufs.pop().map(|b| (b, m))
+    }
+
+    /// Moves every packet out, in order (the batch keeps its capacity).
+    #[inline]
+    pub fn drain(&mut self) -> impl Iterator<Item = (PacketBuf, Meta)> + '_ {
+        self.bufs.drain(..).zip(self.meta.drain(..))
+    }
+
+    /// The packets and their metadata, for in-place work.
+    #[inline]
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = (&mut PacketBuf, &mut Meta)> {
+        self.bufs.iter_mut().zip(self.meta.iter_mut())
+    }
+
+    #[inline]
+    pub fn iter(&self) -> impl Iterator<Item = (&PacketBuf, &Meta)> {
+        self.bufs.iter().zip(self.meta.iter())
+    }
+
+    /// The packet buffers (e.g. to gather slices for a transmit).
+    #[inline]
+    pub fn bufs(&self) -> &[PacketBuf] {
+        &self.bufs
+    }
+
+    #[inline]
+    pub fn meta(&self) -> &[Meta] {
+        &self.meta
+    }
+}
+
+/// A per-worker stack of spare packet buffers: received packets take one,
+/// transmitted or dropped ones give it back, so a warm worker allocates
+/// nothing. It holds at most `cap` buffers (more are freed).
+#[derive(Debug)]
+pub struct Pool {
+    spare: Vec<PacketBuf>,
+    cap: usize,
+    /// Buffers allocated because the pool was empty.
+    pub allocated: u64,
+}
+
+/// Default most buffers a [`Pool`] keeps.
+pub const POOL_CAP: usize = 4096;
+
+impl Default for Pool {
+    fn default() -> Self {
+        Pool::new(POOL_CAP)
+    }
+}
+
+impl Pool {
+    pub fn new(cap: usize) -> Pool {
+        Pool {
+            spare: Vec::with_capacity(cap),
+            cap,
+            allocated: 0,
+        }
+    }
+
+    /// A spare buffer (allocated if there is none).
+    #[inline]
+    pub fn get(&mut self) -> PacketBuf {
+        match self.spare.pop() {
+            Some(b) => b,
+            None => {
+                self.allocated += 1;
+                PacketBuf::new()
+            }
+        }
+    }
+
+    /// A spare buffer holding a copy of `bytes` (flooding), `None` if it
+    /// does not fit a buffer.
+    #[inline]
+    pub fn copy_of(&mut self, bytes: &[u8]) -> Option<PacketBuf> {
+        let mut b = self.get();
+        match b.set(bytes) {
+            Ok(()) => Some(b),
+            Err(_) => {
+                self.put(b);
+                None
+            }
+        }
+    }
+
+    /// Gives a buffer back.
+    #[inline]
+    pub fn put(&mut self, buf: PacketBuf) {
+        if self.spare.len() < self.cap {
+            self.spare.push(buf);
+        }
+    }
+
+    /// Spare buffers held.
+    pub fn len(&self) -> usize {
+        self.spare.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.spare.is_empty()
+    }
+
+    /// Fills the pool with `n` buffers (warm-up before traffic).
+    pub fn prefill(&mut self, n: usize) {
+        while self.spare.len() < n.min(self.cap) {
+            self.spare.push(PacketBuf::new());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batch_moves_buffers_and_keeps_capacity() {
+        let mut b = Batch::new();
+        for i in 0..BATCH {
+            assert!(b
+                .push(PacketBuf::from_slice(&[i as u8]), Meta::received(i as u32))
+                .is_ok());
+        }
+        assert!(b.is_full());
+        assert!(b.push(PacketBuf::new(), Meta::default()).is_err());
+        let got: Vec<(u8, u32)> = b.drain().map(|(p, m)| (p.data()[0], m.in_port)).collect();
+        assert_eq!(got.len(), BATCH);
+        assert_eq!(got[5], (5, 5));
+        assert!(b.is_empty());
+        assert_eq!(b.bufs.capacity(), BATCH);
+        assert_eq!(std::mem::size_of::<Meta>(), 96);
+    }
+
+    #[test]
+    fn pool_reuses_and_caps() {
+        let mut p = Pool::new(2);
+        let a = p.get();
+        assert_eq!(p.allocated, 1);
+        p.put(a);
+        let _ = p.get();
+        assert_eq!(p.allocated, 1);
+        p.prefill(5);
+        assert_eq!(p.len(), 2);
+        assert!(p.copy_of(&[0; 5000]).is_none());
+        assert_eq!(p.copy_of(&[1, 2]).map(|b| b.len()), Some(2));
+    }
+}

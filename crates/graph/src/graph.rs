@@ -1,0 +1,438 @@
+//! A worker's module graph: the modules, their connections, running a
+//! task or a batch through them, and changing them at run time.
+//!
+//! Modules live in slots (a removed module leaves an empty slot, so slot
+//! numbers, which the scheduler's leaves use as task ids, stay stable).
+//! Each slot holds the module, the input gate its output gates lead to,
+//! and its pending output batches ([`crate::module`]: emission). Running is
+//! depth first: [`Graph::run_task`] lets a task fill its pending batches,
+//! then each non-empty one is processed by the next module, recursively;
+//! cycles are only allowed through queues, which end the recursion.
+//!
+//! # Changes at run time
+//!
+//! [`Graph::apply`] takes a list of [`Change`]s as one transaction: it
+//! builds the new modules, applies everything to a copy of the graph's
+//! [`Shape`], checks the copy ([`crate::check`]) and only then installs it
+//! — a refused transaction leaves the running graph exactly as it was. The
+//! graph is owned by its worker and changed between two runs, when no batch
+//! is in flight, so packets on paths a change does not touch are never
+//! dropped (packets waiting in a queue stay there; removing a queue drops
+//! what it holds, which is on the path being changed).
+
+use crate::batch::{Batch, Pool};
+use crate::check::{Decl, Edge, Refusal, Shape};
+use crate::metadata::Layout;
+use crate::module::{Ctx, Emit, Module, Usage};
+use crate::registry::{Args, Env, Registry};
+use std::collections::HashMap;
+
+/// One change of a run-time transaction (see the module comment).
+#[derive(Debug, Clone)]
+pub enum Change {
+    /// A new module of a registered kind with its arguments.
+    AddModule {
+        name: String,
+        kind: String,
+        args: toml::Table,
+    },
+    RemoveModule {
+        name: String,
+    },
+    /// Connects `from` ("module" or "module:ogate") to `to` ("module" or
+    /// "module:igate"); gates default to 0.
+    Connect {
+        from: String,
+        to: String,
+    },
+    /// Disconnects output gate `from` ("module" or "module:ogate").
+    Disconnect {
+        from: String,
+    },
+}
+
+/// Why a graph or change is refused; `origin` is the index of the change
+/// (configuration entry) that caused it, when one did.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{reason}")]
+pub struct GraphError {
+    pub origin: Option<usize>,
+    pub reason: String,
+}
+
+impl From<Refusal> for GraphError {
+    fn from(r: Refusal) -> Self {
+        GraphError {
+            origin: r.origin,
+            reason: r.reason,
+        }
+    }
+}
+
+/// Per-module counters kept by the graph.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct NodeStats {
+    /// Batches and packets processed (for a task: runs and packets made).
+    pub batches: u64,
+    pub packets: u64,
+    /// Packets dropped by the module or by the graph on its behalf.
+    pub dropped: u64,
+}
+
+struct Node {
+    module: Box<dyn Module>,
+    decl: Decl,
+    /// Per output gate: (module slot, input gate).
+    outs: Vec<(usize, usize)>,
+    pending: Vec<Batch>,
+    stats: NodeStats,
+}
+
+/// A worker's graph; see the module comment.
+#[derive(Default)]
+pub struct Graph {
+    nodes: Vec<Option<Node>>,
+    layout: Layout,
+    /// The worker's spare packet buffers.
+    pub pool: Pool,
+}
+
+/// Splits "name:gate" (gate defaults to 0).
+pub fn endpoint(s: &str) -> Result<(&str, usize), String> {
+    match s.rsplit_once(':') {
+        None => Ok((s, 0)),
+        Some((n, g)) => g
+            .parse()
+            .map(|g| (n, g))
+            .map_err(|_| format!("`{s}`: gate must be a number after `:`")),
+    }
+}
+
+fn err(origin: Option<usize>, reason: String) -> GraphError {
+    GraphError { origin, reason }
+}
+
+impl Graph {
+    /// An empty graph.
+    pub fn new() -> Graph {
+        Graph::default()
+    }
+
+    fn shape(&self) -> Shape {
+        let decls = self
+            .nodes
+            .iter()
+            .map(|n| {
+                n.as_ref().map(|n| Decl {
+                    origin: None,
+                    ..n.decl.clone()
+                })
+            })
+            .collect();
+        let mut edges = Vec::new();
+        for (i, n) in self.nodes.iter().enumerate() {
+            if let Some(n) = n {
+                for (g, to) in n.outs.iter().enumerate() {
+                    edges.push(Edge {
+                        from: (i, g),
+                        to: *to,
+                        origin: None,
+                    });
+                }
+            }
+        }
+        Shape { decls, edges }
+    }
+
+    /// Applies `changes` as one transaction; see the module comment.
+    pub fn apply(
+        &mut self,
+        changes: &[Change],
+        reg: &Registry,
+        env: &mut Env,
+    ) -> Result<(), GraphError> {
+        let mut shape = self.shape();
+        let mut new_modules: HashMap<usize, Box<dyn Module>> = HashMap::new();
+        if let Err(e) = Self::stage(&mut shape, &mut new_modules, changes, reg, env) {
+            for m in new_modules.values_mut() {
+                m.release(env);
+            }
+            return Err(e);
+        }
+        let layout = match shape.check(&self.layout) {
+            Ok(l) => l,
+            Err(e) => {
+                for m in new_modules.values_mut() {
+                    m.release(env);
+                }
+                return Err(e.into());
+            }
+        };
+        self.install(shape, new_modules, layout, env);
+        Ok(())
+    }
+
+    /// Builds the new modules of `changes` and applies them to `shape`.
+    fn stage(
+        shape: &mut Shape,
+        new_modules: &mut HashMap<usize, Box<dyn Module>>,
+        changes: &[Change],
+        reg: &Registry,
+        env: &mut Env,
+    ) -> Result<(), GraphError> {
+        for (ci, c) in changes.iter().enumerate() {
+            let o = Some(ci);
+            let find = |shape: &Shape, s: &str| -> Result<(usize, usize), GraphError> {
+                let (name, gate) = endpoint(s).map_err(|e| err(o, e))?;
+                let slot = shape
+                    .slot(name)
+                    .ok_or_else(|| err(o, format!("dangling gate: no module `{name}`")))?;
+                Ok((slot, gate))
+            };
+            match c {
+                Change::AddModule { name, kind, args } => {
+                    if name.is_empty() || name.contains(':') {
+                        return Err(err(
+                            o,
+                            format!("bad module name `{name}` (empty or with `:`)"),
+                        ));
+                    }
+                    if shape.slot(name).is_some() {
+                        return Err(err(o, format!("duplicate module name `{name}`")));
+                    }
+                    let m = reg
+                        .build(kind, &Args::new(args.clone()), env)
+                        .map_err(|e| err(o, format!("module `{name}`: {e}")))?;
+                    let slot = shape.decls.len();
+                    shape.decls.push(Some(Decl {
+                        name: name.clone(),
+                        kind: kind.clone(),
+                        igates: m.igates(),
+                        ogates: m.ogates(),
+                        attrs: m.attrs(),
+                        breaks_cycles: m.breaks_cycles(),
+                        is_task: false,
+                        origin: o,
+                    }));
+                    let mut m = m;
+                    if let Some(Some(d)) = shape.decls.get_mut(slot) {
+                        d.is_task = m.task().is_some();
+                    }
+                    new_modules.insert(slot, m);
+                }
+                Change::RemoveModule { name } => {
+                    let slot = shape
+                        .slot(name)
+                        .ok_or_else(|| err(o, format!("no module `{name}` to remove")))?;
+                    shape.decls[slot] = None;
+                    if let Some(mut m) = new_modules.remove(&slot) {
+                        m.release(env);
+                    }
+                    shape.edges.retain(|e| e.from.0 != slot && e.to.0 != slot);
+                }
+                Change::Connect { from, to } => {
+                    let from = find(shape, from)?;
+                    let to = find(shape, to)?;
+                    shape.edges.push(Edge {
+                        from,
+                        to,
+                        origin: o,
+                    });
+                }
+                Change::Disconnect { from } => {
+                    let from = find(shape, from)?;
+                    let before = shape.edges.len();
+                    shape.edges.retain(|e| e.from != from);
+                    if shape.edges.len() == before {
+                        return Err(err(
+                            o,
+                            format!("`{}` gate {} is not connected", c_name(c), from.1),
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Installs a checked shape: new modules in, removed ones out, every
+    /// connection rewired, the layout bound.
+    fn install(
+        &mut self,
+        shape: Shape,
+        mut new_modules: HashMap<usize, Box<dyn Module>>,
+        layout: Layout,
+        env: &mut Env,
+    ) {
+        self.nodes.resize_with(shape.decls.len(), || None);
+        for (i, d) in shape.decls.into_iter().enumerate() {
+            match d {
+                None => {
+                    if let Some(mut n) = self.nodes[i].take() {
+                        n.module.release(env);
+                        for b in n.pending.iter_mut() {
+                            for (buf, _) in b.drain() {
+                                self.pool.put(buf);
+                            }
+                        }
+                    }
+                }
+                Some(d) => {
+                    if let Some(m) = new_modules.remove(&i) {
+                        let pending = (0..d.ogates).map(|_| Batch::new()).collect();
+                        self.nodes[i] = Some(Node {
+                            module: m,
+                            outs: Vec::new(),
+                            pending,
+                            decl: Decl { origin: None, ..d },
+                            stats: NodeStats::default(),
+                        });
+                    }
+                }
+            }
+        }
+        for n in self.nodes.iter_mut().flatten() {
+            n.outs = vec![(usize::MAX, 0); n.decl.ogates];
+        }
+        for e in &shape.edges {
+            if let Some(Some(n)) = self.nodes.get_mut(e.from.0) {
+                if let Some(o) = n.outs.get_mut(e.from.1) {
+                    *o = e.to;
+                }
+            }
+        }
+        for n in self.nodes.iter_mut().flatten() {
+            n.module.bind(&layout);
+        }
+        self.layout = layout;
+    }
+
+    /// The slot of module `name`.
+    pub fn slot(&self, name: &str) -> Option<usize> {
+        self.nodes
+            .iter()
+            .position(|n| n.as_ref().is_some_and(|n| n.decl.name == name))
+    }
+
+    /// Slots and names of the modules that are tasks.
+    pub fn tasks(&self) -> Vec<(usize, String)> {
+        self.nodes
+            .iter()
+            .enumerate()
+            .filter_map(|(i, n)| {
+                n.as_ref()
+                    .filter(|n| n.decl.is_task)
+                    .map(|n| (i, n.decl.name.clone()))
+            })
+            .collect()
+    }
+
+    /// Whether slot `slot` holds a task.
+    pub fn is_task(&self, slot: usize) -> bool {
+        matches!(self.nodes.get(slot), Some(Some(n)) if n.decl.is_task)
+    }
+
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// The module in slot of `name`, e.g. to read its counters.
+    pub fn module(&self, name: &str) -> Option<&dyn Module> {
+        self.slot(name)
+            .and_then(|s| self.nodes[s].as_ref())
+            .map(|n| &*n.module)
+    }
+
+    pub fn stats(&self, name: &str) -> Option<NodeStats> {
+        self.slot(name)
+            .and_then(|s| self.nodes[s].as_ref())
+            .map(|n| n.stats)
+    }
+
+    /// Names of the modules, in slot order.
+    pub fn names(&self) -> Vec<String> {
+        self.nodes
+            .iter()
+            .flatten()
+            .map(|n| n.decl.name.clone())
+            .collect()
+    }
+
+    /// Runs the task in `slot` once and everything downstream of what it
+    /// made; returns its usage (`cycles` left 0 for the caller to fill).
+    pub fn run_task(&mut self, slot: usize, ctx: &Ctx) -> Usage {
+        let Some(Some(n)) = self.nodes.get_mut(slot) else {
+            return Usage::default();
+        };
+        let Some(task) = n.module.task() else {
+            return Usage::default();
+        };
+        let mut out = Emit::new(&mut n.pending, &mut self.pool, &mut n.stats.dropped);
+        let u = task.run(ctx, &mut out);
+        n.stats.batches += 1;
+        n.stats.packets += u.packets;
+        flush(&mut self.nodes, &mut self.pool, ctx, slot);
+        u
+    }
+
+    /// Processes `batch` in module `slot` from input gate `igate` (tests,
+    /// and callers that make packets outside a task).
+    pub fn push(&mut self, slot: usize, igate: usize, batch: &mut Batch, ctx: &Ctx) {
+        deliver(&mut self.nodes, &mut self.pool, ctx, slot, igate, batch);
+    }
+}
+
+fn c_name(c: &Change) -> &str {
+    match c {
+        Change::Disconnect { from } => endpoint(from).map(|e| e.0).unwrap_or(from),
+        _ => "",
+    }
+}
+
+/// Processes `batch` in `slot`, then what it emitted, depth first.
+fn deliver(
+    nodes: &mut [Option<Node>],
+    pool: &mut Pool,
+    ctx: &Ctx,
+    slot: usize,
+    igate: usize,
+    batch: &mut Batch,
+) {
+    let Some(Some(n)) = nodes.get_mut(slot) else {
+        for (b, _) in batch.drain() {
+            pool.put(b);
+        }
+        return;
+    };
+    n.stats.batches += 1;
+    n.stats.packets += batch.len() as u64;
+    {
+        let mut out = Emit::new(&mut n.pending, pool, &mut n.stats.dropped);
+        n.module.process(ctx, igate, batch, &mut out);
+    }
+    for (b, _) in batch.drain() {
+        n.stats.dropped += 1;
+        pool.put(b);
+    }
+    flush(nodes, pool, ctx, slot);
+}
+
+/// Hands the pending output batches of `slot` to their next modules.
+fn flush(nodes: &mut [Option<Node>], pool: &mut Pool, ctx: &Ctx, slot: usize) {
+    let gates = match nodes.get(slot) {
+        Some(Some(n)) => n.pending.len(),
+        _ => return,
+    };
+    for g in 0..gates {
+        let (mut b, to) = match nodes.get_mut(slot) {
+            Some(Some(n)) if !n.pending[g].is_empty() => {
+                (std::mem::take(&mut n.pending[g]), n.outs[g])
+            }
+            _ => continue,
+        };
+        deliver(nodes, pool, ctx, to.0, to.1, &mut b);
+        if let Some(Some(n)) = nodes.get_mut(slot) {
+            n.pending[g] = b;
+        }
+    }
+}

@@ -1,0 +1,106 @@
+//! A worker's graph and scheduler together: one round runs the task the
+//! scheduler picks and charges what it used; run-time changes of either go
+//! through here so the two stay consistent (a removed task module leaves
+//! no leaf behind, a leaf only runs a task the graph has).
+
+use crate::config::{ConfigError, GraphConfig};
+use crate::graph::{Change, Graph, GraphError};
+use crate::module::Ctx;
+use crate::registry::{Env, Registry};
+use crate::scheduler::{spec, Clock, Scheduler};
+use crate::tc::ClassKind;
+
+/// One worker's data path; see the module comment.
+pub struct Runtime<C: Clock> {
+    pub graph: Graph,
+    pub sched: Scheduler,
+    pub clock: C,
+    pub worker: usize,
+}
+
+impl<C: Clock> Runtime<C> {
+    /// Builds from configuration text (`file` names it in errors).
+    pub fn from_config(
+        text: &str,
+        file: &str,
+        reg: &Registry,
+        env: &mut Env,
+        clock: C,
+    ) -> Result<Runtime<C>, ConfigError> {
+        let (graph, sched) = GraphConfig::parse(text, file)?.build(reg, env, clock.now())?;
+        Ok(Runtime {
+            graph,
+            sched,
+            clock,
+            worker: 0,
+        })
+    }
+
+    /// Runs one scheduling round; false if no class could run.
+    pub fn round(&mut self) -> bool {
+        let now = self.clock.now();
+        let Some((leaf, task)) = self.sched.next(now) else {
+            return false;
+        };
+        let ctx = Ctx {
+            now,
+            worker: self.worker,
+        };
+        let mut u = self.graph.run_task(task, &ctx);
+        let end = self.clock.now();
+        u.cycles = end.saturating_sub(now);
+        self.sched.charge(leaf, &u, end);
+        true
+    }
+
+    /// Applies a graph transaction; the leaves of removed task modules go.
+    pub fn apply(
+        &mut self,
+        changes: &[Change],
+        reg: &Registry,
+        env: &mut Env,
+    ) -> Result<(), GraphError> {
+        let removed: Vec<usize> = changes
+            .iter()
+            .filter_map(|c| match c {
+                Change::RemoveModule { name } => self.graph.slot(name),
+                _ => None,
+            })
+            .collect();
+        self.graph.apply(changes, reg, env)?;
+        for t in removed {
+            self.sched.detach_task(t);
+        }
+        Ok(())
+    }
+
+    /// Attaches task module `task` to a new leaf `leaf` under `parent`.
+    pub fn attach(
+        &mut self,
+        leaf: &str,
+        parent: &str,
+        task: &str,
+        priority: u32,
+        share: u64,
+    ) -> Result<(), String> {
+        let slot = self
+            .graph
+            .slot(task)
+            .filter(|s| self.graph.is_task(*s))
+            .ok_or_else(|| format!("`{task}` is not a task module"))?;
+        let now = self.clock.now();
+        self.sched.change(|s| {
+            s.add(
+                spec(
+                    leaf,
+                    ClassKind::Leaf { task: slot },
+                    Some(parent),
+                    priority,
+                    share,
+                ),
+                now,
+            )
+            .map(|_| ())
+        })
+    }
+}
