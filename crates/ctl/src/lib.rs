@@ -31,6 +31,7 @@ pub mod flow;
 pub mod group;
 pub mod lex;
 pub mod meter;
+pub mod port_admin;
 pub mod print;
 pub mod syntax_error;
 

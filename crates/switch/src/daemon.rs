@@ -155,6 +155,21 @@ fn open_ports(config: &Config) -> Result<OpenPorts, DaemonError> {
     let mut out: OpenPorts = Vec::new();
     for (i, pc) in config.ports.iter().enumerate() {
         let no = u32::try_from(i + 1).unwrap_or(u32::MAX);
+        out.push((no, open_port(config, no, pc)?));
+    }
+    if let Some(name) = &config.local_port {
+        out.push((port_no::LOCAL, Box::new(create_local_port(name)?)));
+    }
+    Ok(out)
+}
+
+/// Opens one configured port as port `no` with its backend.
+pub(crate) fn open_port(
+    config: &Config,
+    no: u32,
+    pc: &config::PortConfig,
+) -> Result<Box<dyn Port>, DaemonError> {
+    {
         let err = |reason: String| DaemonError::Port {
             no,
             interface: pc.interface.clone(),
@@ -180,12 +195,8 @@ fn open_ports(config: &Config) -> Result<OpenPorts, DaemonError> {
             },
             PortBackend::AfPacket => open_afpacket(config, no, pc).map_err(err)?,
         };
-        out.push((no, port));
+        Ok(port)
     }
-    if let Some(name) = &config.local_port {
-        out.push((port_no::LOCAL, Box::new(create_local_port(name)?)));
-    }
-    Ok(out)
 }
 
 /// Opens `pc` with AF_PACKET (with `PACKET_VNET_HDR` when `gso` is on,
@@ -261,6 +272,13 @@ pub async fn serve(config: Config, stop: impl Future<Output = ()>) -> Result<(),
         ..DpConfig::default()
     };
     let mut dp = Datapath::start(dp_config, ports, Clock::real());
+    let port_config = match crate::reload::prepare(&mut dp, &config) {
+        Ok(c) => c,
+        Err(e) => {
+            dp.shutdown();
+            return Err(e);
+        }
+    };
     let hub = Hub::new(dp.features());
     // The mode before any controller could connect (the pump keeps it up
     // to date from then on).
@@ -307,7 +325,9 @@ pub async fn serve(config: Config, stop: impl Future<Output = ()>) -> Result<(),
             FailMode::Standalone => "standalone",
         }
     );
+    let reloader = crate::reload::on_sighup(shared.clone(), port_config)?;
     stop.await;
+    reloader.abort();
     // Close the endpoints first (no new requests), then the pump, then the
     // workers.
     drop(channels);

@@ -9,3 +9,4 @@ pub mod channel;
 pub mod config;
 pub mod daemon;
 pub mod datapath;
+pub mod reload;

@@ -29,7 +29,8 @@
 //!   totals) and before expiry, where it also merges the workers' `last_hit`
 //!   stamps (max) for idle timeouts. Expiry is decided here and broadcast as
 //!   [`ops::Op::RemoveFlows`]. Port counters come from the ports themselves.
-//! - **Ports** ([`SwitchPort`]): a fixed set given at start, each behind a
+//! - **Ports** ([`SwitchPort`]): a set given at start (changed at run time
+//!   by [`ports_runtime`]), each behind a
 //!   `Mutex` for its receive side (which belongs to exactly one worker;
 //!   ports are dealt round robin) and for the control thread's occasional
 //!   reads (stats, link). Transmission does not take it: every worker and
@@ -63,23 +64,30 @@
 //!   Fail-secure is simply [`ops::Mode::Pipeline`] without a controller:
 //!   flows stay, misses are dropped by the channel.
 //!
-//! TODO(issue 3), not done:
-//! - port add/delete at run time (the port set is fixed at start);
-//! - queues: every port has only the default queue 0 (set_queue to any
-//!   other id is BAD_ACTION/BAD_QUEUE; queue stats/config list none).
+//! - **Run-time ports** ([`ports_runtime`]): ports are added, removed and
+//!   re-attached by handing the workers a new port map and receive sources
+//!   as operations; the packet path takes no new lock.
+//! - **Queues** ([`queues`]): a port's queues are htb classes on its
+//!   interface; each thread transmits a queue's frames on a socket whose
+//!   priority selects the class, and counts them per queue.
 //!
 //! The daemon (`crate::daemon`) drains [`Datapath::take_events`] and calls
 //! [`Datapath::tick`] / [`Datapath::set_mode`].
 
+mod admin;
 pub mod buffers;
 pub mod features;
 pub mod learning;
 pub mod ops;
+pub mod ports_runtime;
+pub mod queues;
 mod requests;
 pub mod worker;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_runtime;
 
 use ops::{Deltas, FlowId, Mode, Op, Sequenced, WorkerCounters};
 use pipeline::{Nanos, Pipeline, PortInfo};
@@ -237,6 +245,8 @@ pub struct Datapath {
     pending: Vec<DpEvent>,
     /// The control thread's transmit handles (packet-out).
     tx: TxPorts,
+    /// Run-time port and queue changes (`ports_runtime`).
+    rt: ports_runtime::Runtime,
 }
 
 impl Datapath {
@@ -370,6 +380,7 @@ impl Datapath {
             },
             pending: Vec::new(),
             tx,
+            rt: Default::default(),
         }
     }
 
@@ -536,6 +547,7 @@ impl Datapath {
     /// Call it on [`ports::LinkMonitor`] events and periodically.
     pub fn poll_links(&mut self) {
         use ofp::port::state;
+        self.reattach_ports();
         let ports = self.ports.clone();
         for (no, sp) in ports.iter() {
             let up = match sp.io.lock() {
