@@ -40,8 +40,9 @@
 //! number, reported LINK_DOWN (PORT_STATUS MODIFY, from the link check).
 //! When an interface of that name appears again (a new interface index),
 //! the port is re-attached to it: the same number, reopened with the same
-//! backend, its queues set up again, and the link state follows (another
-//! PORT_STATUS MODIFY). `oxflow ctl del-port` removes a port for good.
+//! backend, its queues set up again (PORT_STATUS MODIFY with the new
+//! device's address and state; another follows when its link comes up).
+//! `oxflow ctl del-port` removes a port for good.
 
 use super::ops::{Op, RxHandoff};
 use super::queues::{self, Htb, PortQueues, Queue, QueueSpec};
@@ -319,6 +320,14 @@ impl Datapath {
                     let config = self.detach(no);
                     self.attach(no, io, config);
                     tracing::info!("port {no}: interface {name} is back, re-attached");
+                    // A new device (new address, maybe another state).
+                    if let Some(desc) = self.port_desc(no) {
+                        self.pending
+                            .push(DpEvent::PortStatus(ofp::message::PortStatus {
+                                reason: ofp::message::port_reason::MODIFY,
+                                desc,
+                            }));
+                    }
                     if let Some(q) = qos {
                         let specs: Vec<QueueSpec> =
                             q.queues.queues.iter().map(|x| x.spec).collect();
