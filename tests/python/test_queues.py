@@ -66,6 +66,9 @@ def net(tmp_path_factory):
             ctl(sw, "add-flows", "-", stdin=FLOWS)
             yield topo, sw
             assert sw.running(), sw.log()[-4000:]
+        # A stopped switch leaves no qdisc behind.
+        qdiscs = sh(["tc", "qdisc", "show", "dev", topo.switch_ports[1]]).stdout
+        assert "htb" not in qdiscs, qdiscs
 
 
 FLOWS = """\

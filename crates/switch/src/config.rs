@@ -39,6 +39,9 @@
 //! ca_cert = "ca-cert.pem"
 //! ```
 //!
+//! SIGHUP re-reads the `[[port]]` list (ports added, removed, queues changed;
+//! `crate::reload`); the other keys need a restart.
+//!
 //! Without `listeners`, the switch listens on `ptcp:6634:127.0.0.1` (local
 //! management only); it never listens on a public address unless told to.
 //! Errors name the file, line and column: values are checked while

@@ -736,6 +736,8 @@ impl Datapath {
             w.wake();
             let _ = w.join.join();
         }
+        // Removes the queues' qdiscs from the interfaces.
+        self.rt = ports_runtime::Runtime::default();
     }
 }
 
