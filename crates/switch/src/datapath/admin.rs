@@ -111,6 +111,9 @@ impl Datapath {
                 specs.push(spec);
                 self.set_port_queues(port_no, None, &specs).map(|()| None)
             }
+            PortAdmin::DelQueue { port_no, .. } if !self.ports.contains_key(&port_no) => {
+                Err(format!("no port {port_no}"))
+            }
             PortAdmin::DelQueue { port_no, queue_id } => {
                 let mut specs = self.queue_specs(port_no);
                 let before = specs.len();

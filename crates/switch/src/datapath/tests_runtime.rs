@@ -204,6 +204,36 @@ fn queues_on_memory_ports_are_refused_with_the_reason() {
     )
     .unwrap_err();
     assert_eq!(e, "port 1 has no queue 4");
+    let e = admin(
+        &mut dp,
+        PortAdmin::DelQueue {
+            port_no: 9,
+            queue_id: 1,
+        },
+    )
+    .unwrap_err();
+    assert_eq!(e, "no port 9");
+    // Statistics of a queue the port does not have: BAD_QUEUE.
+    let m = OfpMessage::new(
+        4,
+        Message::MultipartRequest(Multipart::new(Q::Queue {
+            port_no: 1,
+            queue_id: 5,
+        })),
+    );
+    let raw = m.encode();
+    match dp.handle_message(m, &raw).as_slice() {
+        [OfpMessage {
+            body: Message::Error(e),
+            ..
+        }] => assert_eq!(
+            e.typed(),
+            Some(ofp::error::ErrorCode::QueueOpFailed(
+                ofp::error::QueueOpFailedCode::BadQueue
+            ))
+        ),
+        r => panic!("expected BAD_QUEUE, got {r:?}"),
+    }
     // Nothing was configured: no queues reported, set_queue:1 refused.
     assert!(dp.queue_config(ofp::port::port_no::ANY).queues.is_empty());
     assert!(!dp.pipeline.queue_ids.contains(&1));
