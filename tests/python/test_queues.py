@@ -224,3 +224,28 @@ def test_config_queue_faster_than_its_port_does_not_start(tmp_path):
     assert r.returncode != 0
     assert 'port "lo2": queue 1: max_rate 2G is above the port\'s speed 1G' \
         in r.stderr, r.stderr
+
+
+def test_queues_on_an_xdp_port_are_refused(tmp_path):
+    """AF_XDP transmit bypasses the qdiscs: queues there are an error that
+    names the port and queue (where XDP cannot open, the port falls back
+    to AF_PACKET and the queues work: nothing to check then)."""
+    dp_util.require_oxflow()
+    with Topology(prefix="oxx") as topo:
+        for i in (1, 2):
+            topo.add_switch_link(topo.add_host("h%d" % i))
+        cfg = tmp_path / "xdp.toml"
+        cfg.write_text(config_text(
+            topo.switch_ports,
+            'backend = "xdp"\nqueues = [{id = 1, max_rate = "20M"}]'))
+        try:
+            r = run_oxflow("run", "--config", cfg, "--listen",
+                           "ptcp:%d:127.0.0.1" % free_tcp_port(), timeout=10)
+        except subprocess.TimeoutExpired:
+            pytest.skip("AF_XDP not available here: the port fell back to "
+                        "AF_PACKET, where queues work")
+        assert r.returncode != 0
+        want = ("port 2 (%s): queue 1: %s: this backend's transmit bypasses "
+                "the kernel's queueing disciplines" % ((topo.switch_ports[1],)
+                                                       * 2))
+        assert want in r.stderr, r.stderr

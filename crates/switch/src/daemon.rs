@@ -82,6 +82,9 @@ pub enum DaemonError {
         interface: String,
         reason: String,
     },
+    /// Queues that cannot be set up (the message names port and queue).
+    #[error("{0}")]
+    Queues(String),
     #[error("LOCAL port (tap {interface}): {reason}")]
     LocalPort { interface: String, reason: String },
     #[error("{0}")]

@@ -69,11 +69,7 @@ pub(crate) fn prepare(dp: &mut Datapath, config: &Config) -> Result<SharedConfig
         }
         let no = u32::try_from(i + 1).unwrap_or(u32::MAX);
         dp.set_port_queues(no, pc.max_rate.map(|r| r.0), &specs(pc))
-            .map_err(|reason| DaemonError::Port {
-                no,
-                interface: pc.interface.clone(),
-                reason,
-            })?;
+            .map_err(DaemonError::Queues)?;
     }
     Ok(shared)
 }
