@@ -176,6 +176,10 @@ def test_queue_get_config_lists_the_queues(net):
     ours = ctl(sw, "queue-get-config", "2").stdout
     assert "port 2 queue 1: max_rate:2.0%" in ours, ours
     assert "port 2 queue 3: min_rate:0.1% max_rate:10.0%" in ours, ours
+    # The port reports the speed the rates are relative to (1G).
+    desc = dp_util.ovs_ofctl(sw.target, "dump-ports-desc").stdout
+    assert re.search(r" 2\(%s\):(.|\n)*?speed: 1000 Mbps now, 1000 Mbps max"
+                     % topo.switch_ports[1], desc), desc
     none = ctl(sw, "queue-get-config", "1").stdout
     assert "queue" not in none.split("port=1", 1)[1], none
 

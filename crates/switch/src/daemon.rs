@@ -3,7 +3,9 @@
 //!
 //! # Who owns what
 //!
-//! - The **ports** are opened here (one [`AfPacket`] per configured
+//! - The **ports** are opened here at start, and at run time through the
+//!   opener [`crate::reload::prepare`] gives the datapath (`oxflow ctl
+//!   add-port`, SIGHUP: [`crate::reload`]) (one [`AfPacket`] per configured
 //!   interface, OpenFlow numbers 1, 2, ... in configuration order) and handed
 //!   to [`Datapath::start`], which spawns the worker threads.
 //! - The **datapath** (the authoritative pipeline) has two users on the

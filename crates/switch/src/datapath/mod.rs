@@ -709,7 +709,11 @@ impl Datapath {
     pub fn port_desc(&self, no: u32) -> Option<ofp::port::Port> {
         let sp = self.ports.get(&no)?;
         let info = self.pipeline.ports.get(no)?;
-        let mtu_speed = 0;
+        // A port with queues reports the speed their rates are relative to
+        // (kbit/s); others report none.
+        let mtu_speed = self
+            .port_queues(no)
+            .map_or(0, |q| u32::try_from(q.speed / 1000).unwrap_or(u32::MAX));
         Some(ofp::port::Port {
             port_no: no,
             hw_addr: sp.hw_addr,

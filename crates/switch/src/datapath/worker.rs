@@ -54,7 +54,8 @@
 //! Each worker owns a [`TxPorts`]: one transmit handle per port from
 //! [`ports::Port::tx_clone`], used without any lock (every backend of the
 //! `ports` crate has clones; one without would be reached through the
-//! port's mutex).
+//! port's mutex). A port with queues adds one handle per queue
+//! (`super::queues`): a frame's queue id picks the handle.
 //!
 //! # Busy time
 //!
