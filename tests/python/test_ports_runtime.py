@@ -1,7 +1,8 @@
 """Ports at run time (issue 35, item 4).
 
 One `oxflow run` from a config file with h1 and h2 on ports 1 and 2, in
-fail-secure mode, connected to a raw OpenFlow controller (cp_util) that
+fail-secure mode with two workers (an added port's reception is split
+between them), connected to a raw OpenFlow controller (cp_util) that
 watches the PORT_STATUS messages. In order:
 
 - `oxflow ctl add-port` attaches h3's link as port 3: PORT_STATUS ADD,
@@ -33,7 +34,7 @@ from oxflow.switch import Switch
 
 
 def config(ifaces):
-    return ('datapath_id = "0x35"\nfail_mode = "secure"\n'
+    return ('datapath_id = "0x35"\nfail_mode = "secure"\nworkers = 2\n'
             + "".join('[[port]]\ninterface = "%s"\n' % i for i in ifaces))
 
 

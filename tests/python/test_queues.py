@@ -1,6 +1,7 @@
 """Port queues (issue 35, item 3): set_queue through htb classes.
 
-One `oxflow run` from a config file: h1 on port 1, h2 on port 2, and port
+One `oxflow run` from a config file (two workers, so each queue is served
+by several transmit sockets): h1 on port 1, h2 on port 2, and port
 2 (max_rate 1G) has queues 1 (max 20M), 2 (max 500M) and 3 (min 1M, max
 100M). Flows put UDP traffic to h2 on a queue by destination port.
 
@@ -39,7 +40,7 @@ pytestmark = pytest.mark.skipif(
 
 
 def config_text(ports, queues_line):
-    return ('datapath_id = "0x51"\nfail_mode = "secure"\n'
+    return ('datapath_id = "0x51"\nfail_mode = "secure"\nworkers = 2\n'
             '[[port]]\ninterface = "%s"\n'
             '[[port]]\ninterface = "%s"\nmax_rate = "1G"\n%s\n'
             % (ports[0], ports[1], queues_line))
