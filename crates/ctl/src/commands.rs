@@ -198,7 +198,7 @@ pub fn main_with_args(args: Vec<String>) -> i32 {
 /// [`main_with_args`] with explicit output streams (for tests).
 pub fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     if args.iter().any(|a| a == "--help" || a == "-h") {
-        let _ = writeln!(out, "{USAGE}");
+        let _ = writeln!(out, "{USAGE}\n{}", crate::port_admin::USAGE);
         return 0;
     }
     let inv = match parse_args(args) {
@@ -380,6 +380,10 @@ fn parse_hex(s: &str) -> Option<Vec<u8>> {
 }
 
 fn execute(inv: &Invocation, out: &mut dyn Write) -> Result<(), Failure> {
+    if crate::port_admin::COMMANDS.contains(&inv.command.as_str()) {
+        return crate::port_admin::run(&inv.command, &inv.target, &inv.args, inv.timeout, out)
+            .map_err(Failure);
+    }
     match inv.command.as_str() {
         "show" => {
             let mut c = connect(inv)?;

@@ -39,6 +39,7 @@ pub mod lex;
 pub mod meter;
 pub mod monitor;
 pub mod port_names;
+pub mod port_admin;
 pub mod print;
 pub mod state;
 pub mod syntax_error;

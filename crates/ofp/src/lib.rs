@@ -34,6 +34,7 @@ pub mod meter;
 pub mod multipart;
 pub mod oxm;
 pub mod port;
+pub mod port_admin;
 pub mod queue;
 pub mod snapshot;
 pub mod table_features;

@@ -123,9 +123,11 @@ impl Pipeline {
                 }
             }
             Action::Group(g) if !self.groups.contains(*g) => bad(BadActionCode::BadOutGroup),
-            // Ports have one queue, id 0 (the default queue every frame
-            // goes through); no other queue exists.
-            Action::SetQueue(q) if *q != 0 => bad(BadActionCode::BadQueue),
+            // Queue 0 is every port's default queue; others must exist on
+            // some port (`Pipeline::queue_ids`).
+            Action::SetQueue(q) if *q != 0 && !self.queue_ids.contains(q) => {
+                bad(BadActionCode::BadQueue)
+            }
             Action::Experimenter { .. } => bad(BadActionCode::BadExperimenter),
             _ => Ok(()),
         }

@@ -142,6 +142,13 @@ pub struct Pipeline {
     /// Hashes the lists and programs of `recent_programs` (random seed;
     /// a replica's clone keeps it, and only its own lists meet it).
     recent_hasher: hashbrown::DefaultHashBuilder,
+    /// Queue ids that some port has besides the default queue 0 (set by
+    /// the switch from its port configuration): a set-queue action to an
+    /// id no port has is BAD_ACTION/BAD_QUEUE. Which port the frame
+    /// leaves by is only known when it does, so a queue the output port
+    /// lacks is not an error here; the switch sends such a frame on the
+    /// port's default queue.
+    pub queue_ids: std::collections::BTreeSet<u32>,
 }
 
 /// One of `Pipeline::recent_programs`: an instruction list and its
@@ -185,6 +192,7 @@ impl Pipeline {
             parse_layer: Layer::L2,
             recent_programs: Vec::new(),
             recent_hasher: Default::default(),
+            queue_ids: Default::default(),
         }
     }
 

@@ -1564,6 +1564,13 @@ fn set_queue_to_a_missing_queue_is_bad_queue() {
         ErrorCode::BadAction(ofp::error::BadActionCode::BadQueue)
     );
     p.flow_mod(&f(0), 0).unwrap();
+    // A queue some port has is accepted.
+    p.queue_ids.insert(1);
+    p.flow_mod(&f(1), 0).unwrap();
+    assert_eq!(
+        p.flow_mod(&f(2), 0).unwrap_err(),
+        ErrorCode::BadAction(ofp::error::BadActionCode::BadQueue)
+    );
     // Set-field without its prerequisite in the match.
     let bad = fm(
         cmd::ADD,

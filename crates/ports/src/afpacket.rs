@@ -1085,6 +1085,34 @@ fn open_socket(name: &str, opts: &AfPacketOpts) -> io::Result<Opened> {
     })
 }
 
+/// A transmit-only AF_PACKET socket (protocol 0, never bound: it receives
+/// nothing, and each send names the interface) whose frames carry the
+/// packet priority `priority` (`SO_PRIORITY`, which a classful qdisc
+/// classifies on).
+fn open_tx_socket(name: &str, vnet: bool, priority: u32) -> io::Result<OwnedFd> {
+    // SAFETY: plain socket(2) call; the result is checked and owned.
+    let raw = cvt(unsafe {
+        libc::socket(
+            libc::AF_PACKET,
+            libc::SOCK_RAW | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+            0,
+        )
+    })
+    .map_err(|e| ctx(e, "socket(AF_PACKET)", name))?;
+    // SAFETY: `raw` is a fresh descriptor nobody else owns.
+    let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+    let s = fd.as_raw_fd();
+    if vnet {
+        setsockopt(s, libc::SOL_PACKET, PACKET_VNET_HDR, &1i32)
+            .map_err(|e| ctx(e, "PACKET_VNET_HDR", name))?;
+    }
+    let prio = i32::try_from(priority)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "priority above i32::MAX"))?;
+    setsockopt(s, libc::SOL_SOCKET, libc::SO_PRIORITY, &prio)
+        .map_err(|e| ctx(e, "SO_PRIORITY", name))?;
+    Ok(fd)
+}
+
 /// Sets up and maps the TPACKET_V3 receive ring of socket `s`.
 fn open_ring(s: RawFd, name: &str, opts: &AfPacketOpts) -> io::Result<RxRing> {
     setsockopt(s, libc::SOL_PACKET, libc::PACKET_VERSION, &TPACKET_V3)
@@ -1376,6 +1404,25 @@ impl Port for AfPacket {
     fn tx_clone(&self) -> io::Result<Box<dyn PortTx>> {
         Ok(Box::new(AfPacketTx {
             tx: self.tx.clone_handle(),
+        }))
+    }
+
+    fn tx_clone_priority(&self, priority: u32) -> io::Result<Box<dyn PortTx>> {
+        let vnet = self.opts.vnet_hdr;
+        let name = self.name.clone();
+        // The socket must live in the interface's namespace: `dest` names
+        // the interface by its index there.
+        let fd = in_netns_of(self.fd.as_raw_fd(), move || {
+            open_tx_socket(&name, vnet, priority)
+        })??;
+        Ok(Box::new(AfPacketTx {
+            tx: TxSide::new(
+                Arc::new(fd),
+                self.tx.dest,
+                Arc::clone(&self.tx.counters),
+                vnet,
+                Arc::clone(&self.tx.name),
+            ),
         }))
     }
 

@@ -135,6 +135,24 @@ pub trait Port: Send {
         ))
     }
 
+    /// Like [`Port::tx_clone`], on a socket of its own whose frames carry
+    /// the kernel packet priority `priority` (`SO_PRIORITY`), so that a
+    /// classful qdisc on the interface (htb: a priority `MAJOR:MINOR` equal
+    /// to one of its class ids) puts them in that class; the switch's
+    /// queues use it. Counters are shared with the port like a clone's.
+    /// Backends whose transmit bypasses the kernel's qdiscs (AF_XDP, tap)
+    /// return `Unsupported`.
+    fn tx_clone_priority(&self, priority: u32) -> io::Result<Box<dyn PortTx>> {
+        let _ = priority;
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            format!(
+                "{}: this backend's transmit bypasses the kernel's queueing disciplines",
+                self.name()
+            ),
+        ))
+    }
+
     /// Splits reception into `n` handles that share the load by flow hash
     /// (AF_PACKET: a `PACKET_FANOUT_HASH` group of `n` sockets; AF_XDP: one
     /// socket per queue where the device has `n` queues), one per worker.

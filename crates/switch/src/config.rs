@@ -35,12 +35,21 @@
 //! name = "h1"                          # optional, defaults to the interface
 //! interface = "veth-h1"
 //! backend = "xdp"                      # optional, defaults to port_backend
+//! max_rate = "1G"                      # optional: the speed queue rates are relative
+//!                                      # to (default: the interface's, else 10G)
+//! queues = [                           # optional: queues for set_queue (AF_PACKET
+//!   { id = 1, min_rate = "10M", max_rate = "50M" },  # ports only; rates in bit/s
+//!   { id = 2, max_rate = "20M" },      # with k/M/G; docs/queues.md)
+//! ]
 //!
 //! [tls]
 //! private_key = "switch-key.pem"
 //! certificate = "switch-cert.pem"
 //! ca_cert = "ca-cert.pem"
 //! ```
+//!
+//! SIGHUP re-reads the `[[port]]` list (ports added, removed, queues changed;
+//! `crate::reload`); the other keys need a restart.
 //!
 //! Without `listeners`, the switch listens on `ptcp:6634:127.0.0.1` (local
 //! management only); it never listens on a public address unless told to.
@@ -341,6 +350,12 @@ pub struct PortConfig {
     /// Backend of this port; `None`: the top-level `port_backend`.
     #[serde(default, deserialize_with = "opt_from_str")]
     pub backend: Option<PortBackend>,
+    /// Speed the port's queue rates are relative to (module comment).
+    #[serde(default)]
+    pub max_rate: Option<crate::datapath::queues::Rate>,
+    /// The port's queues (module comment; `crate::datapath::queues`).
+    #[serde(default)]
+    pub queues: Vec<crate::datapath::queues::QueueConfig>,
 }
 
 impl PortConfig {
@@ -422,6 +437,9 @@ pub struct Config {
     /// persistence.
     pub state_dir: Option<PathBuf>,
     pub state_corrupt: crate::persist::OnCorrupt,
+    /// The file whose `[[port]]` list SIGHUP re-reads (`crate::reload`):
+    /// the loaded file, unless `--port` flags replaced its ports.
+    pub port_file: Option<PathBuf>,
 }
 
 impl Default for Config {
@@ -448,6 +466,7 @@ impl Default for Config {
             select_method: pipeline::group::SelectMethod::default(),
             state_dir: None,
             state_corrupt: crate::persist::OnCorrupt::default(),
+            port_file: None,
         }
     }
 }
@@ -493,7 +512,9 @@ impl Config {
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
         let src = std::fs::read_to_string(path)
             .map_err(|e| ConfigError(format!("{}: {e}", path.display())))?;
-        Self::parse(&src, &path.display().to_string())
+        let mut cfg = Self::parse(&src, &path.display().to_string())?;
+        cfg.port_file = Some(path.to_path_buf());
+        Ok(cfg)
     }
 
     /// Parse config text; `file` names it in errors.
@@ -575,6 +596,7 @@ impl Config {
             // A relative state_dir is relative to the config file.
             state_dir: f.state_dir.map(|p| dir.join(p)),
             state_corrupt: f.state_corrupt.unwrap_or(d.state_corrupt),
+            port_file: None,
         };
         cfg.check()
             .map_err(|m| ConfigError(format!("{file}: {m}")))?;
@@ -587,6 +609,7 @@ impl Config {
             self.datapath_id = parse_dpid(s).map_err(|m| ConfigError(format!("--dpid: {m}")))?;
         }
         if !o.ports.is_empty() {
+            self.port_file = None;
             self.ports = o
                 .ports
                 .iter()
@@ -594,6 +617,8 @@ impl Config {
                     name: None,
                     interface: i.clone(),
                     backend: None,
+                    max_rate: None,
+                    queues: Vec::new(),
                 })
                 .collect();
         }
@@ -663,6 +688,16 @@ impl Config {
             if !seen.insert(p.interface.as_str()) {
                 return Err(format!("interface \"{}\" is listed twice", p.interface));
             }
+            let specs: Vec<_> = p.queues.iter().map(|q| q.spec()).collect();
+            let speed = p.max_rate.map_or(u64::MAX, |r| r.0);
+            if p.max_rate.is_some_and(|r| r.0 == 0) {
+                return Err(format!(
+                    "port \"{}\": max_rate must be above 0",
+                    p.interface
+                ));
+            }
+            crate::datapath::queues::check(&specs, speed)
+                .map_err(|e| format!("port \"{}\": {e}", p.interface))?;
         }
         Ok(())
     }

@@ -3,7 +3,9 @@
 //!
 //! # Who owns what
 //!
-//! - The **ports** are opened here (one [`AfPacket`] per configured
+//! - The **ports** are opened here at start, and at run time through the
+//!   opener [`crate::reload::prepare`] gives the datapath (`oxflow ctl
+//!   add-port`, SIGHUP: [`crate::reload`]) (one [`AfPacket`] per configured
 //!   interface, OpenFlow numbers 1, 2, ... in configuration order) and handed
 //!   to [`Datapath::start`], which spawns the worker threads.
 //! - The **datapath** (the authoritative pipeline) has two users on the
@@ -82,6 +84,9 @@ pub enum DaemonError {
         interface: String,
         reason: String,
     },
+    /// Queues that cannot be set up (the message names port and queue).
+    #[error("{0}")]
+    Queues(String),
     #[error("LOCAL port (tap {interface}): {reason}")]
     LocalPort { interface: String, reason: String },
     #[error("{0}")]
@@ -159,6 +164,21 @@ fn open_ports(config: &Config) -> Result<OpenPorts, DaemonError> {
     let mut out: OpenPorts = Vec::new();
     for (i, pc) in config.ports.iter().enumerate() {
         let no = u32::try_from(i + 1).unwrap_or(u32::MAX);
+        out.push((no, open_port(config, no, pc)?));
+    }
+    if let Some(name) = &config.local_port {
+        out.push((port_no::LOCAL, Box::new(create_local_port(name)?)));
+    }
+    Ok(out)
+}
+
+/// Opens one configured port as port `no` with its backend.
+pub(crate) fn open_port(
+    config: &Config,
+    no: u32,
+    pc: &config::PortConfig,
+) -> Result<Box<dyn Port>, DaemonError> {
+    {
         let err = |reason: String| DaemonError::Port {
             no,
             interface: pc.interface.clone(),
@@ -184,12 +204,8 @@ fn open_ports(config: &Config) -> Result<OpenPorts, DaemonError> {
             },
             PortBackend::AfPacket => open_afpacket(config, no, pc).map_err(err)?,
         };
-        out.push((no, port));
+        Ok(port)
     }
-    if let Some(name) = &config.local_port {
-        out.push((port_no::LOCAL, Box::new(create_local_port(name)?)));
-    }
-    Ok(out)
 }
 
 /// Opens `pc` with AF_PACKET (with `PACKET_VNET_HDR` when `gso` is on,
@@ -267,6 +283,13 @@ pub async fn serve(config: Config, stop: impl Future<Output = ()>) -> Result<(),
         ..DpConfig::default()
     };
     let mut dp = Datapath::start(dp_config, ports, Clock::real());
+    let port_config = match crate::reload::prepare(&mut dp, &config) {
+        Ok(c) => c,
+        Err(e) => {
+            dp.shutdown();
+            return Err(e);
+        }
+    };
     // The saved state goes in before any connection is accepted.
     if let Some(dir) = &config.state_dir {
         if let Err(e) = crate::persist::restore(&mut dp, dir, config.state_corrupt) {
@@ -330,7 +353,9 @@ pub async fn serve(config: Config, stop: impl Future<Output = ()>) -> Result<(),
             FailMode::Standalone => "standalone",
         }
     );
+    let reloader = crate::reload::on_sighup(shared.clone(), port_config)?;
     stop.await;
+    reloader.abort();
     // Close the endpoints first (no new requests), then the pump, then the
     // workers.
     drop(metrics);

@@ -11,3 +11,4 @@ pub mod daemon;
 pub mod datapath;
 pub mod metrics;
 pub mod persist;
+pub mod reload;

@@ -29,7 +29,8 @@
 //!   totals) and before expiry, where it also merges the workers' `last_hit`
 //!   stamps (max) for idle timeouts. Expiry is decided here and broadcast as
 //!   [`ops::Op::RemoveFlows`]. Port counters come from the ports themselves.
-//! - **Ports** ([`SwitchPort`]): a fixed set given at start, each behind a
+//! - **Ports** ([`SwitchPort`]): a set given at start (changed at run time
+//!   by [`ports_runtime`]), each behind a
 //!   `Mutex` for its receive side (which belongs to exactly one worker;
 //!   ports are dealt round robin) and for the control thread's occasional
 //!   reads (stats, link). Transmission does not take it: every worker and
@@ -62,7 +63,6 @@
 //!   and run the shared [`learning::MacTable`] (also used for OFPP_NORMAL).
 //!   Fail-secure is simply [`ops::Mode::Pipeline`] without a controller:
 //!   flows stay, misses are dropped by the channel.
-//!
 //! - **Bundles** ([`bundle`]): per-connection bundles; a commit applies
 //!   its messages with the datapath *staging* (operations for the workers
 //!   held back in `staging`), rolls back to a clone of the pipeline on a
@@ -70,26 +70,32 @@
 //! - **Persistence** (`crate::persist`, `snapshot`): with a state
 //!   directory, the state is written before barrier and commit replies
 //!   when it changed, and at the latest a second after a change.
-//!
-//! TODO(issue 3), not done:
-//! - port add/delete at run time (the port set is fixed at start);
-//! - queues: every port has only the default queue 0 (set_queue to any
-//!   other id is BAD_ACTION/BAD_QUEUE; queue stats/config list none).
+//! - **Run-time ports** ([`ports_runtime`]): ports are added, removed and
+//!   re-attached by handing the workers a new port map and receive sources
+//!   as operations; the packet path takes no new lock.
+//! - **Queues** ([`queues`]): a port's queues are htb classes on its
+//!   interface; each thread transmits a queue's frames on a socket whose
+//!   priority selects the class, and counts them per queue.
 //!
 //! The daemon (`crate::daemon`) drains [`Datapath::take_events`] and calls
 //! [`Datapath::tick`] / [`Datapath::set_mode`].
 
+mod admin;
 pub mod buffers;
 pub mod bundle;
 pub mod features;
 pub mod learning;
 pub mod ops;
+pub mod ports_runtime;
+pub mod queues;
 mod requests;
 mod snapshot;
 pub mod worker;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_runtime;
 
 use ops::{Deltas, FlowId, Mode, Op, Sequenced, WorkerCounters};
 use pipeline::{Nanos, Pipeline, PortInfo};
@@ -258,6 +264,8 @@ pub struct Datapath {
     /// Writes the state file (`crate::persist`); `None` without a state
     /// directory.
     persist: Option<crate::persist::Persister>,
+    /// Run-time port and queue changes (`ports_runtime`).
+    rt: ports_runtime::Runtime,
 }
 
 impl Datapath {
@@ -395,6 +403,7 @@ impl Datapath {
             bundles: bundle::Bundles::default(),
             staging: None,
             persist: None,
+            rt: Default::default(),
         }
     }
 
@@ -572,6 +581,7 @@ impl Datapath {
     /// Call it on [`ports::LinkMonitor`] events and periodically.
     pub fn poll_links(&mut self) {
         use ofp::port::state;
+        self.reattach_ports();
         let ports = self.ports.clone();
         for (no, sp) in ports.iter() {
             let up = match sp.io.lock() {
@@ -735,7 +745,11 @@ impl Datapath {
     pub fn port_desc(&self, no: u32) -> Option<ofp::port::Port> {
         let sp = self.ports.get(&no)?;
         let info = self.pipeline.ports.get(no)?;
-        let mtu_speed = 0;
+        // A port with queues reports the speed their rates are relative to
+        // (kbit/s); others report none.
+        let mtu_speed = self
+            .port_queues(no)
+            .map_or(0, |q| u32::try_from(q.speed / 1000).unwrap_or(u32::MAX));
         Some(ofp::port::Port {
             port_no: no,
             hw_addr: sp.hw_addr,
@@ -763,6 +777,8 @@ impl Datapath {
             w.wake();
             let _ = w.join.join();
         }
+        // Removes the queues' qdiscs from the interfaces.
+        self.rt = ports_runtime::Runtime::default();
     }
 }
 

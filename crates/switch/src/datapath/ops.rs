@@ -12,7 +12,7 @@ use pipeline::group::Counters;
 use pipeline::{CompiledMatch, Nanos, PortInfo, TableCounters};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::SyncSender;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// Identifies one flow entry across replicas: table, priority and match
 /// (unique per table by flow-mod semantics).
@@ -64,6 +64,40 @@ pub enum Op {
     /// A committed bundle's operations, applied together between two
     /// batches (`super::bundle`).
     Bundle(Arc<Vec<Op>>),
+    /// A port left the port table (deleted at run time).
+    RemovePort(u32),
+    /// The port set changed at run time (`super::ports_runtime`): adopt
+    /// it; transmit handles follow and the receive sources of ports that
+    /// are gone are dropped.
+    Ports(super::SwitchPorts),
+    /// Receive sources of a port added at run time (see [`RxHandoff`]).
+    AddRx(Arc<RxHandoff>),
+    /// Port `no`'s queues changed (`super::queues`): open one transmit
+    /// handle per queue.
+    Queues(u32, Arc<super::queues::PortQueues>),
+}
+
+/// The receive sources of a port added at run time, handed to the
+/// workers through one broadcast [`Op::AddRx`]: each worker takes at most
+/// one. A port whose reception is split has one source per worker; a
+/// whole port has one, which the first worker to apply the operation
+/// takes.
+pub struct RxHandoff(Mutex<Vec<super::worker::RxSource>>);
+
+impl RxHandoff {
+    pub(crate) fn new(sources: Vec<super::worker::RxSource>) -> RxHandoff {
+        RxHandoff(Mutex::new(sources))
+    }
+
+    pub(crate) fn take(&self) -> Option<super::worker::RxSource> {
+        self.0.lock().ok().and_then(|mut v| v.pop())
+    }
+}
+
+impl std::fmt::Debug for RxHandoff {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RxHandoff")
+    }
 }
 
 /// An operation with its sequence number (1, 2, ...).

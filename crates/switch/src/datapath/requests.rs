@@ -100,19 +100,19 @@ impl Datapath {
                         ofp::error::QueueOpFailedCode::BadPort,
                     ));
                 }
-                one(Message::QueueGetConfigReply(
-                    ofp::queue::QueueGetConfigReply {
-                        port: p,
-                        queues: Vec::new(),
-                    },
-                ))
+                one(Message::QueueGetConfigReply(self.queue_config(p)))
             }
-            Message::MultipartRequest(req) => match self.multipart(req.body) {
-                Ok(body) => mp::split_reply(Multipart::new(body), MAX_REPLY)
-                    .into_iter()
-                    .map(|r| OfpMessage::new(xid, Message::MultipartReply(r)))
-                    .collect(),
-                Err(c) => err(c),
+            Message::MultipartRequest(req) => match req.body {
+                Q::Experimenter(e) if ofp::port_admin::PortAdmin::parse(&e).is_some() => {
+                    self.port_admin(xid, &e, raw)
+                }
+                body => match self.multipart(body) {
+                    Ok(body) => mp::split_reply(Multipart::new(body), MAX_REPLY)
+                        .into_iter()
+                        .map(|r| OfpMessage::new(xid, Message::MultipartReply(r)))
+                        .collect(),
+                    Err(c) => err(c),
+                },
             },
             // oxflow defines no OFPT_EXPERIMENTER message of its own (its
             // extensions are experimenter multiparts; the ONF bundle
@@ -153,7 +153,11 @@ impl Datapath {
             n_buffers: super::buffers::N_BUFFERS as u32,
             n_tables: self.pipeline.n_tables().min(255) as u8,
             auxiliary_id: 0,
-            capabilities: cap::FLOW_STATS | cap::TABLE_STATS | cap::PORT_STATS | cap::GROUP_STATS,
+            capabilities: cap::FLOW_STATS
+                | cap::TABLE_STATS
+                | cap::PORT_STATS
+                | cap::GROUP_STATS
+                | cap::QUEUE_STATS,
             reserved: 0,
         }
     }
@@ -328,13 +332,13 @@ impl Datapath {
                     .filter_map(|n| self.port_desc(*n))
                     .collect(),
             ),
-            Q::Queue { port_no, .. } => {
+            Q::Queue { port_no, queue_id } => {
                 if port_no != ofp::port::port_no::ANY && !self.ports.contains_key(&port_no) {
                     return Err(ErrorCode::QueueOpFailed(
                         ofp::error::QueueOpFailedCode::BadPort,
                     ));
                 }
-                R::Queue(Vec::new())
+                R::Queue(self.queue_stats(port_no, queue_id, now)?)
             }
             Q::Group { group_id } => R::Group(
                 self.pipeline

@@ -54,7 +54,8 @@
 //! Each worker owns a [`TxPorts`]: one transmit handle per port from
 //! [`ports::Port::tx_clone`], used without any lock (every backend of the
 //! `ports` crate has clones; one without would be reached through the
-//! port's mutex).
+//! port's mutex). A port with queues adds one handle per queue
+//! (`super::queues`): a frame's queue id picks the handle.
 //!
 //! # Busy time
 //!
@@ -161,45 +162,124 @@ pub(crate) struct Worker {
 
 /// Transmit handles of one thread: a lock-free clone per port where the
 /// backend has one ([`ports::Port::tx_clone`]); other ports are reached
-/// through their shared mutex.
+/// through their shared mutex. A port with queues (`super::queues`) also
+/// has one handle per queue, on a socket whose priority selects the
+/// queue's qdisc class, with the queue's shared counters; a frame for a
+/// queue the port does not have leaves by the port's default handle.
+/// Each handle keeps its [`super::SwitchPort`] alive, so a port removed at
+/// run time closes once every thread dropped its handles
+/// ([`TxPorts::sync`]).
 pub(crate) struct TxPorts {
     ports: SwitchPorts,
-    own: BTreeMap<u32, Box<dyn PortTx>>,
+    own: BTreeMap<u32, (Arc<super::SwitchPort>, Box<dyn PortTx>)>,
+    /// Queue handles by port, each list in queue id order.
+    queued: BTreeMap<u32, Vec<QueueTx>>,
+}
+
+/// One queue's transmit handle (see [`TxPorts`]).
+pub(crate) struct QueueTx {
+    id: u32,
+    tx: Box<dyn PortTx>,
+    counters: Arc<super::queues::QueueCounters>,
 }
 
 impl TxPorts {
     pub fn new(ports: &SwitchPorts) -> TxPorts {
-        let own = ports
-            .iter()
-            .filter_map(|(no, p)| {
-                let io = p.io.lock().ok()?;
-                io.tx_clone().ok().map(|tx| (*no, tx))
-            })
-            .collect();
-        TxPorts {
+        let mut t = TxPorts {
             ports: ports.clone(),
-            own,
+            own: BTreeMap::new(),
+            queued: BTreeMap::new(),
+        };
+        t.sync(ports);
+        t
+    }
+
+    /// Adopts a new port set: opens handles for ports that are new (or
+    /// were re-attached: another [`super::SwitchPort`] under the same
+    /// number) and drops those of ports that are gone.
+    pub fn sync(&mut self, ports: &SwitchPorts) {
+        self.ports = ports.clone();
+        self.own
+            .retain(|no, (p, _)| ports.get(no).is_some_and(|now| Arc::ptr_eq(now, p)));
+        let own = &self.own;
+        self.queued.retain(|no, _| own.contains_key(no));
+        for (no, p) in ports.iter() {
+            if self.own.contains_key(no) {
+                continue;
+            }
+            let tx = match p.io.lock() {
+                Ok(io) => io.tx_clone().ok(),
+                Err(_) => None,
+            };
+            if let Some(tx) = tx {
+                self.own.insert(*no, (p.clone(), tx));
+            }
         }
     }
 
+    /// Opens one handle per queue of port `no` (replacing its previous
+    /// queue handles); an empty `queues` leaves it with its default handle
+    /// only. The error names the queue the backend could not serve.
+    pub fn set_queues(
+        &mut self,
+        no: u32,
+        queues: &super::queues::PortQueues,
+    ) -> Result<(), String> {
+        self.queued.remove(&no);
+        if queues.is_empty() {
+            return Ok(());
+        }
+        let Some(p) = self.ports.get(&no) else {
+            return Err(format!("no port {no}"));
+        };
+        let io = p.io.lock().map_err(|_| format!("port {no}: poisoned"))?;
+        let mut list = Vec::with_capacity(queues.queues.len());
+        for q in &queues.queues {
+            let tx = io
+                .tx_clone_priority(super::queues::priority(q.spec.id))
+                .map_err(|e| format!("queue {}: {e}", q.spec.id))?;
+            list.push(QueueTx {
+                id: q.spec.id,
+                tx,
+                counters: q.counters.clone(),
+            });
+        }
+        drop(io);
+        self.queued.insert(no, list);
+        Ok(())
+    }
+
     /// Sends every queued frame, at most [`ports::BATCH`] per `tx_batch`
-    /// call (drops are counted by the port), and empties the queues.
+    /// call (drops are counted by the port, and by the queue if it has
+    /// one), and empties the queues.
     pub fn flush(&mut self, queues: &mut TxQueues) {
-        for (no, q) in queues.iter_mut() {
+        for (no, queue_id, q) in queues.iter_mut() {
             if q.len == 0 {
                 continue;
             }
             // One look-up per port and batch, not per chunk.
-            let mut own = self.own.get_mut(no);
+            let mut qtx = self
+                .queued
+                .get_mut(&no)
+                .and_then(|l| l.iter_mut().find(|h| h.id == queue_id));
+            let mut own = if qtx.is_none() {
+                self.own.get_mut(&no).map(|(_, tx)| tx)
+            } else {
+                None
+            };
             for chunk in q.frames().chunks(ports::BATCH) {
                 let mut slices: [&[u8]; ports::BATCH] = [&[]; ports::BATCH];
                 for (s, f) in slices.iter_mut().zip(chunk) {
                     *s = f.as_slice();
                 }
                 let slices = &slices[..chunk.len()];
-                if let Some(tx) = own.as_mut() {
+                if let Some(h) = qtx.as_mut() {
+                    let sent = h.tx.tx_batch(slices).unwrap_or(0);
+                    let bytes: u64 = slices.iter().take(sent).map(|f| f.len() as u64).sum();
+                    h.counters.count(sent, slices.len(), bytes);
+                } else if let Some(tx) = own.as_mut() {
                     let _ = tx.tx_batch(slices);
-                } else if let Some(p) = self.ports.get(no) {
+                } else if let Some(p) = self.ports.get(&no) {
                     if let Ok(mut io) = p.io.lock() {
                         let _ = io.tx_batch(slices);
                     }
@@ -273,15 +353,16 @@ impl TxQueue {
     }
 }
 
-/// A worker's transmit queues, by port number: a small vector of
-/// `(port, queue)` pairs in the order ports were first output to (an entry
-/// is created the first time a port is output to and then kept, so a warm
-/// worker allocates nothing). A switch has a handful of ports and a batch
-/// usually outputs to one or two of them, so a linear search that starts
-/// at the last port used beats a tree or hash look-up per output.
+/// A worker's transmit queues, by port number and queue id (0 for frames
+/// without set-queue): a small vector of `(port, queue, frames)` in the
+/// order they were first output to (an entry is created the first time
+/// and then kept, so a warm worker allocates nothing). A switch has a
+/// handful of ports and a batch usually outputs to one or two of them, so
+/// a linear search that starts at the last entry used beats a tree or
+/// hash look-up per output.
 #[derive(Debug, Default)]
 pub(crate) struct TxQueues {
-    queues: Vec<(u32, TxQueue)>,
+    queues: Vec<(u32, u32, TxQueue)>,
     /// Index of the queue used last (the first one tried).
     last: usize,
 }
@@ -291,25 +372,30 @@ impl TxQueues {
         TxQueues::default()
     }
 
-    /// The queue of `port`, created empty if it has none yet.
-    pub fn queue(&mut self, port: u32) -> &mut TxQueue {
+    /// The frames for queue `queue_id` of `port`, created empty if there
+    /// are none yet.
+    pub fn queue(&mut self, port: u32, queue_id: u32) -> &mut TxQueue {
         let i = match self.queues.get(self.last) {
-            Some((no, _)) if *no == port => self.last,
-            _ => match self.queues.iter().position(|(no, _)| *no == port) {
+            Some((no, q, _)) if *no == port && *q == queue_id => self.last,
+            _ => match self
+                .queues
+                .iter()
+                .position(|(no, q, _)| *no == port && *q == queue_id)
+            {
                 Some(i) => i,
                 None => {
-                    self.queues.push((port, TxQueue::default()));
+                    self.queues.push((port, queue_id, TxQueue::default()));
                     self.queues.len() - 1
                 }
             },
         };
         self.last = i;
-        &mut self.queues[i].1
+        &mut self.queues[i].2
     }
 
-    /// Every queue with its port number.
-    pub fn iter_mut(&mut self) -> impl Iterator<Item = (&u32, &mut TxQueue)> {
-        self.queues.iter_mut().map(|(no, q)| (&*no, q))
+    /// Every queue with its port number and queue id.
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = (u32, u32, &mut TxQueue)> {
+        self.queues.iter_mut().map(|(no, q, f)| (*no, *q, f))
     }
 }
 
@@ -338,8 +424,8 @@ pub(crate) struct BatchOut<'a> {
 }
 
 impl Output for BatchOut<'_> {
-    fn port(&mut self, port: u32, data: &[u8], _queue: Option<u32>) {
-        self.queues.queue(port).push(data);
+    fn port(&mut self, port: u32, data: &[u8], queue: Option<u32>) {
+        self.queues.queue(port, queue.unwrap_or(0)).push(data);
     }
 
     fn packet_in(&mut self, ev: PacketInEvent<'_>) {
@@ -419,8 +505,56 @@ impl Worker {
                     });
                 }
             }
+            Op::RemovePort(no) => drop(p.ports.remove(no)),
+            Op::Ports(ports) => self.set_ports(ports),
+            Op::AddRx(handoff) => {
+                if let Some(src) = handoff.take() {
+                    self.unregister();
+                    self.rx.push(src);
+                    self.register();
+                }
+            }
+            Op::Queues(no, queues) => {
+                if let Err(e) = self.tx.set_queues(no, &queues) {
+                    tracing::warn!(port = no, "queues not served by this worker: {e}");
+                }
+            }
         }
         self.counters.acked.store(s.seq, Ordering::Release);
+    }
+
+    /// Adopts a new port set (ops: `Op::Ports`): transmit handles follow,
+    /// and the receive sources of ports that are gone are dropped.
+    fn set_ports(&mut self, ports: SwitchPorts) {
+        self.unregister();
+        self.rx.retain(|src| ports.contains_key(&src.port_no()));
+        self.tx.sync(&ports);
+        self.ports = ports;
+        self.register();
+    }
+
+    /// The receive descriptors, by source (token: index into `rx`).
+    fn rx_fds(&self) -> Vec<Option<std::os::fd::RawFd>> {
+        self.rx
+            .iter()
+            .map(|src| match src {
+                RxSource::Own { rx, .. } => rx.fd(),
+                RxSource::Shared { no } => self
+                    .ports
+                    .get(no)
+                    .and_then(|p| p.io.lock().ok().and_then(|io| io.fd())),
+            })
+            .collect()
+    }
+
+    /// Unregisters every receive descriptor (before the sources change).
+    fn unregister(&mut self) {
+        let fds = self.rx_fds();
+        if let Some(poller) = &mut self.poller {
+            for fd in fds.into_iter().flatten() {
+                let _ = poller.remove(fd);
+            }
+        }
     }
 
     /// Counter deltas since the last collect; zeroes the replica's counters.
@@ -463,17 +597,7 @@ impl Worker {
         if self.poller.is_none() {
             return;
         }
-        let fds: Vec<Option<std::os::fd::RawFd>> = self
-            .rx
-            .iter()
-            .map(|src| match src {
-                RxSource::Own { rx, .. } => rx.fd(),
-                RxSource::Shared { no } => self
-                    .ports
-                    .get(no)
-                    .and_then(|p| p.io.lock().ok().and_then(|io| io.fd())),
-            })
-            .collect();
+        let fds = self.rx_fds();
         let Some(poller) = &mut self.poller else {
             return;
         };
