@@ -48,7 +48,7 @@ struct Cli {
 enum Command {
     /// Run the switch in the foreground (logs to stderr; SIGTERM/SIGINT stop it,
     /// SIGHUP re-reads the config file's ports).
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// OpenFlow 1.3 client for any switch: `oxflow ctl COMMAND TARGET [ARGS...]`
     /// (e.g. `oxflow ctl dump-flows tcp:127.0.0.1:6634`; `oxflow ctl --help`).
     #[command(disable_help_flag = true)]
