@@ -82,7 +82,7 @@ impl FlowNotification {
             instructions.push(r.u32("flow_notification: instruction").map_err(short)?);
         }
         // The list is padded to 8 bytes: one u32 of zeros at most.
-        let pad = if n % 2 == 0 { 4 } else { 0 };
+        let pad = if n.is_multiple_of(2) { 4 } else { 0 };
         if r.remaining() != pad {
             return Err(BebaDecodeError::bad_len("flow_notification: padding"));
         }

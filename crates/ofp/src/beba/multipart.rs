@@ -115,7 +115,7 @@ impl StateEntryStats {
     fn decode(r: &mut Reader<'_>, short: bool) -> Result<StateEntryStats, DecodeError> {
         let fixed = if short { SHORT_LEN } else { FULL_LEN };
         let length = usize::from(r.peek_u16("state stats: length")?);
-        if length < fixed || length % 8 != 0 {
+        if length < fixed || !length.is_multiple_of(8) {
             return Err(DecodeError::bad_len("state stats: length"));
         }
         let mut e = r.sub(length, "state stats: record")?;
