@@ -52,6 +52,9 @@ def vectors():
         out.append({"name": name, "category": "beba", "kind": kind,
                     "msg_type": raw[1], "xid": xid_of(name),
                     "source": "oxflow.beba + os-ken", "hex": raw.hex(),
+                    # os-ken parses none of the BEBA parts (no experimenter
+                    # instruction class, BEBA bodies kept as opaque data)
+                    "osken_parse": False,
                     "beba": typed})
 
     def msg(name, exp_type, data, typed):
