@@ -73,6 +73,7 @@ eval-datacenter: setup
 # Regenerate the cross-check vectors from os-ken and scapy (committed files).
 vectors: setup
 	$(PY) python/tools/gen_ofp_vectors.py
+	$(PY) python/tools/gen_beba_vectors.py
 	$(PY) python/tools/gen_packet_vectors.py
 
 # Coverage-guided fuzzing of the OpenFlow decoder (needs nightly + cargo-fuzz).

@@ -21,8 +21,10 @@
 //!   experimenter messages (worker statistics).
 //! - [`snapshot`]: a switch's state as a checksummed file of OpenFlow messages.
 //! - [`bundle`]: the ONF bundle extension of OpenFlow 1.3 (EXT-230).
+//! - [`beba`]: the BEBA / OpenState stateful-forwarding experimenter extension.
 
 pub mod action;
+pub mod beba;
 pub mod bundle;
 pub mod error;
 pub mod experimenter;
