@@ -201,6 +201,18 @@ def test_merge_changes_only_what_it_names(lab, dev):
     after = dev.get_config()["running"]
     assert after == before.replace("switchport access vlan 20",
                                    "switchport access vlan 30")
+    # a merge keeps what it does not name: the description stays
+    dev.load_merge_candidate(config="hostname merged\ninterface %s\n"
+                             " description camera\n" % p["c"])
+    dev.commit_config()
+    dev.load_merge_candidate(config="interface %s\n switchport mode trunk\n"
+                             % p["c"])
+    dev.commit_config()
+    assert dev.get_config()["running"] == after.replace(
+        "hostname legacy1", "hostname merged").replace(
+        "interface %s\n switchport mode access\n switchport access vlan 30"
+        % p["c"], "interface %s\n description camera\n"
+        " switchport mode trunk" % p["c"])
 
 
 @needs_napalm

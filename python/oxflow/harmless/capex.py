@@ -304,7 +304,7 @@ def svg(rows):
     scenarios = [s for s in SCENARIOS if any(r["scenario"] == s
                                              for r in rows)]
     pw, ph, ml, mt = 420, 300, 80, 50
-    width = ml + len(scenarios) * (pw + ml) + 20
+    width = ml + len(scenarios) * (pw + ml) - ml + 40
     height = mt + ph + 90
     el = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" '
           'font-family="sans-serif">' % (width, height),

@@ -71,7 +71,9 @@ class ApplyError(RuntimeError):
 # A parsed configuration is a dict:
 #   {"hostname": str or None,
 #    "vlans": {vid: name},                       declared VLANs
-#    "interfaces": {name: {"mode": "access"|"trunk",
+#    "interfaces": {name: {"mode": "access"|"trunk",     (a partial parse
+#                                                        has only the keys
+#                                                        its text sets)
 #                          "vlan": vid (access) ,
 #                          "allowed": [vid, ...] or None (trunk; None = all),
 #                          "description": str or None}}}
@@ -105,8 +107,10 @@ def _new_intf():
             "description": None}
 
 
-def parse_config(text):
-    """Parses a configuration text (module doc); raises ConfigError."""
+def parse_config(text, partial=False):
+    """Parses a configuration text (module doc); raises ConfigError.
+    partial=True: each interface holds only the fields the text sets (for a
+    merge); otherwise the others get their defaults."""
     cfg = {"hostname": None, "vlans": {}, "interfaces": {}}
     section = None          # ("vlan", vid) or ("interface", name)
     for lineno, raw in enumerate(text.splitlines(), 1):
@@ -126,7 +130,7 @@ def parse_config(text):
                 cfg["vlans"].setdefault(vid, "VLAN%04d" % vid)
                 section = ("vlan", vid)
             elif words[0] == "interface" and len(words) == 2:
-                cfg["interfaces"].setdefault(words[1], _new_intf())
+                cfg["interfaces"].setdefault(words[1], {})
                 section = ("interface", words[1])
             else:
                 raise ConfigError("line %d: unknown command %r"
@@ -155,6 +159,9 @@ def parse_config(text):
         else:
             raise ConfigError("line %d: unknown %s command %r"
                               % (lineno, kind, line.strip()))
+    if not partial:
+        for name, intf in cfg["interfaces"].items():
+            cfg["interfaces"][name] = dict(_new_intf(), **intf)
     return cfg
 
 

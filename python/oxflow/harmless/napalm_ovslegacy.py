@@ -108,12 +108,11 @@ class OvsLegacyDriver(NetworkDriver):
     def _load(self, filename, config, replace, exc):
         text = self._read(filename, config, exc)
         try:
-            parsed = legacy_ovs.parse_config(text)
+            parsed = legacy_ovs.parse_config(text, partial=not replace)
         except legacy_ovs.ConfigError as e:
             raise exc(str(e)) from e
-        ports = set(self._need_conn().ports())
+        self._need_conn()
         self.candidate = (parsed, replace)
-        return parsed, ports
 
     def load_replace_candidate(self, filename=None, config=None):
         self._load(filename, config, True, ReplaceConfigException)
@@ -121,21 +120,34 @@ class OvsLegacyDriver(NetworkDriver):
     def load_merge_candidate(self, filename=None, config=None):
         self._load(filename, config, False, MergeConfigException)
 
+    def _merged(self):
+        """For a merge candidate: the config to apply (hostname, VLAN names
+        and the named interfaces, each completed from its running state)
+        and the whole resulting configuration."""
+        parsed, _ = self.candidate
+        result = legacy_ovs.read_config(self._need_conn())
+        if parsed["hostname"]:
+            result["hostname"] = parsed["hostname"]
+        result["vlans"].update(parsed["vlans"])
+        apply = {"hostname": parsed["hostname"], "vlans": parsed["vlans"],
+                 "interfaces": {}}
+        for name, fields in parsed["interfaces"].items():
+            full = dict(result["interfaces"].get(name,
+                                                 legacy_ovs._new_intf()),
+                        **fields)
+            result["interfaces"][name] = full
+            apply["interfaces"][name] = full
+        return apply, result
+
     def _candidate_text(self):
-        """The configuration the candidate would give (merged onto the
-        running one for a merge)."""
+        """The configuration the candidate would give."""
         parsed, replace = self.candidate
-        if replace:
-            result = {"hostname": parsed["hostname"],
-                      "vlans": dict(parsed["vlans"]),
-                      "interfaces": {}}
-            for port in self._need_conn().ports():
-                result["interfaces"][port] = legacy_ovs._new_intf()
-        else:
-            result = legacy_ovs.read_config(self._need_conn())
-            if parsed["hostname"]:
-                result["hostname"] = parsed["hostname"]
-            result["vlans"].update(parsed["vlans"])
+        if not replace:
+            return legacy_ovs.format_config(self._merged()[1])
+        result = {"hostname": parsed["hostname"],
+                  "vlans": dict(parsed["vlans"]), "interfaces": {}}
+        for port in self._need_conn().ports():
+            result["interfaces"][port] = legacy_ovs._new_intf()
         result["interfaces"].update(parsed["interfaces"])
         return legacy_ovs.format_config(result)
 
@@ -170,7 +182,8 @@ class OvsLegacyDriver(NetworkDriver):
         before = legacy_ovs.running_config(conn)
         parsed, replace = self.candidate
         try:
-            legacy_ovs.apply_config(conn, parsed, replace)
+            legacy_ovs.apply_config(
+                conn, parsed if replace else self._merged()[0], replace)
         except (legacy_ovs.ApplyError, RuntimeError) as e:
             applied = getattr(e, "applied", [])
             try:
