@@ -9,6 +9,8 @@
 //!   the words after `bench` go unchanged to [`bench::main_with_args`].
 //! - `oxflow eval datacenter ...`: the Mininet data-centre evaluation, run by
 //!   the Python tooling ([`eval`]).
+//! - `oxflow harmless capex ...`: the HARMLESS CAPEX calculator, run by the
+//!   Python tooling ([`harmless`]).
 //!
 //! Exit status: 0 on success (including a signalled stop), 1 when the switch
 //! cannot start (bad config, missing interface, busy listener; the message
@@ -22,6 +24,8 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 
 mod eval;
+mod harmless;
+mod pyexec;
 
 /// mimalloc instead of the system allocator: the control plane allocates
 /// per flow entry (matches, instructions, index nodes), and installing
@@ -45,6 +49,8 @@ struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
+// Parsed once at start-up: the size of the `Run` variant does not matter.
+#[allow(clippy::large_enum_variant)]
 enum Command {
     /// Run the switch in the foreground (logs to stderr; SIGTERM/SIGINT stop it,
     /// SIGHUP re-reads the config file's ports).
@@ -72,6 +78,15 @@ enum Command {
     #[command(disable_help_flag = true)]
     Eval {
         /// EXPERIMENT [ARGS...], passed on unchanged.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+        words: Vec<String>,
+    },
+    /// Hybrid legacy mode (HARMLESS) tools run by the Python tooling:
+    /// `oxflow harmless capex [--ports ...] [--speed 1G|10G] [--out DIR]`
+    /// (docs/harmless-capex.md; `oxflow harmless capex --help`).
+    #[command(disable_help_flag = true)]
+    Harmless {
+        /// COMMAND [ARGS...], passed on unchanged.
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
         words: Vec<String>,
     },
@@ -225,6 +240,7 @@ fn main() -> ExitCode {
             ExitCode::from(u8::try_from(status).unwrap_or(1))
         }
         Command::Eval { words } => ExitCode::from(eval::main_with_args(words)),
+        Command::Harmless { words } => ExitCode::from(harmless::main_with_args(words)),
     }
 }
 
