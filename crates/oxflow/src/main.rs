@@ -49,8 +49,6 @@ struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
-// Parsed once at start-up: the size of the `Run` variant does not matter.
-#[allow(clippy::large_enum_variant)]
 enum Command {
     /// Run the switch in the foreground (logs to stderr; SIGTERM/SIGINT stop it,
     /// SIGHUP re-reads the config file's ports).
