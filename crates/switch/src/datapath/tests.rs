@@ -567,6 +567,32 @@ fn normal_output_learns_floods_and_forgets_a_downed_port() {
     assert_eq!(r.recv(3), f1);
 }
 
+/// A port-mod setting PORT_DOWN forgets the port's learned addresses:
+/// frames to them flood (to the ports still up) instead of going nowhere.
+#[test]
+fn standalone_port_mod_down_forgets_its_addresses() {
+    let mut r = rig(3, 1);
+    r.dp.set_mode(Mode::Standalone);
+    r.dp.barrier();
+    let (a, b) = ([0, 0, 0, 0, 0, 1], [0, 0, 0, 0, 0, 2]);
+    r.send(2, &frame(2, a, 60)); // b learned on port 2
+    assert_eq!(r.recv(1), frame(2, a, 60));
+    assert_eq!(r.recv(3), frame(2, a, 60));
+    let hw = r.dp.ports[&2].hw_addr;
+    r.ok(Message::PortMod(PortMod {
+        port_no: 2,
+        hw_addr: hw,
+        config: config::PORT_DOWN,
+        mask: config::PORT_DOWN,
+        advertise: 0,
+    }));
+    r.barrier();
+    let f = frame(1, b, 60);
+    r.send(1, &f);
+    assert_eq!(r.recv(3), f);
+    assert_eq!(r.pending(2), 0);
+}
+
 #[test]
 fn link_down_sends_port_status_and_fast_failover_switches() {
     let mut r = rig(3, 2);
