@@ -60,6 +60,13 @@ pub trait Output {
     fn packet_in(&mut self, ev: PacketInEvent<'_>);
     /// A request for something the pipeline does not do; default: drop.
     fn unsupported(&mut self, _what: Unsupported, _data: &[u8]) {}
+    /// Output to OFPP_NORMAL of a packet received on `in_port`, with the
+    /// port table (a learning switch needs it to flood) so the receiver can
+    /// forward at once, without keeping a copy of the frame for later.
+    /// Default: [`Output::unsupported`].
+    fn normal(&mut self, in_port: u32, data: &[u8], _ports: &crate::PortTable) {
+        self.unsupported(Unsupported::Normal { in_port }, data);
+    }
 }
 
 /// State carried through one packet's trip.
@@ -732,12 +739,7 @@ impl Pipeline {
                     self.run_tables(&mut copy, &mut k, c, None, out);
                 }
             }
-            port_no::NORMAL => out.unsupported(
-                Unsupported::Normal {
-                    in_port: ctx.in_port,
-                },
-                pkt.data(),
-            ),
+            port_no::NORMAL => out.normal(ctx.in_port, pkt.data(), &self.ports),
             port_no::LOCAL => {
                 if self.ports.get(port).is_some_and(|p| p.can_forward()) {
                     out.port(port, pkt.data(), ctx.queue);

@@ -60,7 +60,14 @@
 //!   buckets and counters are shared atomics, so a meter's rate limits the
 //!   switch as a whole and meter stats are read directly.
 //! - **Standalone** ([`ops::Mode::Standalone`]): workers bypass the pipeline
-//!   and run the shared [`learning::MacTable`] (also used for OFPP_NORMAL).
+//!   and run the learning switch ([`learning`], also OFPP_NORMAL's): one
+//!   [`LearningTable`] made here and handed to every worker, a lock-free
+//!   data-plane state table (graph's `StateTable`) that packets write, so an
+//!   address learned on one worker serves the next frame on any other, with
+//!   no lock and no allocation per frame. NORMAL is forwarded while the
+//!   pipeline runs the action (`pipeline::Output::normal` hands over the port
+//!   table), without a copy of the frame. The control thread forgets a
+//!   port's addresses when its link goes down or it is removed.
 //!   Fail-secure is simply [`ops::Mode::Pipeline`] without a controller:
 //!   flows stay, misses are dropped by the channel.
 //! - **Bundles** ([`bundle`]): per-connection bundles; a commit applies
@@ -111,7 +118,7 @@ use worker::{RxSource, TxPorts, Worker, WorkerPacketIn};
 pub use worker::PollMode;
 
 pub use buffers::BufferPool;
-pub use learning::MacTable;
+pub use learning::LearningTable;
 
 /// Depth of each worker's operation queue.
 pub const OP_QUEUE: usize = 4096;
@@ -173,8 +180,6 @@ impl std::fmt::Debug for SwitchPort {
 
 /// The port set, by number.
 pub type SwitchPorts = Arc<BTreeMap<u32, Arc<SwitchPort>>>;
-/// The learning switch's table, shared by the workers.
-pub type LearningTable = Arc<Mutex<MacTable>>;
 
 /// Settings of the datapath.
 #[derive(Debug, Clone)]
@@ -333,7 +338,7 @@ impl Datapath {
         let ports: SwitchPorts = Arc::new(map);
         let n = config.n_workers.max(1);
         let stop = Arc::new(AtomicBool::new(false));
-        let learning: LearningTable = Arc::default();
+        let learning = LearningTable::default();
         let (tx, packet_ins) = mpsc::sync_channel(PACKET_IN_QUEUE);
         let packet_in_tx = worker::PacketInSender {
             tx,
@@ -601,9 +606,7 @@ impl Datapath {
             self.pipeline.ports.insert(*no, new);
             self.broadcast(Op::Port(*no, new));
             if !up {
-                if let Ok(mut t) = self.learning.lock() {
-                    t.flush_port(*no);
-                }
+                self.learning.flush_port(*no);
             }
             if let Some(desc) = self.port_desc(*no) {
                 self.pending
@@ -714,27 +717,16 @@ impl Datapath {
                 events: &self.packet_in_tx,
                 counters: &self.control_counters,
                 learning: &self.learning,
+                now,
             };
             match actions {
-                Some(acts) => {
-                    let mut deferred = Vec::new();
-                    {
-                        let mut d = worker::Deferred {
-                            inner: &mut out,
-                            normal: &mut deferred,
-                        };
-                        self.pipeline
-                            .packet_out(&mut buf, in_port, acts, now, &mut d);
-                    }
-                    for (p, frame) in deferred {
-                        worker::normal(&self.pipeline.ports, p, &frame, now, &mut out);
-                    }
-                }
+                Some(acts) => self
+                    .pipeline
+                    .packet_out(&mut buf, in_port, acts, now, &mut out),
                 None => {
                     // A packet-out of a malformed frame is dropped like a
                     // received one; there is no ingress port to count it on.
-                    let _ =
-                        worker::process_one(&mut self.pipeline, &mut buf, in_port, now, &mut out);
+                    let _ = self.pipeline.process(&mut buf, in_port, now, &mut out);
                 }
             }
         }

@@ -263,9 +263,7 @@ impl Datapath {
         self.tx.sync(&ports);
         self.broadcast(Op::Ports(ports));
         self.barrier();
-        if let Ok(mut t) = self.learning.lock() {
-            t.flush_port(no);
-        }
+        self.learning.flush_port(no);
         self.rt.ifindex.remove(&no);
         config
     }

@@ -207,9 +207,14 @@ impl Datapath {
         let Some(mut info) = self.pipeline.ports.get(pm.port_no).copied() else {
             return bad(PortModFailedCode::BadPort);
         };
+        let was_down = info.config & ofp::port::config::PORT_DOWN != 0;
         info.config = (info.config & !pm.mask) | (pm.config & pm.mask);
         self.pipeline.ports.insert(pm.port_no, info);
         self.broadcast(Op::Port(pm.port_no, info));
+        if !was_down && info.config & ofp::port::config::PORT_DOWN != 0 {
+            // Administratively down: forget its addresses, as on link down.
+            self.learning.flush_port(pm.port_no);
+        }
         Ok(())
     }
 

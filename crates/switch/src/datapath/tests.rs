@@ -480,6 +480,119 @@ fn standalone_learning_floods_then_unicasts() {
     let _ = b;
 }
 
+/// Which worker received how many frames so far.
+fn rx_per_worker(r: &Rig) -> Vec<u64> {
+    r.dp.workers
+        .iter()
+        .map(|w| w.counters.rx_packets.load(Ordering::SeqCst))
+        .collect()
+}
+
+/// The learning table is one for all workers: an address learned from a
+/// frame one worker received serves the next frame another worker
+/// receives (in-memory ports are dealt whole, round robin: port 1 to
+/// worker 0, port 2 to worker 1, port 3 to worker 0).
+#[test]
+fn standalone_workers_share_the_learning_table() {
+    let mut r = rig(3, 2);
+    r.dp.set_mode(Mode::Standalone);
+    r.dp.barrier();
+    let a = [0, 0, 0, 0, 0, 1];
+    let f1 = frame(1, [0, 0, 0, 0, 0, 2], 60); // a -> b, b unknown: flood
+    r.send(1, &f1);
+    assert_eq!(r.recv(2), f1);
+    assert_eq!(r.recv(3), f1);
+    let after_f1 = rx_per_worker(&r);
+    let f2 = frame(2, a, 60); // b -> a, on the other worker
+    r.send(2, &f2);
+    assert_eq!(r.recv(1), f2);
+    let after_f2 = rx_per_worker(&r);
+    let took = |w: usize| after_f2[w] - after_f1[w];
+    let first = after_f1.iter().position(|&n| n == 1);
+    assert_eq!(
+        first.map(|w| took(1 - w)),
+        Some(1),
+        "f1 and f2 on different workers: {after_f1:?} {after_f2:?}"
+    );
+    // a was a unicast, not flooded: port 3's next frame is this broadcast.
+    let f3 = frame(2, BCAST, 60);
+    r.send(2, &f3);
+    assert_eq!(r.recv(1), f3);
+    assert_eq!(r.recv(3), f3);
+}
+
+/// A flow's output to NORMAL runs the same learning switch: unknown and
+/// broadcast destinations flood, a learned one is forwarded to its port,
+/// a frame whose destination sits on its ingress port is dropped, and a
+/// port whose link goes down is forgotten (its addresses flood again).
+#[test]
+fn normal_output_learns_floods_and_forgets_a_downed_port() {
+    let mut r = rig(3, 2);
+    r.ok(Message::FlowMod(fm(
+        cmd::ADD,
+        0,
+        vec![],
+        vec![out(port_no::NORMAL)],
+    )));
+    r.barrier();
+    let (a, b) = ([0, 0, 0, 0, 0, 1], [0, 0, 0, 0, 0, 2]);
+    let f1 = frame(1, b, 60);
+    r.send(1, &f1);
+    assert_eq!(r.recv(2), f1);
+    assert_eq!(r.recv(3), f1);
+    let f2 = frame(2, a, 60);
+    r.send(2, &f2);
+    assert_eq!(r.recv(1), f2);
+    // c on port 3 to a, then a frame to c from port 3 itself: dropped.
+    let f3 = frame(3, a, 60);
+    r.send(3, &f3);
+    assert_eq!(r.recv(1), f3);
+    let f4 = frame(1, [0, 0, 0, 0, 0, 3], 60);
+    r.send(3, &f4);
+    let bc = frame(3, BCAST, 60);
+    r.send(3, &bc);
+    assert_eq!(
+        r.recv(1),
+        bc,
+        "the frame to its own ingress port was dropped"
+    );
+    assert_eq!(r.recv(2), bc);
+    // Port 2's link goes down: b is forgotten, so a -> b floods to port 3
+    // (and not to the downed port 2).
+    r.hosts[1].set_link(false);
+    r.dp.poll_links();
+    let _ = r.dp.take_events();
+    r.barrier();
+    r.send(1, &f1);
+    assert_eq!(r.recv(3), f1);
+}
+
+/// A port-mod setting PORT_DOWN forgets the port's learned addresses:
+/// frames to them flood (to the ports still up) instead of going nowhere.
+#[test]
+fn standalone_port_mod_down_forgets_its_addresses() {
+    let mut r = rig(3, 1);
+    r.dp.set_mode(Mode::Standalone);
+    r.dp.barrier();
+    let (a, b) = ([0, 0, 0, 0, 0, 1], [0, 0, 0, 0, 0, 2]);
+    r.send(2, &frame(2, a, 60)); // b learned on port 2
+    assert_eq!(r.recv(1), frame(2, a, 60));
+    assert_eq!(r.recv(3), frame(2, a, 60));
+    let hw = r.dp.ports[&2].hw_addr;
+    r.ok(Message::PortMod(PortMod {
+        port_no: 2,
+        hw_addr: hw,
+        config: config::PORT_DOWN,
+        mask: config::PORT_DOWN,
+        advertise: 0,
+    }));
+    r.barrier();
+    let f = frame(1, b, 60);
+    r.send(1, &f);
+    assert_eq!(r.recv(3), f);
+    assert_eq!(r.pending(2), 0);
+}
+
 #[test]
 fn link_down_sends_port_status_and_fast_failover_switches() {
     let mut r = rig(3, 2);
@@ -1160,7 +1273,7 @@ fn forwarding_loop_does_not_allocate() {
         stop: Arc::default(),
         clock: Clock::real(),
         mode: Mode::Pipeline,
-        learning: Arc::default(),
+        learning: LearningTable::default(),
         tx: TxPorts::new(&ports),
         poll_mode: PollMode::Busy,
         poller: None,
@@ -1234,6 +1347,121 @@ fn forwarding_loop_does_not_allocate() {
     }
     assert_eq!(seen, 8 * ports::BATCH, "every frame flooded to h2");
     assert_eq!(allocs, 0, "heap allocations in the standalone loop");
+}
+
+/// The learning switch allocates nothing per packet once warm, in
+/// standalone mode and as a flow's output to NORMAL: a real worker
+/// receiving from both AF_PACKET veth ports forwards h1's frames to h2,
+/// whose address it learned from a frame h2 sent, while a counting
+/// allocator watches the thread that runs [`worker::Worker::round`].
+#[test]
+fn learning_switch_does_not_allocate() {
+    use super::worker::{PollMode, RxSource, TxPorts, TxQueues, Worker};
+    let ns = Netns::new("alloc-l2");
+    let h1 = ns.open("h1");
+    let h2 = ns.open("h2");
+    let (mut h1, mut h2): (Box<dyn Port>, Box<dyn Port>) = (Box::new(h1), Box::new(h2));
+    let mut map = BTreeMap::new();
+    for (no, io) in [(1u32, ns.open("s1")), (2, ns.open("s2"))] {
+        let sp = SwitchPort {
+            no,
+            name: io.name().to_string(),
+            hw_addr: io.hw_addr(),
+            io: Mutex::new(Box::new(io) as Box<dyn Port>),
+            added_at: 0,
+            rx_malformed: Default::default(),
+        };
+        map.insert(no, Arc::new(sp));
+    }
+    let ports: SwitchPorts = Arc::new(map);
+    let mut p = Pipeline::default();
+    for no in [1, 2] {
+        p.ports.insert(
+            no,
+            PortInfo {
+                config: 0,
+                state: state::LIVE,
+            },
+        );
+    }
+    // For the NORMAL phase (standalone mode bypasses the pipeline).
+    p.flow_mod(&fm(cmd::ADD, 0, vec![], vec![out(port_no::NORMAL)]), 0)
+        .expect("flow");
+    let (_ops_tx, ops) = mpsc::sync_channel(16);
+    let (events, _events_rx) = mpsc::sync_channel(16);
+    let clock = Clock::real();
+    let learning = LearningTable::default();
+    let mut w = Worker {
+        pipeline: p,
+        rx: vec![RxSource::Shared { no: 1 }, RxSource::Shared { no: 2 }],
+        ports: ports.clone(),
+        ops,
+        events: worker::PacketInSender {
+            tx: events,
+            waker: Arc::default(),
+        },
+        counters: Arc::default(),
+        stop: Arc::default(),
+        clock: clock.clone(),
+        mode: Mode::Standalone,
+        learning: learning.clone(),
+        tx: TxPorts::new(&ports),
+        poll_mode: PollMode::Busy,
+        poller: None,
+    };
+    let mut bufs = w.rx_buffers();
+    let mut queues = TxQueues::new();
+    let (mac1, mac2) = ([0x02, 0, 0, 0, 0, 1], [0x02, 0, 0, 0, 0, 2]);
+    // h2 makes itself known: a frame from mac2 to mac1 on port 2.
+    let mut hello = udp_frame(1);
+    hello[0..6].copy_from_slice(&mac1);
+    hello[6..12].copy_from_slice(&mac2);
+    assert_eq!(h2.tx_batch(&[&hello]).unwrap(), 1);
+    for _ in 0..10_000 {
+        w.round(&mut bufs, &mut queues);
+        if learning.port_of(mac2, clock.now()).is_some() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_micros(50));
+    }
+    assert_eq!(learning.port_of(mac2, clock.now()), Some(2), "h2 learned");
+    let frames: Vec<Vec<u8>> = (0..ports::BATCH as u16).map(udp_frame).collect();
+    let refs: Vec<&[u8]> = frames.iter().map(Vec::as_slice).collect();
+    let mut host_bufs = vec![PacketBuf::new(); 256];
+    // One burst h1 -> h2, run until h2 has seen all of it; the allocations
+    // counted inside `round` add to `counted`. Returns the frames seen.
+    let mut burst = |w: &mut Worker, counted: &mut u64| -> usize {
+        assert_eq!(h1.tx_batch(&refs).unwrap(), refs.len());
+        let mut seen = 0;
+        for _ in 0..10_000 {
+            let (_, allocs) = ports::alloc_count::count(|| w.round(&mut bufs, &mut queues));
+            *counted += allocs;
+            let n = h2.rx_batch(&mut host_bufs).unwrap();
+            seen += host_bufs[..n]
+                .iter()
+                .filter(|b| b.data().get(23) == Some(&17) && b.data().get(6..12) == Some(&mac1))
+                .count();
+            if seen >= refs.len() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_micros(50));
+        }
+        seen
+    };
+    for mode in [Mode::Standalone, Mode::Pipeline] {
+        w.mode = mode;
+        let mut warm = 0;
+        for _ in 0..4 {
+            burst(&mut w, &mut warm);
+        }
+        let (mut allocs, mut seen) = (0, 0);
+        for _ in 0..8 {
+            seen += burst(&mut w, &mut allocs);
+        }
+        assert_eq!(seen, 8 * ports::BATCH, "{mode:?}: every frame reached h2");
+        assert_eq!(allocs, 0, "{mode:?}: heap allocations per packet");
+        assert_eq!(learning.port_of(mac1, clock.now()), Some(1), "h1 learned");
+    }
 }
 
 /// With two workers, an AF_PACKET port's reception is split by flow hash:

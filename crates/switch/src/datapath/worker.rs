@@ -79,9 +79,12 @@
 //! frames gathered in an array on the stack; and the pipeline's action sets
 //! and group buckets are allocation-free too. A test with a counting global
 //! allocator runs [`Worker::round`] on real veth ports and checks it.
-//! The standalone learning switch (and NORMAL) emits its ports through a
-//! callback for the same reason. (Packet-ins, which copy the frame for the
-//! control thread, are outside this promise.)
+//! The standalone learning switch (and NORMAL, which the pipeline hands
+//! over with its port table while it runs the action: no copy of the frame
+//! is kept) learns and looks up in a lock-free table shared by the workers
+//! ([`super::learning`]) and emits its ports through a callback for the
+//! same reason. (Packet-ins, which copy the frame for the control thread,
+//! are outside this promise.)
 //!
 //! A port descriptor that polls an error (an AF_PACKET socket after its
 //! link went down) has the error read ([`ports::Port::take_error`]) so the
@@ -90,7 +93,7 @@
 use super::ops::{Deltas, Mode, Op, Sequenced, TableDeltas, WorkerCounters};
 use super::{Clock, LearningTable, SwitchPorts};
 use packet::PacketBuf;
-use pipeline::{Nanos, Output, PacketInEvent, Pipeline, Unsupported};
+use pipeline::{Nanos, Output, PacketInEvent, Pipeline, PortTable};
 use ports::{Poller, PortRx, PortTx};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -421,6 +424,8 @@ pub(crate) struct BatchOut<'a> {
     pub events: &'a PacketInSender,
     pub counters: &'a WorkerCounters,
     pub learning: &'a LearningTable,
+    /// The clock's time for this batch (the learning switch's stamps).
+    pub now: Nanos,
 }
 
 impl Output for BatchOut<'_> {
@@ -444,29 +449,30 @@ impl Output for BatchOut<'_> {
                 .fetch_add(1, Ordering::Relaxed);
         }
     }
+
+    /// OFPP_NORMAL: the learning switch.
+    fn normal(&mut self, in_port: u32, data: &[u8], ports: &PortTable) {
+        self.learning_switch(in_port, data, ports);
+    }
 }
 
-/// OFPP_NORMAL and standalone forwarding: the learning switch, honouring
-/// the ingress port's NO_RECV / PORT_DOWN.
-pub(crate) fn normal(
-    ports: &pipeline::PortTable,
-    in_port: u32,
-    data: &[u8],
-    now: Nanos,
-    o: &mut BatchOut<'_>,
-) {
-    use ofp::port::config;
-    if ports
-        .get(in_port)
-        .is_some_and(|p| p.config & (config::NO_RECV | config::PORT_DOWN) != 0)
-    {
-        return;
+impl BatchOut<'_> {
+    /// OFPP_NORMAL and standalone forwarding: the learning switch at
+    /// `self.now`, honouring the ingress port's NO_RECV / PORT_DOWN.
+    #[inline]
+    pub fn learning_switch(&mut self, in_port: u32, data: &[u8], ports: &PortTable) {
+        use ofp::port::config;
+        if ports
+            .get(in_port)
+            .is_some_and(|p| p.config & (config::NO_RECV | config::PORT_DOWN) != 0)
+        {
+            return;
+        }
+        let queues = &mut *self.queues;
+        self.learning.forward(in_port, data, ports, self.now, |p| {
+            queues.queue(p, 0).push(data)
+        });
     }
-    let learning: &LearningTable = o.learning;
-    let Ok(mut t) = learning.lock() else {
-        return;
-    };
-    t.forward(in_port, data, ports, now, |p| o.port(p, data, None));
 }
 
 impl Worker {
@@ -725,6 +731,7 @@ impl Worker {
                 events: &self.events,
                 counters: &self.counters,
                 learning: &self.learning,
+                now,
             };
             let bufs = bufs.get_mut(..n).unwrap_or_default();
             // The pipeline's share of the busy time (`pipeline_ns`).
@@ -732,30 +739,20 @@ impl Worker {
             match self.mode {
                 Mode::Pipeline => {
                     // The whole batch at once (the pipeline overlaps the
-                    // packets' table lookups); per packet, as
-                    // `process_one`: NORMAL outputs after its other
-                    // outputs, a malformed frame counted.
-                    let mut deferred: Vec<(u32, Vec<u8>)> = Vec::new();
-                    let mut rec = Deferred {
-                        inner: &mut out,
-                        normal: &mut deferred,
-                    };
+                    // packets' table lookups); a malformed frame counted.
                     let ports = &self.ports;
                     self.pipeline
-                        .process_batch(bufs, no, now, &mut rec, |pt, rec, _, r| {
+                        .process_batch(bufs, no, now, &mut out, |_, _, _, r| {
                             if r.is_err() {
                                 if let Some(port) = ports.get(&no) {
                                     port.rx_malformed.fetch_add(1, Ordering::Relaxed);
                                 }
                             }
-                            for (in_port, data) in rec.normal.drain(..) {
-                                normal(pt, in_port, &data, now, rec.inner);
-                            }
                         });
                 }
                 Mode::Standalone => {
                     for buf in bufs.iter() {
-                        normal(&self.pipeline.ports, no, buf.data(), now, &mut out);
+                        out.learning_switch(no, buf.data(), &self.pipeline.ports);
                     }
                 }
             }
@@ -789,48 +786,5 @@ impl Worker {
                 }
             }
         }
-    }
-}
-
-/// Runs one packet through the pipeline; NORMAL output (which needs the
-/// port table the pipeline owns) is resolved after processing. A malformed
-/// frame is dropped by the pipeline and reported here as `Err`.
-pub(crate) fn process_one(
-    p: &mut Pipeline,
-    buf: &mut PacketBuf,
-    in_port: u32,
-    now: Nanos,
-    o: &mut BatchOut<'_>,
-) -> Result<(), packet::ParseError> {
-    let mut deferred: Vec<(u32, Vec<u8>)> = Vec::new();
-    {
-        let mut rec = Deferred {
-            inner: o,
-            normal: &mut deferred,
-        };
-        p.process(buf, in_port, now, &mut rec)?;
-    }
-    for (in_port, data) in deferred {
-        normal(&p.ports, in_port, &data, now, o);
-    }
-    Ok(())
-}
-
-/// Wraps a [`BatchOut`] and defers NORMAL outputs.
-pub(crate) struct Deferred<'a, 'b> {
-    pub inner: &'a mut BatchOut<'b>,
-    pub normal: &'a mut Vec<(u32, Vec<u8>)>,
-}
-
-impl Output for Deferred<'_, '_> {
-    fn port(&mut self, port: u32, data: &[u8], queue: Option<u32>) {
-        self.inner.port(port, data, queue);
-    }
-    fn packet_in(&mut self, ev: PacketInEvent<'_>) {
-        self.inner.packet_in(ev);
-    }
-    fn unsupported(&mut self, what: Unsupported, data: &[u8]) {
-        let Unsupported::Normal { in_port } = what;
-        self.normal.push((in_port, data.to_vec()));
     }
 }
