@@ -249,6 +249,13 @@ proptest! {
             let Some(sf) = Field::from_u8(*f).and_then(|f| set_of(f, v)) else {
                 continue;
             };
+            // ETH_TYPE and IP_PROTO change what the bytes after them are
+            // read as and leave those bytes (and their checksums) as they
+            // were (docs/conformance.md): a checksum computed from scratch
+            // under the new type is not what the packet carries, by design.
+            if matches!(sf, SetField::EthType(_) | SetField::IpProto(_)) {
+                continue;
+            }
             if set_field(&mut buf, &mut key, sf).is_err() {
                 continue;
             }
