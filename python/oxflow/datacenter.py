@@ -42,6 +42,9 @@ FULL = {"spines": 4, "leaves": 4, "servers": 20, "bw": 100.0,
         "duration": 1800.0, "warmup": 800.0, "drain": 300.0, "repeats": 10,
         "max_size": 0}
 SWITCH_KINDS = ("oxflow", "ovs")
+# `oxflow run --poll-spin-us` of the fabric's switches; None: oxflow's own
+# default (docs/datacenter.md).
+POLL_SPIN_US = None
 AGENT_PORT = 5001
 _STALE_LINK_RE = re.compile(r"^(lf|sp)\d+-eth\d+$")
 
@@ -177,11 +180,13 @@ class Fabric:
     fabric controller. Context manager; `close()` undoes everything."""
 
     def __init__(self, kind, spines, leaves, servers, bw, workdir,
-                 log=print, machines=None, controller_ip="127.0.0.1"):
+                 log=print, machines=None, controller_ip="127.0.0.1",
+                 poll_spin_us=POLL_SPIN_US):
         """machines: names for Mininet's cluster mode (oxflow.dccluster),
         None for one machine; controller_ip: where the switches reach the
         controller (an address of this machine the others can reach)."""
         self.machines = machines
+        self.poll_spin_us = poll_spin_us
         self.controller_ip = controller_ip
         self.kind = kind
         self.shape = (spines, leaves, servers)
@@ -244,6 +249,8 @@ class Fabric:
         logdir = os.path.join(self.workdir, "switches")
 
         def make_switch(name, **params):
+            if self.kind == "oxflow":
+                params.setdefault("pollSpinUs", self.poll_spin_us)
             return cls(name, logdir=logdir, **params)
 
         if self.machines:
@@ -502,6 +509,11 @@ def parse_args(argv=None):
                     help="with --machines: this machine's address the "
                     "others reach the controller at (default 127.0.0.1 "
                     "when every machine is localhost)")
+    ap.add_argument("--poll-spin-us", type=int, default=POLL_SPIN_US,
+                    help="oxflow switches' --poll-spin-us: microseconds an "
+                    "idle worker keeps polling after its last frame before "
+                    "it blocks in poll(2); 0: at once (default: oxflow "
+                    "run's own, 25)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", default=None,
                     help="output directory (default results/datacenter-"
@@ -546,6 +558,10 @@ def validate(ap, args):
             args.warmup, args.duration))
     if args.repeats < 1:
         ap.error("--repeats must be at least 1")
+    if args.poll_spin_us is not None and \
+            not 0 <= args.poll_spin_us <= 1000000:
+        ap.error("--poll-spin-us must be in 0..1000000, got %d" %
+                 args.poll_spin_us)
     if args.machines is not None:
         args.machines = [m.strip() for m in args.machines.split(",")
                          if m.strip()]
@@ -572,7 +588,8 @@ def run_one(args, kind, dist, load, rep, seed, cdf, workdir, progress,
                 os.path.join(workdir, "%s-%s-%g-%d" % (kind, dist, load,
                                                        rep)),
                 machines=args.machines,
-                controller_ip=args.controller_ip) as fab:
+                controller_ip=args.controller_ip,
+                poll_spin_us=args.poll_spin_us) as fab:
         fab.ping_check()
         flows = dcflows.schedule(cdf, fab.hosts(), load, args.duration,
                                  args.bw, seed,

@@ -31,7 +31,10 @@ The last bridge's `stop()` stops the instance (`UserOvsSwitch.teardown()`
 does it at any time).
 
 Both classes take `workers=N` (oxflow: `--workers`) and `extraArgs=[...]`
-(oxflow: appended to its command line). `dpctl()` runs `oxflow ctl` against
+(oxflow: appended to its command line); `OxflowSwitch` also takes
+`pollSpinUs=N` (`--poll-spin-us`: microseconds an idle worker keeps
+polling after its last frame before it blocks in poll(2), 0 = at once;
+None, the default, keeps oxflow's). `dpctl()` runs `oxflow ctl` against
 the listener, or `ovs-ofctl` against the bridge's management socket.
 """
 
@@ -85,13 +88,17 @@ class OxflowSwitch(Switch):
     """One `oxflow run` process per Mininet switch (see module doc)."""
 
     def __init__(self, name, failMode="secure", logdir=DEFAULT_LOGDIR,
-                 workers=1, extraArgs=(), logLevel="warn", **params):
+                 workers=1, extraArgs=(), logLevel="warn", pollSpinUs=None,
+                 **params):
         Switch.__init__(self, name, **params)
         self.failMode = failMode
         self.logdir = logdir
         self.workers = workers
         self.extraArgs = [str(a) for a in extraArgs]
         self.logLevel = logLevel
+        # µs an idle worker polls after its last frame (`oxflow run
+        # --poll-spin-us`); None: oxflow's default.
+        self.pollSpinUs = pollSpinUs
         self.proc = None
         self.logfile = None
 
@@ -121,6 +128,8 @@ class OxflowSwitch(Switch):
                  "--fail-mode", fail_mode, "--log-level", self.logLevel]
         if self.workers:
             argv += ["--workers", str(self.workers)]
+        if self.pollSpinUs is not None:
+            argv += ["--poll-spin-us", str(int(self.pollSpinUs))]
         return argv + self.extraArgs
 
     def start(self, controllers):

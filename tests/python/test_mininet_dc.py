@@ -47,8 +47,10 @@ def test_oxflow_switch_standalone_pingall(tmp_path):
     from mininet.topo import SingleSwitchTopo
     from oxflow.mininet_switch import OxflowSwitch
 
+    # pollSpinUs=0: idle workers block in poll(2) right after each frame;
+    # every frame then arrives at a sleeping worker and must wake it.
     def sw(name, **kw):
-        return OxflowSwitch(name, logdir=str(tmp_path), **kw)
+        return OxflowSwitch(name, logdir=str(tmp_path), pollSpinUs=0, **kw)
 
     net = mn.Mininet(topo=SingleSwitchTopo(3), switch=sw, controller=None)
     try:
@@ -63,6 +65,7 @@ def test_oxflow_switch_standalone_pingall(tmp_path):
         net.stop()
     assert not s1.running()
     assert (tmp_path / "s1.log").exists()
+    assert "--poll-spin-us 0" in (tmp_path / "s1.log").read_text()
 
 
 @needs_root
@@ -172,6 +175,7 @@ def _eval(*args):
     (["--leaves", "1"], "leaves must be at least 2"),
     (["--switches", "bofuss"], "unknown switch 'bofuss'"),
     (["--warmup", "30", "--duration", "20"], "--warmup < --duration"),
+    (["--poll-spin-us", "-1"], "--poll-spin-us must be in 0..1000000"),
 ])
 def test_eval_refuses_bad_input_before_starting(args, msg):
     proc = _eval(*args)

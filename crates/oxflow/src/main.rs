@@ -131,6 +131,11 @@ struct RunArgs {
     /// crashes (docs/persistence.md). Off by default.
     #[arg(long, value_name = "DIR")]
     state_dir: Option<PathBuf>,
+    /// Microseconds an idle worker keeps polling after its last frame
+    /// before blocking in poll(2) (poll_spin_us; 0: block at once, least
+    /// CPU; default 25).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=1_000_000))]
+    poll_spin_us: Option<u32>,
 }
 
 /// `--metrics`: checked by the config's own parser (so both say the same
@@ -154,6 +159,7 @@ impl RunArgs {
             fail_mode: self.fail_mode.clone(),
             workers: self.workers.map(usize::from),
             log_level: self.log_level.clone(),
+            poll_spin_us: self.poll_spin_us,
         }
     }
 

@@ -16,6 +16,10 @@
 //! local_port = "oxlocal0"              # tap device for OpenFlow LOCAL; none by default
 //! port_backend = "afpacket"            # default backend of ports: afpacket | xdp
 //! poll_mode = "adaptive"               # idle workers: adaptive (spin, then sleep) | busy
+//! poll_spin_us = 25                    # adaptive: µs an idle worker keeps polling after its
+//!                                      # last frame before blocking in poll(2); 0: block at
+//!                                      # once (least CPU, e.g. many switches on few cores);
+//!                                      # 0..=1000000, default 25 (datapath::ADAPTIVE_SPIN)
 //! gso = true                           # AF_PACKET ports pass TCP segments larger than
 //!                                      # the MTU (PACKET_VNET_HDR); false: MTU frames only
 //! afpacket_rx = "ring"                 # AF_PACKET receive: ring (TPACKET_V2 frame ring) |
@@ -162,6 +166,21 @@ where
 {
     let s = String::deserialize(d)?;
     s.parse().map_err(de::Error::custom)
+}
+
+/// Largest `poll_spin_us` (one second: beyond it the worker would
+/// rather be in `poll_mode = "busy"`).
+pub const MAX_POLL_SPIN_US: u32 = 1_000_000;
+
+/// `poll_spin_us`: an integer in `0..=MAX_POLL_SPIN_US`.
+fn opt_poll_spin_us<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error> {
+    let n = i64::deserialize(d)?;
+    match u32::try_from(n) {
+        Ok(us) if us <= MAX_POLL_SPIN_US => Ok(Some(us)),
+        _ => Err(de::Error::custom(format!(
+            "poll_spin_us = {n} is out of range (expected microseconds, 0..={MAX_POLL_SPIN_US})"
+        ))),
+    }
 }
 
 fn opt_from_str<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
@@ -392,6 +411,8 @@ struct FileConfig {
     port_backend: Option<PortBackend>,
     #[serde(default, deserialize_with = "opt_from_str")]
     poll_mode: Option<PollMode>,
+    #[serde(default, deserialize_with = "opt_poll_spin_us")]
+    poll_spin_us: Option<u32>,
     gso: Option<bool>,
     #[serde(default, deserialize_with = "opt_from_str")]
     afpacket_rx: Option<AfPacketRx>,
@@ -426,6 +447,9 @@ pub struct Config {
     /// Backend of ports that do not name one.
     pub port_backend: PortBackend,
     pub poll_mode: PollMode,
+    /// Adaptive workers' spin after the last frame, in µs (`None`: the
+    /// datapath's default).
+    pub poll_spin_us: Option<u32>,
     /// GSO/TSO-aware AF_PACKET ports (`PACKET_VNET_HDR`).
     pub gso: bool,
     pub afpacket_rx: AfPacketRx,
@@ -460,6 +484,7 @@ impl Default for Config {
             local_port: None,
             port_backend: PortBackend::default(),
             poll_mode: PollMode::default(),
+            poll_spin_us: None,
             gso: true,
             afpacket_rx: AfPacketRx::default(),
             metrics: None,
@@ -483,6 +508,7 @@ pub struct Overrides {
     pub fail_mode: Option<String>,
     pub workers: Option<usize>,
     pub log_level: Option<String>,
+    pub poll_spin_us: Option<u32>,
 }
 
 /// A configuration error, already formatted for the user:
@@ -589,6 +615,7 @@ impl Config {
             local_port: f.local_port,
             port_backend: f.port_backend.unwrap_or(d.port_backend),
             poll_mode: f.poll_mode.unwrap_or(d.poll_mode),
+            poll_spin_us: f.poll_spin_us,
             gso: f.gso.unwrap_or(d.gso),
             afpacket_rx: f.afpacket_rx.unwrap_or(d.afpacket_rx),
             metrics: f.metrics.map(|m| m.0),
@@ -650,6 +677,14 @@ impl Config {
             self.log_level = s
                 .parse()
                 .map_err(|m| ConfigError(format!("--log-level: {m}")))?;
+        }
+        if let Some(us) = o.poll_spin_us {
+            if us > MAX_POLL_SPIN_US {
+                return Err(ConfigError(format!(
+                    "--poll-spin-us: {us} is out of range (0..={MAX_POLL_SPIN_US})"
+                )));
+            }
+            self.poll_spin_us = Some(us);
         }
         self.check().map_err(ConfigError)
     }
@@ -859,6 +894,40 @@ backend = "afpacket"
     }
 
     #[test]
+    fn poll_spin_us() {
+        let c = Config::parse("", "x.toml").unwrap();
+        assert_eq!(c.poll_spin_us, None);
+        let c = Config::parse("poll_spin_us = 0", "x.toml").unwrap();
+        assert_eq!(c.poll_spin_us, Some(0));
+        let c = Config::parse("poll_mode = \"adaptive\"\npoll_spin_us = 200", "x.toml").unwrap();
+        assert_eq!(c.poll_spin_us, Some(200));
+        assert_eq!(
+            err("poll_spin_us = -1"),
+            "oxflow.toml:1:16: poll_spin_us = -1 is out of range (expected microseconds, 0..=1000000)"
+        );
+        assert_eq!(
+            err("\npoll_spin_us = 2000000"),
+            "oxflow.toml:2:16: poll_spin_us = 2000000 is out of range (expected microseconds, 0..=1000000)"
+        );
+        let e = err("poll_spin_us = \"25us\"");
+        assert!(e.starts_with("oxflow.toml:1:16:"), "{e}");
+        let mut c = Config::parse("poll_spin_us = 50", "x.toml").unwrap();
+        c.apply(&Overrides {
+            poll_spin_us: Some(0),
+            ..Default::default()
+        })
+        .unwrap();
+        assert_eq!(c.poll_spin_us, Some(0));
+        let e = c
+            .apply(&Overrides {
+                poll_spin_us: Some(MAX_POLL_SPIN_US + 1),
+                ..Default::default()
+            })
+            .unwrap_err();
+        assert_eq!(e.0, "--poll-spin-us: 1000001 is out of range (0..=1000000)");
+    }
+
+    #[test]
     fn cross_field_errors() {
         assert_eq!(
             err("workers = 0"),
@@ -881,6 +950,7 @@ backend = "afpacket"
             fail_mode: Some("standalone".into()),
             workers: None,
             log_level: Some("warn".into()),
+            ..Default::default()
         })
         .unwrap();
         assert_eq!(c.datapath_id, 42);

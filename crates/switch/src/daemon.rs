@@ -276,7 +276,12 @@ pub async fn serve(config: Config, stop: impl Future<Output = ()>) -> Result<(),
         datapath_id: config.datapath_id,
         n_workers: config.workers.max(1),
         poll: match config.poll_mode {
-            config::PollMode::Adaptive => PollMode::default(),
+            config::PollMode::Adaptive => match config.poll_spin_us {
+                Some(us) => PollMode::Adaptive {
+                    spin: Duration::from_micros(us.into()),
+                },
+                None => PollMode::default(),
+            },
             config::PollMode::Busy => PollMode::Busy,
         },
         select_method: config.select_method,
