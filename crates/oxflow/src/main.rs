@@ -243,8 +243,8 @@ fn main() -> ExitCode {
             let status = bench::main_with_args(words);
             ExitCode::from(u8::try_from(status).unwrap_or(1))
         }
-        Command::Eval { words } => ExitCode::from(eval::main_with_args(words)),
-        Command::Harmless { words } => ExitCode::from(harmless::main_with_args(words)),
+        Command::Eval { words } => ExitCode::from(eval::EVAL.main_with_args(words)),
+        Command::Harmless { words } => ExitCode::from(harmless::HARMLESS.main_with_args(words)),
     }
 }
 

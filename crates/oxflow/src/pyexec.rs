@@ -59,3 +59,62 @@ pub fn exec_module(prog: &str, module: &str, args: &[String]) -> u8 {
     eprintln!("{prog}: cannot run {}: {err}", python.display());
     1
 }
+
+/// A subcommand of the binary whose commands are Python modules
+/// (`oxflow eval`, `oxflow harmless`): its name, what it calls a command,
+/// and command name -> module.
+pub struct PyGroup {
+    pub prog: &'static str,
+    pub noun: &'static str,
+    pub commands: &'static [(&'static str, &'static str)],
+}
+
+impl PyGroup {
+    fn usage(&self) -> String {
+        let names: Vec<&str> = self.commands.iter().map(|(n, _)| *n).collect();
+        let first = names.first().copied().unwrap_or("");
+        format!(
+            "usage: {} {} [ARGS...]   ({}s: {}; `{} {first} --help`)",
+            self.prog,
+            self.noun.to_uppercase(),
+            self.noun,
+            names.join(", "),
+            self.prog
+        )
+    }
+
+    /// Runs the command `words` name; returns only on error or help (with
+    /// the exit status).
+    pub fn main_with_args(&self, words: Vec<String>) -> u8 {
+        let Some((name, rest)) = words.split_first() else {
+            eprintln!("{}", self.usage());
+            return 2;
+        };
+        if name == "--help" || name == "-h" {
+            println!("{}", self.usage());
+            return 0;
+        }
+        let Some((_, module)) = self.commands.iter().find(|(n, _)| n == name) else {
+            eprintln!(
+                "{}: unknown {} {name:?}\n{}",
+                self.prog,
+                self.noun,
+                self.usage()
+            );
+            return 2;
+        };
+        exec_module(self.prog, module, rest)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn unknown_or_missing_command_is_a_usage_error() {
+        for group in [&crate::eval::EVAL, &crate::harmless::HARMLESS] {
+            assert_eq!(group.main_with_args(vec![]), 2);
+            assert_eq!(group.main_with_args(vec!["nosuch".into()]), 2);
+            assert_eq!(group.main_with_args(vec!["--help".into()]), 0);
+        }
+    }
+}
