@@ -13,8 +13,12 @@
 - `make_pki(dir)`: a CA, a controller and a switch certificate signed by it,
   and a "rogue" CA with a switch certificate of its own, made with the
   `openssl` command line tool.
+- `NEEDS_SWITCH`: the `pytestmark` of a module whose tests run oxflow in
+  network namespaces (skipped, with the reason, without root or without the
+  oxflow binary).
 """
 
+import os
 import pathlib
 import socket
 import ssl
@@ -25,10 +29,30 @@ import time
 from os_ken.ofproto import ofproto_v1_3 as ofp
 from os_ken.ofproto import ofproto_v1_3_parser as p
 
+import pytest
+
 from oxflow import ofp13
+from oxflow.switch import oxflow_bin
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
 DP = ofp13.DP
+
+
+def _have_oxflow():
+    try:
+        oxflow_bin()
+    except FileNotFoundError:
+        return False
+    return True
+
+
+NEEDS_SWITCH = [
+    pytest.mark.skipif(os.geteuid() != 0,
+                       reason="network namespaces need root"),
+    pytest.mark.skipif(not _have_oxflow(),
+                       reason="no oxflow binary: run `cargo build --release "
+                       "-p oxflow` (or set OXFLOW_BIN)"),
+]
 
 
 def header(msg_type, length, xid):

@@ -13,7 +13,6 @@ the ONF bundle errors (OFPET_EXPERIMENTER, experimenter ONF, exp_type
 Needs root (namespaces), the oxflow binary and ovs-ofctl (scripts/setup.sh).
 """
 
-import os
 import shutil
 import struct
 
@@ -22,29 +21,16 @@ import pytest
 from os_ken.ofproto import ofproto_v1_3 as ofp
 from os_ken.ofproto import ofproto_v1_3_parser as p
 
+import cp_util
 from cp_util import DP, apply_actions, connect_passive, output
-from oxflow.switch import Switch, oxflow_bin
+from oxflow.switch import Switch
 from oxflow.netns import sh
 from oxflow.traffic import send_and_capture
 
 from test_switch_control import frame, topology
 
 
-def _have_oxflow():
-    try:
-        oxflow_bin()
-    except FileNotFoundError:
-        return False
-    return True
-
-
-pytestmark = [
-    pytest.mark.skipif(os.geteuid() != 0,
-                       reason="network namespaces need root"),
-    pytest.mark.skipif(not _have_oxflow(),
-                       reason="no oxflow binary: run `cargo build --release "
-                       "-p oxflow` (or set OXFLOW_BIN)"),
-]
+pytestmark = cp_util.NEEDS_SWITCH
 
 ONF = 0x4F4E4600
 FLAGS = ofp.ONF_BF_ATOMIC | ofp.ONF_BF_ORDERED

@@ -26,30 +26,17 @@ import pytest
 
 from os_ken.ofproto import ofproto_v1_3_parser as p
 
+import cp_util
 from cp_util import (DP, RawController, apply_actions, connect_passive,
                      output)
-from oxflow.switch import Switch, oxflow_bin, run_oxflow
+from oxflow.switch import Switch, run_oxflow
 from oxflow.netns import free_tcp_port
 from oxflow.traffic import send_and_capture
 
 from test_switch_control import frame, topology
 
 
-def _have_oxflow():
-    try:
-        oxflow_bin()
-    except FileNotFoundError:
-        return False
-    return True
-
-
-pytestmark = [
-    pytest.mark.skipif(os.geteuid() != 0,
-                       reason="network namespaces need root"),
-    pytest.mark.skipif(not _have_oxflow(),
-                       reason="no oxflow binary: run `cargo build --release "
-                       "-p oxflow` (or set OXFLOW_BIN)"),
-]
+pytestmark = cp_util.NEEDS_SWITCH
 
 
 @pytest.fixture

@@ -35,25 +35,11 @@ import cp_util
 from cp_util import (DP, RawController, apply_actions,
                      connect_passive, output)
 from oxflow.netns import Process, Topology, free_tcp_port, sh
-from oxflow.switch import Switch, oxflow_bin, run_oxflow
+from oxflow.switch import Switch, run_oxflow
 from oxflow.traffic import Sniffer, send_frames
 
 
-def _have_oxflow():
-    try:
-        oxflow_bin()
-    except FileNotFoundError:
-        return False
-    return True
-
-
-pytestmark = [
-    pytest.mark.skipif(os.geteuid() != 0,
-                       reason="network namespaces need root"),
-    pytest.mark.skipif(not _have_oxflow(),
-                       reason="no oxflow binary: run `cargo build --release "
-                       "-p oxflow` (or set OXFLOW_BIN)"),
-]
+pytestmark = cp_util.NEEDS_SWITCH
 
 PYTHON_DIR = str(cp_util.REPO_ROOT / "python")
 MAC = {1: "02:00:00:00:77:01", 2: "02:00:00:00:77:02",
