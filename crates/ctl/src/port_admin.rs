@@ -61,21 +61,13 @@ fn queue_arg(s: &str) -> Result<u32, String> {
     s.parse().map_err(|_| format!("bad queue id \"{s}\""))
 }
 
-/// A rate in bit/s (`10M`, `1.5G`, `800k`, `2000000`).
+/// A rate in bit/s (`10M`, `1.5G`, `800k`, `2000000`), above 0 (0 means
+/// "not set" on the wire).
 pub fn parse_rate(s: &str) -> Result<u64, String> {
-    let bad = || format!("bad rate \"{s}\" (bits per second, e.g. 10M, 1.5G, 800k)");
-    let t = s.strip_suffix("bit").unwrap_or(s);
-    let (num, mult) = match t.chars().last() {
-        Some('k' | 'K') => (&t[..t.len() - 1], 1e3),
-        Some('m' | 'M') => (&t[..t.len() - 1], 1e6),
-        Some('g' | 'G') => (&t[..t.len() - 1], 1e9),
-        _ => (t, 1.0),
-    };
-    let v: f64 = num.parse().map_err(|_| bad())?;
-    if !v.is_finite() || v <= 0.0 || v * mult > 1e15 {
-        return Err(bad());
+    match ofp::port_admin::parse_rate(s)? {
+        0 => Err(format!("bad rate \"{s}\" (must be above 0)")),
+        r => Ok(r),
     }
-    Ok((v * mult).round() as u64)
 }
 
 /// Runs `command` (one of [`COMMANDS`]); the error is the message for

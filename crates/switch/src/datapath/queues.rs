@@ -45,6 +45,7 @@ use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+use ofp::port_admin::{format_rate, parse_rate};
 use pipeline::Nanos;
 
 /// Largest queue id: its htb class minor (`id + 1`) must stay below the
@@ -259,49 +260,6 @@ pub fn check(specs: &[QueueSpec], speed: u64) -> Result<(), String> {
     Ok(())
 }
 
-/// Parses a rate in bit/s: a number with an optional decimal suffix k, M
-/// or G (`"10M"`, `"1.5G"`, `"800k"`, `"2000000"`), optionally followed by
-/// `bit` or `bps` (`"10Mbit"`).
-pub fn parse_rate(s: &str) -> Result<u64, String> {
-    let bad = || {
-        format!("bad rate \"{s}\" (expected bits per second: a number with an optional k, M or G suffix, e.g. \"10M\")")
-    };
-    let t = s.trim();
-    let t = t
-        .strip_suffix("bit")
-        .or_else(|| t.strip_suffix("bps"))
-        .unwrap_or(t);
-    let (num, mult) = match t.chars().last() {
-        Some('k' | 'K') => (&t[..t.len() - 1], 1e3),
-        Some('m' | 'M') => (&t[..t.len() - 1], 1e6),
-        Some('g' | 'G') => (&t[..t.len() - 1], 1e9),
-        _ => (t, 1.0),
-    };
-    let v: f64 = num.parse().map_err(|_| bad())?;
-    if !v.is_finite() || v < 0.0 || v * mult > 1e15 {
-        return Err(bad());
-    }
-    Ok((v * mult).round() as u64)
-}
-
-/// A rate as people write it (`10M`, `1.5G`, `800k`).
-pub fn format_rate(r: u64) -> String {
-    let f = |v: f64, s: &str| {
-        let t = format!("{v:.3}");
-        let t = t.trim_end_matches('0').trim_end_matches('.');
-        format!("{t}{s}")
-    };
-    if r >= 1_000_000_000 {
-        f(r as f64 / 1e9, "G")
-    } else if r >= 1_000_000 {
-        f(r as f64 / 1e6, "M")
-    } else if r >= 1_000 {
-        f(r as f64 / 1e3, "k")
-    } else {
-        r.to_string()
-    }
-}
-
 /// The speed of interface `name` from sysfs (Mbit/s there), if it reports
 /// one.
 pub fn interface_speed(name: &str) -> Option<u64> {
@@ -381,22 +339,6 @@ impl Drop for Htb {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn rates_parse_and_print() {
-        assert_eq!(parse_rate("10M").unwrap(), 10_000_000);
-        assert_eq!(parse_rate("1.5G").unwrap(), 1_500_000_000);
-        assert_eq!(parse_rate("800k").unwrap(), 800_000);
-        assert_eq!(parse_rate("20Mbit").unwrap(), 20_000_000);
-        assert_eq!(parse_rate("123").unwrap(), 123);
-        for bad in ["", "M", "ten", "-1M", "1T", "1e30"] {
-            let e = parse_rate(bad).unwrap_err();
-            assert!(e.contains("bad rate"), "{bad}: {e}");
-        }
-        assert_eq!(format_rate(20_000_000), "20M");
-        assert_eq!(format_rate(1_500_000_000), "1.5G");
-        assert_eq!(format_rate(999), "999");
-    }
 
     fn q(id: u32, min: Option<u64>, max: Option<u64>) -> QueueSpec {
         QueueSpec {
