@@ -1027,6 +1027,7 @@ fn open_socket(name: &str, opts: &AfPacketOpts) -> io::Result<Opened> {
 
     // Best effort (Linux >= 4.20); the ring walk also skips outgoing.
     let _ = setsockopt(s, libc::SOL_PACKET, libc::PACKET_IGNORE_OUTGOING, &1i32);
+    set_sndbuf(s);
     // Must come before the ring is set up.
     if opts.vnet_hdr {
         setsockopt(s, libc::SOL_PACKET, PACKET_VNET_HDR, &1i32)
@@ -1085,6 +1086,25 @@ fn open_socket(name: &str, opts: &AfPacketOpts) -> io::Result<Opened> {
     })
 }
 
+/// Send buffer of every transmitting socket, in bytes (`SO_SNDBUFFORCE`,
+/// else `SO_SNDBUF` as far as `net.core.wmem_max` allows). A frame sent on
+/// an AF_PACKET socket stays charged to the socket until the device has
+/// taken it from its qdisc, and a send that finds the buffer full fails
+/// (`EAGAIN`/`ENOBUFS`: the frames are dropped and counted, the workers
+/// never wait). With the system default (`net.core.wmem_default`, about
+/// 208 KB, some 90 full-size frames) a port shaped by a qdisc (htb, tbf:
+/// Mininet's links, `docs/queues.md`) or simply busy dropped frames at the
+/// socket while its qdisc still had room; 8 MiB holds a default qdisc's
+/// 1,000 full-size frames several times over, so the qdisc's own limit
+/// decides, as it does for a switch that blocks in `send`.
+const TX_SNDBUF: i32 = 8 << 20;
+
+fn set_sndbuf(s: RawFd) {
+    if setsockopt(s, libc::SOL_SOCKET, libc::SO_SNDBUFFORCE, &TX_SNDBUF).is_err() {
+        let _ = setsockopt(s, libc::SOL_SOCKET, libc::SO_SNDBUF, &TX_SNDBUF);
+    }
+}
+
 /// A transmit-only AF_PACKET socket (protocol 0, never bound: it receives
 /// nothing, and each send names the interface) whose frames carry the
 /// packet priority `priority` (`SO_PRIORITY`, which a classful qdisc
@@ -1102,6 +1122,7 @@ fn open_tx_socket(name: &str, vnet: bool, priority: u32) -> io::Result<OwnedFd> 
     // SAFETY: `raw` is a fresh descriptor nobody else owns.
     let fd = unsafe { OwnedFd::from_raw_fd(raw) };
     let s = fd.as_raw_fd();
+    set_sndbuf(s);
     if vnet {
         setsockopt(s, libc::SOL_PACKET, PACKET_VNET_HDR, &1i32)
             .map_err(|e| ctx(e, "PACKET_VNET_HDR", name))?;
