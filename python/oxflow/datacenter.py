@@ -34,6 +34,7 @@ import threading
 import time
 
 from oxflow import dcflows, dctopo
+from oxflow.netns import Managed
 
 DEFAULTS = {"spines": 4, "leaves": 4, "servers": 4, "bw": 100.0,
             "duration": 25.0, "warmup": 5.0, "drain": 20.0, "repeats": 1,
@@ -175,7 +176,7 @@ class AgentSink:
             t.join(timeout)
 
 
-class Fabric:
+class Fabric(Managed):
     """A running Spine-Leaf: Mininet network, switches of one kind, the
     fabric controller. Context manager; `close()` undoes everything."""
 
@@ -196,18 +197,6 @@ class Fabric:
         self.net = None
         self.ctrl = None
         self.agents = []
-
-    def __enter__(self):
-        try:
-            self.start()
-        except BaseException:
-            self.close()
-            raise
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-        return False
 
     def switch_class(self):
         from oxflow.mininet_switch import OxflowSwitch, UserOvsSwitch

@@ -201,6 +201,24 @@ def parse_ping(output):
                       float(rtt.group(1)) if rtt else None, output)
 
 
+class Managed:
+    """Base of objects with `start()` and `close()` used in a `with`
+    block: `close()` also runs when `start()` fails half-way, so nothing
+    a failed start created (processes, namespaces, files) outlives it."""
+
+    def __enter__(self):
+        try:
+            self.start()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+
 class Host:
     """A network namespace acting as an end host."""
 
@@ -502,7 +520,7 @@ def free_tcp_port(host="127.0.0.1"):
         return s.getsockname()[1]
 
 
-class OvsSwitch:
+class OvsSwitch(Managed):
     """A private Open vSwitch instance (user-space netdev datapath, so no
     kernel module), used as a reference switch in tests: its own ovsdb and
     run directory under `workdir`, never touching a system OVS.
@@ -533,18 +551,6 @@ class OvsSwitch:
         self.env = {"OVS_RUNDIR": self.dir, "OVS_DBDIR": self.dir,
                     "OVS_LOGDIR": self.dir, "OVS_SYSCONFDIR": self.dir}
         self.procs = []
-
-    def __enter__(self):
-        try:
-            self.start()
-        except BaseException:
-            self.close()
-            raise
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-        return False
 
     def _run(self, argv, check=True):
         env = dict(os.environ)
