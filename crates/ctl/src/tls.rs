@@ -56,7 +56,8 @@ pub fn configured() -> Result<Arc<ClientConfig>, String> {
 /// A TLS stream over TCP.
 pub type TlsStream = StreamOwned<ClientConnection, TcpStream>;
 
-fn provider() -> Arc<CryptoProvider> {
+/// The crypto provider both ends use (ring).
+pub fn provider() -> Arc<CryptoProvider> {
     Arc::new(rustls::crypto::ring::default_provider())
 }
 
@@ -65,7 +66,9 @@ fn need<'a>(p: &'a Option<PathBuf>, option: &str) -> Result<&'a Path, String> {
         .ok_or_else(|| format!("ssl: targets need {option}=FILE"))
 }
 
-fn load_certs(path: &Path) -> Result<Vec<CertificateDer<'static>>, String> {
+/// The certificates of the PEM file at `path` (at least one); errors name
+/// the file.
+pub fn load_certs(path: &Path) -> Result<Vec<CertificateDer<'static>>, String> {
     let certs = CertificateDer::pem_file_iter(path)
         .map_err(|e| format!("{}: {e}", path.display()))?
         .collect::<Result<Vec<_>, _>>()
@@ -74,6 +77,22 @@ fn load_certs(path: &Path) -> Result<Vec<CertificateDer<'static>>, String> {
         return Err(format!("{}: no PEM certificate in file", path.display()));
     }
     Ok(certs)
+}
+
+/// The private key of the PEM file at `path`; errors name the file.
+pub fn load_key(path: &Path) -> Result<PrivateKeyDer<'static>, String> {
+    PrivateKeyDer::from_pem_file(path).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// A root store of the CA certificates in the PEM file at `path`.
+pub fn load_roots(path: &Path) -> Result<Arc<RootCertStore>, String> {
+    let mut roots = RootCertStore::empty();
+    for c in load_certs(path)? {
+        roots
+            .add(c)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    Ok(Arc::new(roots))
 }
 
 /// Chain verification against the CA without the name check (module
@@ -126,26 +145,31 @@ impl ServerCertVerifier for CaOnly {
 
 /// The client configuration from `files`.
 pub fn client_config(files: &TlsFiles) -> Result<Arc<ClientConfig>, String> {
-    let key_path = need(&files.private_key, "--private-key")?;
-    let cert_path = need(&files.certificate, "--certificate")?;
-    let ca_path = need(&files.ca_cert, "--ca-cert")?;
-    let mut roots = RootCertStore::empty();
-    for c in load_certs(ca_path)? {
-        roots
-            .add(c)
-            .map_err(|e| format!("{}: {e}", ca_path.display()))?;
-    }
-    let inner = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider())
+    ca_only_client_config(
+        need(&files.private_key, "--private-key")?,
+        need(&files.certificate, "--certificate")?,
+        need(&files.ca_cert, "--ca-cert")?,
+    )
+}
+
+/// A TLS client that presents the certificate `cert` (key `key`) and
+/// accepts a peer whose certificate chains to the CA in `ca`, whatever
+/// name it carries (module comment). The switch's active `tls:`
+/// connections to controllers use it too.
+pub fn ca_only_client_config(
+    key: &Path,
+    cert: &Path,
+    ca: &Path,
+) -> Result<Arc<ClientConfig>, String> {
+    let inner = WebPkiServerVerifier::builder_with_provider(load_roots(ca)?, provider())
         .build()
         .map_err(|e| format!("TLS setup: {e}"))?;
-    let key = PrivateKeyDer::from_pem_file(key_path)
-        .map_err(|e| format!("{}: {e}", key_path.display()))?;
     let cfg = ClientConfig::builder_with_provider(provider())
         .with_safe_default_protocol_versions()
         .map_err(|e| format!("TLS setup: {e}"))?
         .dangerous()
         .with_custom_certificate_verifier(Arc::new(CaOnly(inner)))
-        .with_client_auth_cert(load_certs(cert_path)?, key)
+        .with_client_auth_cert(load_certs(cert)?, load_key(key)?)
         .map_err(|e| format!("TLS setup: {e}"))?;
     Ok(Arc::new(cfg))
 }

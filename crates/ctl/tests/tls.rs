@@ -7,79 +7,36 @@ use std::net::TcpListener;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use ctl::tls;
 use ofp::header::frame_len;
 use ofp::message::{Hello, Message};
 use ofp::multipart::{Desc, MultipartReply, MultipartReplyBody, MultipartRequestBody};
 use ofp::OfpMessage;
-use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair, SanType};
 use rustls::server::WebPkiClientVerifier;
-use rustls::{RootCertStore, ServerConfig, ServerConnection, StreamOwned};
-use rustls_pki_types::pem::PemObject;
-use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+use rustls::{ServerConfig, ServerConnection, StreamOwned};
 
-struct TempDir(PathBuf);
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-struct Ca {
-    issuer: Issuer<'static, KeyPair>,
-    pem: String,
-}
-
-impl Ca {
-    fn new(name: &str) -> Ca {
-        let key = KeyPair::generate().unwrap();
-        let mut p = CertificateParams::new(Vec::<String>::new()).unwrap();
-        p.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-        p.distinguished_name.push(DnType::CommonName, name);
-        let cert = p.self_signed(&key).unwrap();
-        Ca {
-            pem: cert.pem(),
-            issuer: Issuer::new(p, key),
-        }
-    }
-
-    /// (key, cert, ca) files of a leaf issued by this CA, trusting `trust`.
-    fn files(&self, dir: &TempDir, prefix: &str, trust: &Ca) -> [PathBuf; 3] {
-        let key = KeyPair::generate().unwrap();
-        let mut p = CertificateParams::new(vec![format!("{prefix}.test")]).unwrap();
-        p.subject_alt_names
-            .push(SanType::IpAddress("127.0.0.2".parse().unwrap()));
-        p.distinguished_name.push(DnType::CommonName, prefix);
-        let cert = p.signed_by(&key, &self.issuer).unwrap();
-        let f = ["key", "cert", "ca"].map(|k| dir.0.join(format!("{prefix}-{k}.pem")));
-        std::fs::write(&f[0], key.serialize_pem()).unwrap();
-        std::fs::write(&f[1], cert.pem()).unwrap();
-        std::fs::write(&f[2], &trust.pem).unwrap();
-        f
-    }
-}
+#[path = "support/test_ca.rs"]
+mod test_ca;
+use test_ca::{Ca, LeafFiles, TempDir};
 
 /// A TLS OpenFlow endpoint on 127.0.0.1 (connections one after another):
 /// HELLO, then a switch description for a DESC request.
-fn serve_tls(files: &[PathBuf; 3]) -> u16 {
-    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(&files[1])
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
-    let key = PrivateKeyDer::from_pem_file(&files[0]).unwrap();
-    let mut roots = RootCertStore::empty();
-    for c in CertificateDer::pem_file_iter(&files[2]).unwrap() {
-        roots.add(c.unwrap()).unwrap();
-    }
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider.clone())
-        .build()
-        .unwrap();
+fn serve_tls(files: &LeafFiles) -> u16 {
+    let verifier = WebPkiClientVerifier::builder_with_provider(
+        tls::load_roots(&files.ca).unwrap(),
+        tls::provider(),
+    )
+    .build()
+    .unwrap();
     let cfg = Arc::new(
-        ServerConfig::builder_with_provider(provider)
+        ServerConfig::builder_with_provider(tls::provider())
             .with_safe_default_protocol_versions()
             .unwrap()
             .with_client_cert_verifier(verifier)
-            .with_single_cert(certs, key)
+            .with_single_cert(
+                tls::load_certs(&files.cert).unwrap(),
+                tls::load_key(&files.key).unwrap(),
+            )
             .unwrap(),
     );
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -138,19 +95,18 @@ fn ctl(args: &[String]) -> (i32, String, String) {
 
 #[test]
 fn ssl_target_with_client_certificate() {
-    let dir = TempDir(std::env::temp_dir().join(format!("oxflow-ctl-tls-{}", std::process::id())));
-    std::fs::create_dir_all(&dir.0).unwrap();
+    let dir = TempDir::new("ctl-tls");
     let ca = Ca::new("ctl test CA");
-    let switch = ca.files(&dir, "switch", &ca);
-    let client = ca.files(&dir, "ctl", &ca);
+    let switch = ca.leaf(&dir, "switch", "127.0.0.2", &ca);
+    let client = ca.leaf(&dir, "ctl", "127.0.0.2", &ca);
     let port = serve_tls(&switch);
     let s = |p: &PathBuf| p.to_str().unwrap().to_string();
     let target = format!("ssl:127.0.0.1:{port}");
     let (code, out, err) = ctl(&[
-        format!("--private-key={}", s(&client[0])),
+        format!("--private-key={}", s(&client.key)),
         "-c".into(),
-        s(&client[1]),
-        format!("-C{}", s(&client[2])),
+        s(&client.cert),
+        format!("-C{}", s(&client.ca)),
         "dump-desc".into(),
         target.clone(),
     ]);
@@ -160,11 +116,11 @@ fn ssl_target_with_client_certificate() {
     // A client certificate from another CA: the endpoint refuses it (the
     // client trusts the endpoint's CA, so the refusal is the endpoint's).
     let other = Ca::new("another CA");
-    let rogue = other.files(&dir, "rogue", &ca);
+    let rogue = other.leaf(&dir, "rogue", "127.0.0.2", &ca);
     let (code, _, err) = ctl(&[
-        format!("--private-key={}", s(&rogue[0])),
-        format!("--certificate={}", s(&rogue[1])),
-        format!("--ca-cert={}", s(&rogue[2])),
+        format!("--private-key={}", s(&rogue.key)),
+        format!("--certificate={}", s(&rogue.cert)),
+        format!("--ca-cert={}", s(&rogue.ca)),
         "dump-desc".into(),
         target.clone(),
     ]);

@@ -1,14 +1,11 @@
 //! TLS with mutual authentication: certificates from an rcgen test CA,
 //! written to a temporary directory that is removed at the end.
 
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use ofp::message::{FeaturesReply, Hello, Message};
 use ofp::OfpMessage;
-use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair, SanType};
 use rustls_pki_types::ServerName;
 use switch::channel::connection::ConnOptions;
 use switch::channel::connector::{connect, Backoff};
@@ -31,63 +28,17 @@ impl Datapath for NoDp {
     }
 }
 
-/// A temporary directory removed on drop (also when a test fails).
-struct TempDir(PathBuf);
-impl TempDir {
-    fn new() -> Self {
-        static N: AtomicU32 = AtomicU32::new(0);
-        let p = std::env::temp_dir().join(format!(
-            "oxflow-switch-tls-{}-{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::Relaxed)
-        ));
-        std::fs::create_dir_all(&p).unwrap();
-        TempDir(p)
-    }
-}
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+#[path = "../../ctl/tests/support/test_ca.rs"]
+mod test_ca;
+use test_ca::{Ca, TempDir};
 
-/// A CA that issues leaf certificates.
-struct Ca {
-    issuer: Issuer<'static, KeyPair>,
-    pem: String,
-}
-
-impl Ca {
-    fn new(name: &str) -> Ca {
-        let key = KeyPair::generate().unwrap();
-        let mut p = CertificateParams::new(Vec::<String>::new()).unwrap();
-        p.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-        p.distinguished_name.push(DnType::CommonName, name);
-        let cert = p.self_signed(&key).unwrap();
-        Ca {
-            pem: cert.pem(),
-            issuer: Issuer::new(p, key),
-        }
-    }
-
-    /// Write key, certificate (issued by this CA) and `trust`'s CA cert
-    /// under `dir` with `prefix`.
-    fn files(&self, dir: &TempDir, prefix: &str, trust: &Ca) -> TlsFiles {
-        let key = KeyPair::generate().unwrap();
-        let mut p = CertificateParams::new(vec![format!("{prefix}.test")]).unwrap();
-        p.subject_alt_names
-            .push(SanType::IpAddress("127.0.0.1".parse().unwrap()));
-        p.distinguished_name.push(DnType::CommonName, prefix);
-        let cert = p.signed_by(&key, &self.issuer).unwrap();
-        let f = TlsFiles {
-            private_key: dir.0.join(format!("{prefix}-key.pem")),
-            certificate: dir.0.join(format!("{prefix}-cert.pem")),
-            ca_cert: dir.0.join(format!("{prefix}-ca.pem")),
-        };
-        std::fs::write(&f.private_key, key.serialize_pem()).unwrap();
-        std::fs::write(&f.certificate, cert.pem()).unwrap();
-        std::fs::write(&f.ca_cert, &trust.pem).unwrap();
-        f
+/// The switch's view of a leaf's files.
+fn files(ca: &Ca, dir: &TempDir, prefix: &str, trust: &Ca) -> TlsFiles {
+    let f = ca.leaf(dir, prefix, "127.0.0.1", trust);
+    TlsFiles {
+        private_key: f.key,
+        certificate: f.cert,
+        ca_cert: f.ca,
     }
 }
 
@@ -122,12 +73,12 @@ async fn hello<S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin>(
 
 #[tokio::test]
 async fn passive_tls_requires_a_client_cert_from_the_ca() {
-    let dir = TempDir::new();
+    let dir = TempDir::new("switch-tls");
     let ca = Ca::new("oxflow test CA");
     let other = Ca::new("another CA");
-    let switch_files = ca.files(&dir, "switch", &ca);
-    let good = ca.files(&dir, "ctl", &ca);
-    let bad = other.files(&dir, "rogue", &ca);
+    let switch_files = files(&ca, &dir, "switch", &ca);
+    let good = files(&ca, &dir, "ctl", &ca);
+    let bad = files(&other, &dir, "rogue", &ca);
 
     let l = listen(
         "ptls:0:127.0.0.1".parse().unwrap(),
@@ -162,10 +113,10 @@ async fn passive_tls_requires_a_client_cert_from_the_ca() {
 
 #[tokio::test]
 async fn active_tls_connects_to_a_controller_with_mutual_auth() {
-    let dir = TempDir::new();
+    let dir = TempDir::new("switch-tls");
     let ca = Ca::new("oxflow test CA");
-    let switch_files = ca.files(&dir, "switch", &ca);
-    let controller_files = ca.files(&dir, "controller", &ca);
+    let switch_files = files(&ca, &dir, "switch", &ca);
+    let controller_files = files(&ca, &dir, "controller", &ca);
     // The controller requires client certificates from the CA.
     let acceptor = tokio_rustls::TlsAcceptor::from(server_config(&controller_files).unwrap());
     let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
