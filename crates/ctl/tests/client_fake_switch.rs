@@ -2,18 +2,9 @@
 
 mod support;
 
-use support::fake_switch::FakeSwitch;
+use support::ctl;
 
-fn ctl(args: &[&str]) -> (i32, String, String) {
-    let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-    let (mut out, mut err) = (Vec::new(), Vec::new());
-    let code = ctl::commands::run(&args, &mut out, &mut err);
-    (
-        code,
-        String::from_utf8(out).expect("utf8"),
-        String::from_utf8(err).expect("utf8"),
-    )
-}
+use support::fake_switch::FakeSwitch;
 
 #[test]
 fn add_dump_delete_and_errors() {

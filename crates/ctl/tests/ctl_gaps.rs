@@ -3,22 +3,13 @@
 
 mod support;
 
+use support::ctl;
+
 use ofp::action::Action;
 use ofp::instruction::Instruction;
 use ofp::message::flow_mod_command;
 use ofp::oxm::OxmField;
 use support::fake_switch::FakeSwitch;
-
-fn ctl(args: &[&str]) -> (i32, String, String) {
-    let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-    let (mut out, mut err) = (Vec::new(), Vec::new());
-    let code = ctl::commands::run(&args, &mut out, &mut err);
-    (
-        code,
-        String::from_utf8(out).expect("utf8"),
-        String::from_utf8(err).expect("utf8"),
-    )
-}
 
 #[test]
 fn port_names_are_looked_up_in_the_port_descriptions() {

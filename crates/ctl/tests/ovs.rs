@@ -4,20 +4,11 @@
 
 mod support;
 
+use support::ctl;
+
 use std::process::Command;
 
 use support::ovs::{available, Ovs};
-
-fn ctl(args: &[&str]) -> (i32, String, String) {
-    let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-    let (mut out, mut err) = (Vec::new(), Vec::new());
-    let code = ctl::commands::run(&args, &mut out, &mut err);
-    (
-        code,
-        String::from_utf8(out).expect("utf8"),
-        String::from_utf8(err).expect("utf8"),
-    )
-}
 
 fn ok(args: &[&str]) -> String {
     let (code, out, err) = ctl(args);
