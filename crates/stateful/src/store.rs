@@ -22,9 +22,11 @@
 //!
 //! - **tags**: one 64-bit word per *bucket* of 8 consecutive slots, one
 //!   byte per slot: 0 for a free slot, otherwise a fingerprint of the
-//!   slot's key (8 bits of its hash, never 0). A key lives in one of two
-//!   buckets chosen by its hash (the first while it has room), so a look-up
-//!   reads at most two tag words and only the slots whose byte matches.
+//!   slot's key (8 bits of its hash, never 0). A key lives in one of
+//!   three buckets chosen by its hash (a new key goes to the least loaded
+//!   one: multiple choices keep buckets even, so a table fills to its
+//!   capacity before a key's buckets overflow), so a look-up reads at most
+//!   three tag words and only the slots whose byte matches.
 //!
 //! # Concurrency
 //!
@@ -49,9 +51,9 @@
 //!
 //! # A full table
 //!
-//! When both buckets of a key are full a new key is refused
+//! When all buckets of a key are full a new key is refused
 //! ([`StoreError::Full`], counted); nothing is evicted. Tables are sized
-//! at creation (`capacity` entries; 1.25 times that many slots, rounded up
+//! at creation (`capacity` entries; 1.5 times that many slots, rounded up
 //! to a power of two).
 
 use std::hash::BuildHasher;
@@ -64,6 +66,8 @@ const READ_TRIES: usize = 4;
 /// Attempts of a read-modify-write before it gives up as busy.
 const WRITE_TRIES: usize = 64;
 const BUCKET: usize = 8;
+/// Buckets a key may live in.
+const CHOICES: usize = 3;
 const HEAD_WORDS: usize = 7;
 
 /// A state entry's content (all times in microseconds).
@@ -173,8 +177,8 @@ impl Store {
         let key_len = key_len.clamp(1, 48);
         let key_words = key_len.div_ceil(8);
         let stride = (HEAD_WORDS + key_words).div_ceil(8) * 8;
-        let slots = (capacity.saturating_add(capacity / 4))
-            .max(2 * BUCKET)
+        let slots = (capacity.saturating_add(capacity / 2))
+            .max(4 * BUCKET)
             .next_power_of_two();
         let buckets = slots / BUCKET;
         let lines = std::iter::repeat_with(Line::default)
@@ -232,9 +236,9 @@ impl Store {
         &self.lines[i / 8].0[i % 8]
     }
 
-    /// (first bucket, second bucket, tag).
+    /// (the key's [`CHOICES`] buckets, tag).
     #[inline]
-    fn hash(&self, key: &KeyBuf) -> (usize, usize, u8) {
+    fn hash(&self, key: &KeyBuf) -> ([usize; CHOICES], u8) {
         let mut x = self.seeds[1];
         for i in 0..self.key_words {
             x = (x ^ key.word(i)).wrapping_mul(self.seeds[0]);
@@ -242,13 +246,21 @@ impl Store {
         }
         x = x.wrapping_mul(0x9e37_79b9_7f4a_7c15);
         x ^= x >> 32;
+        let y = (x ^ (x >> 29)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
         let b1 = x as usize & self.bucket_mask;
-        let mut b2 = (x >> 24) as usize & self.bucket_mask;
+        let mut b2 = (x >> 32) as usize & self.bucket_mask;
         if b2 == b1 {
             b2 = b1 ^ 1;
         }
-        let tag = ((x >> 56) as u8).max(1);
-        (b1, b2, tag)
+        let mut b3 = y as usize & self.bucket_mask;
+        if b3 == b1 || b3 == b2 {
+            b3 = b1 ^ 2;
+            if b3 == b2 {
+                b3 = b1 ^ 3;
+            }
+        }
+        let tag = ((y >> 56) as u8).max(1);
+        ([b1, b2, b3], tag)
     }
 
     #[inline]
@@ -344,18 +356,17 @@ impl Store {
 
     /// Where `key` is: `Ok(Some((slot, snapshot)))`, `Ok(None)` if absent,
     /// `Err(())` if a slot with its tag is being written (it may be `key`
-    /// arriving). `seen` receives the two tag words read.
+    /// arriving). `seen` receives the tag words read.
     #[inline]
     fn find(
         &self,
         key: &KeyBuf,
-        b1: usize,
-        b2: usize,
+        buckets: [usize; CHOICES],
         tag: u8,
-        seen: &mut [u64; 2],
+        seen: &mut [u64; CHOICES],
     ) -> Result<Option<(usize, Snap)>, ()> {
         let mut busy = false;
-        for (j, b) in [b1, b2].into_iter().enumerate() {
+        for (j, b) in buckets.into_iter().enumerate() {
             let tags = self.tags[b].load(Ordering::Acquire);
             seen[j] = tags;
             for i in matching(tags, tag) {
@@ -380,8 +391,8 @@ impl Store {
     /// The entry of `key`, if stored.
     #[inline]
     pub fn get(&self, key: &KeyBuf) -> Option<Entry> {
-        let (b1, b2, tag) = self.hash(key);
-        self.find(key, b1, b2, tag, &mut [0; 2])
+        let (buckets, tag) = self.hash(key);
+        self.find(key, buckets, tag, &mut [0; CHOICES])
             .ok()
             .flatten()
             .map(|(_, s)| s.entry)
@@ -396,8 +407,8 @@ impl Store {
         {
             return;
         }
-        let (b1, b2, tag) = self.hash(key);
-        if let Ok(Some((slot, _))) = self.find(key, b1, b2, tag, &mut [0; 2]) {
+        let (buckets, tag) = self.hash(key);
+        if let Ok(Some((slot, _))) = self.find(key, buckets, tag, &mut [0; CHOICES]) {
             self.word(slot, 6).store(now, Ordering::Relaxed);
         }
     }
@@ -409,10 +420,10 @@ impl Store {
         key: &KeyBuf,
         mut f: impl FnMut(Option<&Entry>) -> Decision,
     ) -> Result<(Option<Entry>, Option<Entry>), StoreError> {
-        let (b1, b2, tag) = self.hash(key);
-        let mut seen = [0u64; 2];
+        let (buckets, tag) = self.hash(key);
+        let mut seen = [0u64; CHOICES];
         for _ in 0..WRITE_TRIES {
-            let found = match self.find(key, b1, b2, tag, &mut seen) {
+            let found = match self.find(key, buckets, tag, &mut seen) {
                 Ok(found) => found,
                 Err(()) => {
                     std::hint::spin_loop();
@@ -439,7 +450,7 @@ impl Store {
                 Decision::Put(e) => e,
                 Decision::Leave | Decision::Remove => return Ok((None, None)),
             };
-            match self.claim([b1, b2], seen, tag) {
+            match self.claim(buckets, seen, tag) {
                 Some(slot) => {
                     let seq = self.word(slot, 0).load(Ordering::Acquire);
                     if seq & 1 == 0 && self.write(slot, seq, key, Some(&e)) {
@@ -452,8 +463,8 @@ impl Store {
                     self.tags[slot / BUCKET].fetch_and(!(0xffu64 << (8 * byte)), Ordering::Release);
                 }
                 None => {
-                    let full = |t: u64| t.to_ne_bytes().iter().all(|&b| b != 0);
-                    if full(seen[0]) && full(seen[1]) {
+                    let full = |t: &u64| t.to_ne_bytes().iter().all(|&b| b != 0);
+                    if seen.iter().all(full) {
                         self.full.fetch_add(1, Ordering::Relaxed);
                         return Err(StoreError::Full);
                     }
@@ -463,21 +474,21 @@ impl Store {
         Err(StoreError::Busy)
     }
 
-    /// Claims the first free slot of the first bucket, else of the
-    /// second, for `tag`, if the bucket's tag word is still `seen` (the
-    /// words the caller found the key absent in: a key added meanwhile
-    /// makes the claim fail, so it is not added twice).
-    fn claim(&self, buckets: [usize; 2], seen: [u64; 2], tag: u8) -> Option<usize> {
-        for (b, tags) in buckets.into_iter().zip(seen) {
-            if let Some(i) = (0..BUCKET).find(|i| (tags >> (8 * i)) as u8 == 0) {
-                let new = tags | u64::from(tag) << (8 * i);
-                return self.tags[b]
-                    .compare_exchange(tags, new, Ordering::AcqRel, Ordering::Relaxed)
-                    .ok()
-                    .map(|_| b * BUCKET + i);
-            }
-        }
-        None
+    /// Claims the first free slot of the least loaded of the key's buckets
+    /// (the earliest on a tie) for `tag`, if the bucket's tag word is
+    /// still `seen` (the words the caller found the key absent in: a key
+    /// added meanwhile makes the claim fail, so it is not added twice; two
+    /// writers adding one key from the same words pick the same slot).
+    fn claim(&self, buckets: [usize; CHOICES], seen: [u64; CHOICES], tag: u8) -> Option<usize> {
+        let used = |t: u64| t.to_ne_bytes().iter().filter(|&&b| b != 0).count();
+        let j = (0..CHOICES).min_by_key(|&j| used(seen[j]))?;
+        let (b, tags) = (buckets[j], seen[j]);
+        let i = (0..BUCKET).find(|i| (tags >> (8 * i)) as u8 == 0)?;
+        let new = tags | u64::from(tag) << (8 * i);
+        self.tags[b]
+            .compare_exchange(tags, new, Ordering::AcqRel, Ordering::Relaxed)
+            .ok()
+            .map(|_| b * BUCKET + i)
     }
 
     /// Visits up to `budget` slots from a shared cursor (wrapping), calling
@@ -556,6 +567,18 @@ mod tests {
         assert!(s.update(&k(1), |_| Decision::Remove).is_ok());
         assert_eq!(s.get(&k(1)), None);
         assert_eq!(s.len(), 0);
+    }
+
+    /// A store takes its whole capacity, at any size.
+    #[test]
+    fn capacity_is_met() {
+        for cap in [16u32, 100, 1000, 100_000] {
+            let s = Store::new(4, cap as usize);
+            for i in 0..cap {
+                assert!(s.update(&k(i), put(1)).is_ok(), "capacity {cap}: key {i}");
+            }
+            assert_eq!((s.len(), s.full()), (cap as usize, 0));
+        }
     }
 
     #[test]
