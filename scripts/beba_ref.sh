@@ -8,8 +8,12 @@
 # SOURCE_DIR: a checkout of beba-eu/beba-switch (default: clone it into
 # target/beba-ref/src). Needs cmake, make, a C compiler. Built without
 # libpcap (packet I/O through raw sockets is enough for control-plane
-# comparisons) and with -fcommon: the sources define the global `colors`
-# in a header, which GCC 10 and later refuse to link without it.
+# comparisons), with -fcommon (the sources define the global `colors` in a
+# header, which GCC 10 and later refuse to link without it), and with the
+# control-plane relax factor 2^0: by default the switch serves its
+# OpenFlow connections once every 2^10 loop iterations, and with no port
+# traffic an iteration is a 100 ms poll, so a controller waited minutes
+# for its HELLO.
 #
 # Result: target/beba-ref/bin/{ofdatapath,dpctl}. Run the switch with no
 # ports, listening for a controller connection (oxflow ctl connects to it
@@ -25,8 +29,9 @@ if [ ! -f "$src/CMakeLists.txt" ]; then
 fi
 cd "$out/build"
 cmake "$src" -DWITH_LIBPCAP=OFF -DWITH_LIBPCAP_ZEROCOPY=OFF \
-    -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_FLAGS=-fcommon >cmake.log
-make -j"$(nproc)" ofdatapath dpctl >make.log 2>&1 || {
+    -DCMAKE_BUILD_TYPE=Release -DWITH_CTRL_PLANE_RELAX=0 \
+    -DCMAKE_C_FLAGS="-fcommon -DBEBA_CTRL_PLANE_RELAX=0" >cmake.log
+make -j"${JOBS:-$(nproc)}" ofdatapath dpctl >make.log 2>&1 || {
     tail -30 make.log >&2
     exit 1
 }
