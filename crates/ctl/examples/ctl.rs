@@ -3,5 +3,7 @@
 //! `cargo run -q -p ctl --example ctl -- COMMAND TARGET ARGS...`.
 
 fn main() {
-    std::process::exit(ctl::commands::main_with_args(std::env::args().skip(1).collect()));
+    std::process::exit(ctl::commands::main_with_args(
+        std::env::args().skip(1).collect(),
+    ));
 }
