@@ -1,4 +1,9 @@
-//! Run `ctl` commands from the command line: `cargo run -p ctl --example ctl -- COMMAND TARGET ARGS...`.
+//! `oxflow ctl` without the rest of oxflow (a quick build to talk to
+//! another switch, e.g. the BEBA reference switch of scripts/beba_ref.sh):
+//! `cargo run -q -p ctl --example ctl -- COMMAND TARGET ARGS...`.
+
 fn main() {
-    std::process::exit(ctl::main_with_args(std::env::args().skip(1).collect()));
+    std::process::exit(ctl::commands::main_with_args(
+        std::env::args().skip(1).collect(),
+    ));
 }

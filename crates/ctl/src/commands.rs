@@ -198,7 +198,12 @@ pub fn main_with_args(args: Vec<String>) -> i32 {
 /// [`main_with_args`] with explicit output streams (for tests).
 pub fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     if args.iter().any(|a| a == "--help" || a == "-h") {
-        let _ = writeln!(out, "{USAGE}\n{}", crate::port_admin::USAGE);
+        let _ = writeln!(
+            out,
+            "{USAGE}\n{}{}",
+            crate::port_admin::USAGE,
+            crate::beba::USAGE
+        );
         return 0;
     }
     let inv = match parse_args(args) {
@@ -625,6 +630,17 @@ fn execute(inv: &Invocation, out: &mut dyn Write) -> Result<(), Failure> {
                 generation_id,
             }))?;
             writeln!(out, "{}", format_message(&reply))?;
+        }
+        cmd if crate::beba::COMMANDS.contains(&cmd) => {
+            match crate::beba::parse(cmd, &inv.args).unwrap_or_else(|| Err(cmd.to_string())) {
+                Err(e) => return Err(Failure(e)),
+                Ok(crate::beba::Request::Mods(mods)) => modify(inv, mods)?,
+                Ok(crate::beba::Request::Dump(body)) => {
+                    let mut c = connect(inv)?;
+                    let (xid, reply) = c.multipart(body)?;
+                    writeln!(out, "{}", crate::beba::format_reply(xid, &reply))?;
+                }
+            }
         }
         other => return Err(Failure(format!("unknown command \"{other}\"; see --help"))),
     }

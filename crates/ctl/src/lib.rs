@@ -28,6 +28,7 @@
 //! true`) and pass it on unchanged.
 
 pub mod actions;
+pub mod beba;
 pub mod bundle;
 pub mod client;
 pub mod commands;
