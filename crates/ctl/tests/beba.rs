@@ -4,6 +4,8 @@
 //! aside), refusals come back as the BEBA switch's OFPT_ERRORs, and dumps
 //! print what the semantics hold.
 
+mod support;
+
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};
@@ -14,6 +16,7 @@ use ofp::message::{Hello, Message};
 use ofp::multipart::{MultipartReply, MultipartReplyBody, MultipartRequestBody};
 use ofp::OfpMessage;
 use stateful::Stateful;
+use support::ctl;
 
 struct BebaSwitch {
     port: u16,
@@ -136,15 +139,28 @@ fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
-fn ctl(args: &[&str]) -> (i32, String, String) {
-    let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-    let (mut out, mut err) = (Vec::new(), Vec::new());
-    let code = ctl::commands::run(&args, &mut out, &mut err);
-    (
-        code,
-        String::from_utf8(out).expect("utf8"),
-        String::from_utf8(err).expect("utf8"),
-    )
+/// The BEBA reference switch (`scripts/beba_ref.sh` builds it) listening
+/// on 127.0.0.1:`port`, once it accepts connections.
+fn start_reference(port: u16) -> std::process::Child {
+    let bin = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../target/beba-ref/bin/ofdatapath"
+    );
+    let reference = std::process::Command::new(bin)
+        .args(["--no-local-port", "--no-slicing", &format!("ptcp:{port}")])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("run target/beba-ref/bin/ofdatapath (scripts/beba_ref.sh builds it)");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "reference switch not listening"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    reference
 }
 
 /// The vector called `name`, xid zeroed.
@@ -373,28 +389,10 @@ fn template_delete_of_unknown_id_is_refused() {
 #[test]
 #[ignore = "needs the BEBA reference switch: scripts/beba_ref.sh"]
 fn same_replies_as_the_reference_switch() {
-    let bin = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../target/beba-ref/bin/ofdatapath"
-    );
     let port = 16634 + (std::process::id() % 1000) as u16;
-    let mut reference = std::process::Command::new(bin)
-        .args(["--no-local-port", "--no-slicing", &format!("ptcp:{port}")])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("run target/beba-ref/bin/ofdatapath (scripts/beba_ref.sh builds it)");
+    let mut reference = start_reference(port);
     let ours = BebaSwitch::with_tables(64);
     let targets = [format!("tcp:127.0.0.1:{port}"), ours.target()];
-    // Wait for the reference to listen.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "reference switch not listening"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
     let script: &[&[&str]] = &[
         &["beba-dump-global"],
         &["beba-set-state", "0", "0x0a000001", "1"],
@@ -502,26 +500,9 @@ fn reference_key_layout_is_ours() {
     use ofp::oxm::{class, oxm_header, Match};
     use packet::{Field, FlowKey};
 
-    let bin = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../target/beba-ref/bin/ofdatapath"
-    );
     let port = 17634 + (std::process::id() % 1000) as u16;
-    let mut reference = std::process::Command::new(bin)
-        .args(["--no-local-port", "--no-slicing", &format!("ptcp:{port}")])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("run target/beba-ref/bin/ofdatapath (scripts/beba_ref.sh builds it)");
+    let mut reference = start_reference(port);
     let t = format!("tcp:127.0.0.1:{port}");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "reference switch not listening"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
     let fields = [
         Field::Ipv4Src,
         Field::TcpDst,
@@ -586,6 +567,7 @@ fn reference_key_layout_is_ours() {
             .expect("send");
     }
     // The reference has a state for the packet once its dump shows one.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     let mut key = String::new();
     while key.is_empty() {
         assert!(std::time::Instant::now() < deadline, "no state written");
