@@ -1,0 +1,141 @@
+"""HARMLESS proxy variant end to end (docs/harmless.md): hosts h1..h3 on
+access VLANs 101..103 of the emulated legacy switch (a private OVS in
+standalone mode), its trunk to a second private OVS that has only the
+trunk port (OpenFlow port 1) and connects to `oxflow harmless proxy`,
+which connects to the os-ken learning switch (+ the port census app).
+
+Checks: the controller sees 3 ports named TRUNK.VID (port desc) and gets
+per-port stats records; every host pings every other one, so packet-in,
+packet-out (flood) and the learned flows all work through the proxy; the
+flows in the trunk-only OVS match the location tags; and a bad command
+line gets a clear error."""
+
+import os
+import re
+import subprocess
+
+import pytest
+
+from oxflow.harmless import lab, legacy_ovs
+from oxflow.netns import OvsSwitch, Process, Topology
+from oxflow.switch import REPO_ROOT
+
+pytestmark = [
+    pytest.mark.skipif(os.geteuid() != 0,
+                       reason="network namespaces need root"),
+    pytest.mark.skipif(not OvsSwitch.available(),
+                       reason="Open vSwitch is not installed "
+                       "(scripts/setup.sh)"),
+]
+
+N = 3
+FIRST_VID = 101
+
+
+def proxy_bin():
+    """An oxflow binary that has `harmless proxy` ($OXFLOW_BIN, release,
+    debug), or None."""
+    cands = [os.environ.get("OXFLOW_BIN"),
+             str(REPO_ROOT / "target" / "release" / "oxflow"),
+             str(REPO_ROOT / "target" / "debug" / "oxflow")]
+    for c in cands:
+        if c and os.path.exists(c) and subprocess.run(
+                [c, "harmless", "proxy", "--help"],
+                capture_output=True).returncode == 0:
+            return c
+    return None
+
+
+BIN = proxy_bin()
+needs_bin = pytest.mark.skipif(BIN is None, reason="no oxflow binary with "
+                               "`harmless proxy` (cargo build -p oxflow)")
+
+
+@pytest.fixture(scope="module")
+def hybrid(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("hm-proxy")
+    with Topology(prefix="hm") as topo:
+        hosts = lab.add_hosts(topo, N)
+        server, legacy_end, nic = lab.add_server(topo)
+        vids = list(range(FIRST_VID, FIRST_VID + N))
+        legacy = legacy_ovs.LegacySwitch(
+            tmp / "legacy", [p for _, p in hosts] + [legacy_end],
+            access={p: v for (_, p), v in zip(hosts, vids)},
+            trunks={legacy_end: vids}, hostname="legacy1")
+        ctl_port, proxy_port = 6653, 6654   # the server namespace's own
+        with legacy:
+            ctl = lab.start_controller(tmp, ctl_port, netns=server.ns)
+            try:
+                with Process([BIN, "harmless", "proxy",
+                              "--listen", "127.0.0.1:%d" % proxy_port,
+                              "--controller", "127.0.0.1:%d" % ctl_port,
+                              "--trunk-port", "1",
+                              "--vlans", "%d-%d" % (vids[0], vids[-1])],
+                             tmp / "proxy.log", netns=server.ns,
+                             name="proxy") as proxy:
+                    proxy.wait_for_log(r"listening on", timeout=20)
+                    with lab.NsOvsSwitch(tmp / "of", server.ns, ports=[nic],
+                                         controller="tcp:127.0.0.1:%d"
+                                         % proxy_port, dpid=0x4d) as of:
+                        yield {"hosts": [h for h, _ in hosts], "of": of,
+                               "ctl": ctl, "proxy": proxy, "trunk": nic}
+            finally:
+                ctl.stop()
+
+
+@needs_bin
+def test_controller_sees_one_port_per_access_vlan(hybrid):
+    rec = lab.wait_census(hybrid["ctl"].ports_file, "port_desc",
+                          lambda r: r["dpid"] == 0x4d)
+    ports = sorted((p["port_no"], p["name"]) for p in rec["ports"])
+    trunk = hybrid["trunk"]
+    want = [(i + 1, "%s.%d" % (trunk, FIRST_VID + i)) for i in range(N)]
+    # the name is the trunk's, shortened to fit 15 bytes with ".VID"
+    assert [p for p, _ in ports] == [p for p, _ in want], ports
+    for (_, got), v in zip(ports, range(FIRST_VID, FIRST_VID + N)):
+        assert got.endswith(".%d" % v) and trunk.startswith(
+            got[:-len(".%d" % v)]), got
+    stats = lab.wait_census(hybrid["ctl"].ports_file, "port_stats",
+                            lambda r: r["dpid"] == 0x4d)
+    assert sorted(s["port_no"] for s in stats["stats"]) == [1, 2, 3]
+
+
+@needs_bin
+def test_all_hosts_ping_each_other_through_the_proxy(hybrid):
+    hosts = hybrid["hosts"]
+    got = lab.ping_all(hosts, count=3)
+    assert all(n >= 2 for n in got.values()), got
+    # the learning switch's flows, as the trunk-only OVS holds them: on the
+    # trunk (port 1), pinned to a location tag, output back to the trunk
+    # with the destination's tag
+    flows = hybrid["of"].ofctl("dump-flows", "br0").stdout
+    learned = [ln for ln in flows.splitlines() if "priority=1," in ln]
+    assert learned, flows
+    vids = range(FIRST_VID, FIRST_VID + N)
+    for ln in learned:
+        m = re.search(r"in_port=1,dl_vlan=(\d+),.*actions="
+                      r"set_field:(\d+)->vlan_vid,IN_PORT$", ln)
+        assert m, ln
+        src, dst = int(m.group(1)), int(m.group(2)) - 0x1000
+        assert src in vids and dst in vids and src != dst, ln
+    assert hybrid["proxy"].running()
+
+
+@needs_bin
+def test_bad_arguments_are_refused_clearly(tmp_path):
+    for args, msg in [(["--vlans", "100-4095"], "4095"),
+                      (["--vlans", "20-10"], "above the last"),
+                      (["--vlans", "1-2", "--trunk-port", "0"],
+                       "--trunk-port 0"),
+                      (["--vlans", "1-2", "--controller", "nohost"],
+                       "--controller")]:
+        base = {"--listen": "127.0.0.1:0", "--controller": "127.0.0.1:1",
+                "--trunk-port": "1"}
+        argv = [BIN, "harmless", "proxy"]
+        for k, v in base.items():
+            if k not in args:
+                argv += [k, v]
+        proc = subprocess.run(argv + args, capture_output=True, text=True,
+                              timeout=10)
+        assert proc.returncode == 2, proc
+        assert msg in proc.stderr, proc.stderr
