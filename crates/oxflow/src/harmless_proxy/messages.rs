@@ -416,9 +416,20 @@ impl Proxy {
             _ => Ok(vec![msg.body.clone()]),
         };
         match result {
-            Ok(msgs) => out
-                .to_switch
-                .extend(msgs.into_iter().map(|m| encode(xid, m))),
+            Ok(msgs) => {
+                let encoded: Vec<Vec<u8>> = msgs.into_iter().map(|m| encode(xid, m)).collect();
+                // A FLOOD over thousands of VLANs can outgrow the 16-bit
+                // length field.
+                if encoded.iter().any(|m| m.len() > usize::from(u16::MAX)) {
+                    out.to_controller.push(error_reply(
+                        raw,
+                        xid,
+                        ErrorCode::BadAction(ofp::error::BadActionCode::TooMany),
+                    ));
+                } else {
+                    out.to_switch.extend(encoded);
+                }
+            }
             Err(Refusal::Error(code, what)) => {
                 tracing::info!("harmless proxy: refused xid {xid}: {what}");
                 out.to_controller.push(error_reply(raw, xid, code));

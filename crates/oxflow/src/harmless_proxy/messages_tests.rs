@@ -500,3 +500,23 @@ fn groups_and_port_mods() {
         Some(ErrorCode::PortModFailed(PortModFailedCode::Eperm))
     );
 }
+
+#[test]
+fn a_flood_too_big_for_one_message_is_refused() {
+    let p = Proxy::new(PortMap::new(T, 1, 4094, 1).unwrap());
+    let fm = flow_mod(
+        cmd::ADD,
+        vec![OxmField::InPort(1)],
+        vec![out(port_no::FLOOD)],
+    );
+    let raw = OfpMessage::new(6, Message::FlowMod(fm)).encode();
+    let o = p.on_controller_msg(&raw, &mut Pending::default());
+    assert!(o.to_switch.is_empty());
+    let Message::Error(e) = decode(&o.to_controller[0]).body else {
+        panic!()
+    };
+    assert_eq!(
+        e.typed(),
+        Some(ErrorCode::BadAction(ofp::error::BadActionCode::TooMany))
+    );
+}
