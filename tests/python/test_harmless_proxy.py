@@ -13,6 +13,7 @@ line gets a clear error."""
 import os
 import re
 import subprocess
+import time
 
 import pytest
 
@@ -78,7 +79,8 @@ def hybrid(tmp_path_factory):
                                          controller="tcp:127.0.0.1:%d"
                                          % proxy_port, dpid=0x4d) as of:
                         yield {"hosts": [h for h, _ in hosts], "of": of,
-                               "ctl": ctl, "proxy": proxy, "trunk": nic}
+                               "ctl": ctl, "proxy": proxy, "trunk": nic,
+                               "server": server}
             finally:
                 ctl.stop()
 
@@ -119,6 +121,35 @@ def test_all_hosts_ping_each_other_through_the_proxy(hybrid):
         src, dst = int(m.group(1)), int(m.group(2)) - 0x1000
         assert src in vids and dst in vids and src != dst, ln
     assert hybrid["proxy"].running()
+
+
+@needs_bin
+def test_trunk_link_state_is_every_logical_ports(hybrid):
+    """The trunk going down and up: one port-status per logical port."""
+    path, server = hybrid["ctl"].ports_file, hybrid["server"]
+    lab.wait_census(path, "port_desc", lambda r: r["dpid"] == 0x4d)
+    before = len(lab.read_census(path))
+
+    def statuses(down):
+        recs = lab.read_census(path)[before:]
+        return {r["port_no"] for r in recs if r["event"] == "port_status"
+                and bool(r["state"] & 1) == down}   # OFPPS_LINK_DOWN
+    try:
+        server.run(["ip", "link", "set", "eth0", "down"])
+        wait_for(lambda: statuses(True) == {1, 2, 3})
+    finally:
+        server.run(["ip", "link", "set", "eth0", "up"])
+    wait_for(lambda: statuses(False) == {1, 2, 3})
+    # and traffic flows again afterwards
+    h = hybrid["hosts"]
+    wait_for(lambda: h[0].ping(h[2].ip(), count=1, timeout=1).received)
+
+
+def wait_for(cond, timeout=30):
+    deadline = time.monotonic() + timeout
+    while not cond():
+        assert time.monotonic() < deadline, "condition not met in time"
+        time.sleep(0.2)
 
 
 @needs_bin

@@ -4,8 +4,10 @@ per line in $OXFLOW_PORTS_FILE (default ./oxflow-ports.jsonl), flushed per
 line, and a log line "ports of dpid=... : N [names]".
 
 Lines: {"event": "port_desc", "dpid": ..., "ports": [{"port_no", "name",
-"hw_addr", "state"}, ...]} and {"event": "port_stats", "dpid": ...,
-"stats": [{"port_no", "rx_packets", "tx_packets"}, ...]}. Used by the
+"hw_addr", "state"}, ...]}, {"event": "port_stats", "dpid": ...,
+"stats": [{"port_no", "rx_packets", "tx_packets"}, ...]} and, for each
+port-status message, {"event": "port_status", "dpid": ..., "reason": ...,
+"port_no": ..., "name": ..., "state": ...}. Used by the
 HARMLESS tests and demo to show what the controller sees.
 """
 
@@ -65,3 +67,12 @@ class PortCensus(app_manager.OSKenApp):
                   "tx_packets": s.tx_packets} for s in ev.msg.body]
         self.write({"event": "port_stats", "dpid": ev.msg.datapath.id,
                     "stats": stats})
+
+    @set_ev_cls(ofp_event.EventOFPPortStatus, MAIN_DISPATCHER)
+    def on_port_status(self, ev):
+        p = ev.msg.desc
+        self.write({"event": "port_status", "dpid": ev.msg.datapath.id,
+                    "reason": ev.msg.reason, "port_no": p.port_no,
+                    "name": p.name.decode(errors="replace")
+                    if isinstance(p.name, bytes) else p.name,
+                    "state": p.state})
