@@ -253,7 +253,17 @@ fn main() -> ExitCode {
         Command::Harmless { words } if words.first().map(String::as_str) == Some("proxy") => {
             ExitCode::from(harmless_proxy::main_with_args(&words[1..]))
         }
-        Command::Harmless { words } => ExitCode::from(harmless::HARMLESS.main_with_args(words)),
+        Command::Harmless { words } => {
+            let help = words.first().map(String::as_str);
+            let status = harmless::HARMLESS.main_with_args(words.clone());
+            let also = "also: oxflow harmless proxy --help (the translating OpenFlow proxy)";
+            match help {
+                Some("--help" | "-h") => println!("{also}"),
+                None => eprintln!("{also}"),
+                _ => {}
+            }
+            ExitCode::from(status)
+        }
     }
 }
 
