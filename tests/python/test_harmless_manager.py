@@ -141,7 +141,7 @@ def assert_untouched(hlab_, config):
     assert not (config.parent / "state" / "state.json").exists()
 
 
-# --- the topology file (no root needed) ----------------------------------------
+# --- the topology file (no root needed) --------------------------------------
 
 def base_cfg(**over):
     data = {"mode": "proxy", "controller": "127.0.0.1:6653",
@@ -201,7 +201,7 @@ def test_good_topology_file_and_yaml(tmp_path):
         manager.load_file(bad)
 
 
-# --- end to end ------------------------------------------------------------------
+# --- end to end --------------------------------------------------------------
 
 @needs_lab
 @pytest.mark.skipif(PROXY_BIN is None, reason="no oxflow binary with "

@@ -12,22 +12,25 @@ line gets a clear error."""
 
 import os
 import re
+import socket
+import struct
 import subprocess
 import time
 
 import pytest
 
+from os_ken.ofproto import ofproto_v1_3 as osk
+from os_ken.ofproto import ofproto_v1_3_parser as osp
+
+from oxflow import ofp13
 from oxflow.harmless import lab, legacy_ovs
-from oxflow.netns import OvsSwitch, Process, Topology
+from oxflow.netns import OvsSwitch, Process, Topology, free_tcp_port
 from oxflow.switch import REPO_ROOT
 
-pytestmark = [
-    pytest.mark.skipif(os.geteuid() != 0,
-                       reason="network namespaces need root"),
-    pytest.mark.skipif(not OvsSwitch.available(),
-                       reason="Open vSwitch is not installed "
-                       "(scripts/setup.sh)"),
-]
+needs_lab = pytest.mark.skipif(
+    os.geteuid() != 0 or not OvsSwitch.available(),
+    reason="needs root (network namespaces) and Open vSwitch "
+    "(scripts/setup.sh)")
 
 N = 3
 FIRST_VID = 101
@@ -85,6 +88,7 @@ def hybrid(tmp_path_factory):
                 ctl.stop()
 
 
+@needs_lab
 @needs_bin
 def test_controller_sees_one_port_per_access_vlan(hybrid):
     rec = lab.wait_census(hybrid["ctl"].ports_file, "port_desc",
@@ -102,6 +106,7 @@ def test_controller_sees_one_port_per_access_vlan(hybrid):
     assert sorted(s["port_no"] for s in stats["stats"]) == [1, 2, 3]
 
 
+@needs_lab
 @needs_bin
 def test_all_hosts_ping_each_other_through_the_proxy(hybrid):
     hosts = hybrid["hosts"]
@@ -123,6 +128,7 @@ def test_all_hosts_ping_each_other_through_the_proxy(hybrid):
     assert hybrid["proxy"].running()
 
 
+@needs_lab
 @needs_bin
 def test_trunk_link_state_is_every_logical_ports(hybrid):
     """The trunk going down and up: one port-status per logical port."""
@@ -170,3 +176,112 @@ def test_bad_arguments_are_refused_clearly(tmp_path):
                               timeout=10)
         assert proc.returncode == 2, proc
         assert msg in proc.stderr, proc.stderr
+
+
+# --- the relay itself, with a fake switch and a fake controller (no root) ---
+
+class Peer:
+    """One end of an OpenFlow connection: os-ken message objects out
+    (oxflow.ofp13), parsed messages and raw bytes in."""
+
+    def __init__(self, sock):
+        self.sock = sock
+        self.sock.settimeout(10)
+        self.buf = b""
+
+    def send(self, msg, xid):
+        self.sock.sendall(ofp13.serialize(msg, xid))
+
+    def recv_raw(self, timeout=10):
+        self.sock.settimeout(timeout)
+        while True:
+            if len(self.buf) >= 8:
+                (length,) = struct.unpack_from("!H", self.buf, 2)
+                if len(self.buf) >= length:
+                    raw, self.buf = self.buf[:length], self.buf[length:]
+                    return raw
+            data = self.sock.recv(65536)
+            if not data:
+                raise ConnectionError("closed")
+            self.buf += data
+
+    def recv(self, timeout=10):
+        raw = self.recv_raw(timeout)
+        return ofp13.parse(raw), struct.unpack_from("!I", raw, 4)[0]
+
+
+@pytest.fixture
+def relay(tmp_path):
+    """(switch Peer, controller Peer) joined by `oxflow harmless proxy
+    --trunk-port 5 --vlans 101-103`, and the proxy's Process."""
+    if BIN is None:
+        pytest.skip("no oxflow binary with `harmless proxy`")
+    ctl_listen = socket.socket()
+    ctl_listen.bind(("127.0.0.1", 0))
+    ctl_listen.listen(1)
+    ctl_listen.settimeout(20)
+    listen = free_tcp_port()
+    with Process([BIN, "harmless", "proxy", "--listen",
+                  "127.0.0.1:%d" % listen, "--controller",
+                  "127.0.0.1:%d" % ctl_listen.getsockname()[1],
+                  "--trunk-port", "5", "--vlans", "101-103"],
+                 tmp_path / "proxy.log", name="proxy") as proxy:
+        proxy.wait_for_log(r"listening on", timeout=20)
+        sw = Peer(socket.create_connection(("127.0.0.1", listen), timeout=10))
+        ctl = Peer(ctl_listen.accept()[0])
+        try:
+            yield sw, ctl, proxy
+        finally:
+            sw.sock.close()
+            ctl.sock.close()
+            ctl_listen.close()
+
+
+def test_relay_translates_refuses_and_passes_with_xids(relay):
+    sw, ctl, proxy = relay
+    # untouched types pass as the same bytes, both ways
+    hello = ofp13.serialize(osp.OFPHello(ofp13.DP), 7)
+    sw.sock.sendall(hello)
+    assert ctl.recv_raw() == hello
+    echo = ofp13.serialize(osp.OFPEchoRequest(ofp13.DP, data=b"hm"), 8)
+    ctl.sock.sendall(echo)
+    assert sw.recv_raw() == echo
+    # a flow-mod on logical port 2 reaches the switch on the trunk + tag
+    ctl.send(osp.OFPFlowMod(
+        ofp13.DP, priority=5, match=osp.OFPMatch(in_port=2),
+        instructions=[osp.OFPInstructionActions(
+            osk.OFPIT_APPLY_ACTIONS, [osp.OFPActionOutput(3)])]), 21)
+    fm, xid = sw.recv()
+    assert xid == 21 and isinstance(fm, osp.OFPFlowMod)
+    assert dict(fm.match.items()) == {"in_port": 5, "vlan_vid": 102 | 0x1000}
+    (inst,) = fm.instructions
+    assert [type(a).__name__ for a in inst.actions] == \
+        ["OFPActionSetField", "OFPActionOutput"]
+    assert inst.actions[1].port == osk.OFPP_IN_PORT
+    # a flow-mod on a port the controller does not have: an error with the
+    # xid, nothing reaches the switch (the barrier after it comes first)
+    ctl.send(osp.OFPFlowMod(
+        ofp13.DP, match=osp.OFPMatch(in_port=9),
+        instructions=[]), 22)
+    err, xid = ctl.recv()
+    assert xid == 22 and isinstance(err, osp.OFPErrorMsg)
+    assert err.type == osk.OFPET_BAD_MATCH
+    ctl.send(osp.OFPBarrierRequest(ofp13.DP), 23)
+    got, xid = sw.recv()
+    assert isinstance(got, osp.OFPBarrierRequest) and xid == 23
+    # a packet-in from VLAN 103 on the trunk: port 3, tag stripped
+    frame = bytes.fromhex("020000000002" "020000000001" "8100" "0067"
+                          "88b5") + b"x" * 46
+    sw.send(osp.OFPPacketIn(
+        ofp13.DP, buffer_id=osk.OFP_NO_BUFFER, total_len=len(frame),
+        reason=osk.OFPR_NO_MATCH, table_id=0, cookie=0,
+        match=osp.OFPMatch(in_port=5), data=frame), 0)
+    pi, _ = ctl.recv()
+    assert isinstance(pi, osp.OFPPacketIn)
+    assert pi.match["in_port"] == 3
+    assert pi.data == frame[:12] + frame[16:]
+    # the switch going away closes the controller's connection
+    sw.sock.close()
+    with pytest.raises((ConnectionError, OSError)):
+        ctl.recv_raw(timeout=10)
+    assert proxy.running()

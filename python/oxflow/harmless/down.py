@@ -1,5 +1,5 @@
-"""`oxflow harmless down --config FILE`: the HARMLESS manager's down command
-(see oxflow.harmless.manager)."""
+"""`oxflow harmless down --config FILE`: the HARMLESS manager's down
+command (see oxflow.harmless.manager)."""
 
 import sys
 

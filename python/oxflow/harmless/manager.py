@@ -25,7 +25,8 @@ The topology file (TOML, or YAML with the same structure):
 
     mode = "proxy"                  # or "trunk"
     controller = "127.0.0.1:6653"   # HOST:PORT of the OpenFlow controller
-    state_dir = "harmless-state"    # backups, logs, pids (relative: to the file)
+    state_dir = "harmless-state"    # backups, logs, pids (relative to
+                                    # the file)
 
     [server]
     nic = "eth1"                    # where the trunk arrives
@@ -74,7 +75,7 @@ class ConfigError(ManagerError):
     """A topology file that is wrong; says where."""
 
 
-# --- the topology file --------------------------------------------------------
+# --- the topology file -------------------------------------------------------
 
 def load_file(path):
     """The topology file as a dict (TOML or YAML by extension; else TOML,
@@ -217,7 +218,7 @@ def check_config(data, path):
             "state_dir": str(state_dir), "legacy": out, "path": str(path)}
 
 
-# --- NAPALM -----------------------------------------------------------------------
+# --- NAPALM ------------------------------------------------------------------
 
 def driver_class(name):
     """A NAPALM driver class: "ovslegacy" (ours), "module:Class", or a
@@ -283,7 +284,7 @@ def restore(dev, backup):
     return dev.get_config(retrieve="running")["running"] == backup
 
 
-# --- processes --------------------------------------------------------------------
+# --- processes ---------------------------------------------------------------
 
 def _in_ns(argv, netns):
     return (["ip", "netns", "exec", netns] + argv) if netns else argv
@@ -474,7 +475,7 @@ def stop_software(run):
         stop_pid(pid)
 
 
-# --- the commands -----------------------------------------------------------------
+# --- the commands ------------------------------------------------------------
 
 def state_path(cfg):
     return os.path.join(cfg["state_dir"], STATE_FILE)

@@ -1,5 +1,5 @@
-"""`oxflow harmless status --config FILE`: the HARMLESS manager's status command
-(see oxflow.harmless.manager)."""
+"""`oxflow harmless status --config FILE`: the HARMLESS manager's status
+command (see oxflow.harmless.manager)."""
 
 import sys
 

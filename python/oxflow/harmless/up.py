@@ -1,5 +1,5 @@
-"""`oxflow harmless up --config FILE`: the HARMLESS manager's up command
-(see oxflow.harmless.manager)."""
+"""`oxflow harmless up --config FILE`: the HARMLESS manager's up
+command (see oxflow.harmless.manager)."""
 
 import sys
 
