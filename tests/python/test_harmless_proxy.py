@@ -15,6 +15,7 @@ import re
 import socket
 import struct
 import subprocess
+import sys
 import time
 
 import pytest
@@ -176,6 +177,56 @@ def test_bad_arguments_are_refused_clearly(tmp_path):
                               timeout=10)
         assert proc.returncode == 2, proc
         assert msg in proc.stderr, proc.stderr
+
+
+@needs_lab
+@needs_bin
+def test_controller_vlan_push_lands_inside_the_access_tag(hybrid, tmp_path):
+    """A controller flow `in_port=1 -> push_vlan, set vlan 7, output:2`
+    through the proxy into the real OVS: h2 receives the frame tagged 7
+    (the legacy switch took off the outer access tag). Runs last among the
+    lab tests: it replaces the learning switch with a scripted
+    controller."""
+    from scapy.layers.l2 import Dot1Q, Ether
+
+    from oxflow.traffic import send_and_capture
+    hybrid["ctl"].stop()
+    msgs = [osp.OFPFlowMod(ofp13.DP, table_id=osk.OFPTT_ALL,
+                           command=osk.OFPFC_DELETE,
+                           out_port=osk.OFPP_ANY, out_group=osk.OFPG_ANY,
+                           match=osp.OFPMatch()),
+            osp.OFPFlowMod(ofp13.DP, priority=10,
+                           match=osp.OFPMatch(in_port=1),
+                           instructions=[osp.OFPInstructionActions(
+                               osk.OFPIT_APPLY_ACTIONS,
+                               [osp.OFPActionPushVlan(0x8100),
+                                osp.OFPActionSetField(vlan_vid=7 | 0x1000),
+                                osp.OFPActionOutput(2)])]),
+            osp.OFPBarrierRequest(ofp13.DP)]
+    path = tmp_path / "msgs.hex"
+    path.write_text("".join(ofp13.serialize(m, 900 + i).hex() + "\n"
+                            for i, m in enumerate(msgs)))
+    server = hybrid["server"]
+    script = os.path.join(os.path.dirname(__file__), "hm_fake_controller.py")
+    with Process([sys.executable, script, "6653", str(path)],
+                 tmp_path / "fake.log", netns=server.ns,
+                 name="fake-controller") as fake:
+        fake.wait_for_log(r"installed|error", timeout=60)
+        assert "error" not in fake.log_text(), fake.log_text()
+        h1, h2 = hybrid["hosts"][0], hybrid["hosts"][1]
+        sent = Ether(src=h1.mac(), dst="02:00:00:00:77:02") / (
+            b"OXHM-QINQ" + bytes(40))
+        got = send_and_capture(h1, sent, [h2], timeout=1.0,
+                               keep=lambda f: b"OXHM-QINQ" in f)
+        assert len(got["h2"]) == 1, got
+        frame = Ether(got["h2"][0])
+        assert frame.haslayer(Dot1Q) and frame[Dot1Q].vlan == 7, \
+            frame.show(dump=True)
+        assert not frame[Dot1Q].payload.haslayer(Dot1Q)
+        flows = hybrid["of"].ofctl("dump-flows", "br0").stdout
+        assert "priority=10,in_port=1,dl_vlan=101 actions=pop_vlan," \
+            "push_vlan:0x8100,set_field:4103->vlan_vid,push_vlan:0x8100," \
+            "set_field:4198->vlan_vid,IN_PORT,pop_vlan" in flows, flows
 
 
 # --- the relay itself, with a fake switch and a fake controller (no root) ---
