@@ -117,11 +117,12 @@ def run_cli(command, config, *args):
 def hlab(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("hm-manager")
     with Topology(prefix="hm") as topo:
-        hosts = lab.add_hosts(topo, N)
-        server, legacy_end, nic = lab.add_server(topo)
+        lg = lab.add_legacy_ns(topo)
+        hosts = lab.add_hosts(topo, N, lg.ns)
+        server, legacy_end, nic = lab.add_server(topo, legacy_ns=lg.ns)
         ports = [p for _, p in hosts]
         legacy = legacy_ovs.LegacySwitch(tmp / "legacy", ports + [legacy_end],
-                                         hostname="legacy1")
+                                         hostname="legacy1", netns=lg.ns)
         with legacy:
             # something a restore must bring back: a description
             legacy.ovs.vsctl("set", "port", ports[0],

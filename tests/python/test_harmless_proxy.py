@@ -60,13 +60,14 @@ needs_bin = pytest.mark.skipif(BIN is None, reason="no oxflow binary with "
 def hybrid(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("hm-proxy")
     with Topology(prefix="hm") as topo:
-        hosts = lab.add_hosts(topo, N)
-        server, legacy_end, nic = lab.add_server(topo)
+        lg = lab.add_legacy_ns(topo)
+        hosts = lab.add_hosts(topo, N, lg.ns)
+        server, legacy_end, nic = lab.add_server(topo, legacy_ns=lg.ns)
         vids = list(range(FIRST_VID, FIRST_VID + N))
         legacy = legacy_ovs.LegacySwitch(
             tmp / "legacy", [p for _, p in hosts] + [legacy_end],
             access={p: v for (_, p), v in zip(hosts, vids)},
-            trunks={legacy_end: vids}, hostname="legacy1")
+            trunks={legacy_end: vids}, hostname="legacy1", netns=lg.ns)
         ctl_port, proxy_port = 6653, 6654   # the server namespace's own
         with legacy:
             ctl = lab.start_controller(tmp, ctl_port, netns=server.ns)

@@ -53,11 +53,13 @@ def run(args, work):
     with Topology(prefix="hm") as topo:
         say("Lab: %d hosts on an emulated legacy switch, its trunk to the "
             "server namespace" % args.hosts)
-        hosts = lab.add_hosts(topo, args.hosts)
-        server, legacy_end, nic = lab.add_server(topo)
+        lg = lab.add_legacy_ns(topo)
+        hosts = lab.add_hosts(topo, args.hosts, lg.ns)
+        server, legacy_end, nic = lab.add_server(topo, legacy_ns=lg.ns)
         ports = [p for _, p in hosts]
         with legacy_ovs.LegacySwitch(work / "legacy", ports + [legacy_end],
-                                     hostname="legacy1") as legacy:
+                                     hostname="legacy1",
+                                     netns=lg.ns) as legacy:
             initial = legacy.running_config()
             print(initial, end="")
             say("Controller: os-ken learning switch + port census, in the "

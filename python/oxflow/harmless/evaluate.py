@@ -185,12 +185,14 @@ def run_setup(name, args, binary, out):
     work = pathlib.Path(out) / name
     work.mkdir(parents=True, exist_ok=True)
     with Topology(prefix="hm") as topo:
-        hosts = lab.add_hosts(topo, 2)
-        server, legacy_end, nic = lab.add_server(topo)
+        lg = lab.add_legacy_ns(topo)
+        hosts = lab.add_hosts(topo, 2, lg.ns)
+        server, legacy_end, nic = lab.add_server(topo, legacy_ns=lg.ns)
         ports = [p for _, p in hosts]
         legacy = legacy_ovs.LegacySwitch(
             work / "legacy", ports + [legacy_end],
-            access=dict(zip(ports, VIDS)), trunks={legacy_end: list(VIDS)})
+            access=dict(zip(ports, VIDS)), trunks={legacy_end: list(VIDS)},
+            netns=lg.ns)
         with legacy:
             setup = Setup(name, str(work / "server"), server.ns, nic, binary)
             try:

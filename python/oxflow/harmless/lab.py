@@ -1,15 +1,17 @@
 """Building blocks of a HARMLESS lab in network namespaces, shared by the
 tests, `make demo-harmless` and the evaluation:
 
-- `add_hosts(topo, n)`: hosts h1..hN, each on a veth whose root end is an
-  access port of the legacy switch; IPs 10.33.0.1.. /24 (one subnet, so
-  only the VLANs and the OpenFlow side decide who reaches whom);
+- `add_legacy_ns(topo)`: a namespace for the legacy switch;
+- `add_hosts(topo, n, legacy_ns)`: hosts h1..hN, each on a veth whose
+  other end is an access port of the legacy switch; IPs 10.33.0.1.. /24
+  (one subnet, so only the VLANs and the OpenFlow side decide who reaches
+  whom);
 - `add_server(topo)`: the server, a namespace of its own holding the
   software side (the trunk-only OVS, the proxy, the controller): two
   user-space Open vSwitch instances in one namespace collide on their tap
   devices (`ovs-netdev`, the bridge's internal port), so the OpenFlow
   switch's ovs-vswitchd runs in the server's namespace (`NsOvsSwitch`)
-  while the legacy switch stays in the root namespace;
+  and the legacy switch's in its own (`add_legacy_ns`);
 - `start_controller(...)`: the os-ken learning switch plus the port census
   app (`oxflow.apps.port_census`) as a background process;
 - `wait_ports(path, n)`: the port descriptions the controller received.
@@ -27,22 +29,42 @@ PYTHON_DIR = os.path.dirname(os.path.dirname(os.path.dirname(
 SUBNET = "10.33.0.%d"
 
 
-def add_hosts(topo, n):
-    """[(host, access port name)] for h1..hN."""
+def add_legacy_ns(topo, name="lg"):
+    """A namespace for the legacy switch (a `Host` without interfaces):
+    running each user-space Open vSwitch in a namespace of its own keeps it
+    clear of any other instance's tap devices on the machine."""
+    return topo.add_host(name)
+
+
+def _move(port, netns):
+    """Moves root-side interface `port` into `netns`, up, IPv6 off."""
+    if netns is None:
+        return
+    sh(["ip", "link", "set", port, "netns", netns])
+    sh(["sysctl", "-q", "-w", "net.ipv6.conf.%s.disable_ipv6=1" % port],
+       netns=netns, check=False)
+    sh(["ip", "link", "set", port, "up"], netns=netns)
+
+
+def add_hosts(topo, n, legacy_ns=None):
+    """[(host, access port name)] for h1..hN; the access ports are moved
+    into `legacy_ns` when given."""
     out = []
     for i in range(1, n + 1):
         h = topo.add_host("h%d" % i)
         port = topo.add_switch_link(h, ip=SUBNET % i + "/24")
+        _move(port, legacy_ns)
         out.append((h, port))
     return out
 
 
-def add_server(topo, name="sv"):
+def add_server(topo, name="sv", legacy_ns=None):
     """(server host, legacy end, server NIC): the trunk is a veth from the
-    root namespace (the legacy switch's trunk port) to eth0 of the server's
-    namespace."""
+    legacy switch's trunk port (in `legacy_ns`, else the root namespace) to
+    eth0 of the server's namespace."""
     server = topo.add_host(name)
     legacy_end = topo.add_switch_link(server)
+    _move(legacy_end, legacy_ns)
     return server, legacy_end, "eth0"
 
 
