@@ -38,21 +38,6 @@ N = 3
 CTL_PORT = 6653     # in the server namespace
 PYTHON_DIR = str(REPO_ROOT / "python")
 
-def _lab_missing():
-    if os.geteuid() != 0:
-        return "network namespaces need root"
-    if not OvsSwitch.available():
-        return "Open vSwitch is not installed (scripts/setup.sh)"
-    if OvsLegacyDriver is None:
-        return "napalm is not installed (scripts/setup-python.sh)"
-    return None
-
-
-LAB_MISSING = _lab_missing()
-needs_lab = pytest.mark.skipif(LAB_MISSING is not None,
-                               reason=LAB_MISSING or "")
-
-
 def binary(subcommand_help):
     """First oxflow binary ($OXFLOW_BIN, release, debug) whose `ARGS
     --help` output contains the wanted text, or None."""
@@ -72,6 +57,24 @@ def binary(subcommand_help):
 PROXY_BIN = binary((["harmless", "proxy"], "--trunk-port"))
 TRUNK_BIN = binary((["run"], "--trunk"))
 RELEASE = str(REPO_ROOT / "target" / "release" / "oxflow")
+
+
+def _lab_missing():
+    if os.geteuid() != 0:
+        return "network namespaces need root"
+    if not OvsSwitch.available():
+        return "Open vSwitch is not installed (scripts/setup.sh)"
+    if OvsLegacyDriver is None:
+        return "napalm is not installed (scripts/setup-python.sh)"
+    if PROXY_BIN is None:
+        return ("no oxflow binary with `harmless proxy` (cargo build -p "
+                "oxflow)")
+    return None
+
+
+LAB_MISSING = _lab_missing()
+needs_lab = pytest.mark.skipif(LAB_MISSING is not None,
+                               reason=LAB_MISSING or "")
 
 
 def write_config(tmp, lab_, mode="proxy", entries=None, name="topo.toml",
@@ -205,8 +208,6 @@ def test_good_topology_file_and_yaml(tmp_path):
 # --- end to end --------------------------------------------------------------
 
 @needs_lab
-@pytest.mark.skipif(PROXY_BIN is None, reason="no oxflow binary with "
-                    "`harmless proxy` (cargo build -p oxflow)")
 def test_up_status_down_restore_proxy_mode(hlab, tmp_path):
     config = write_config(tmp_path, hlab)
     hosts = hlab["hosts"]
@@ -268,6 +269,18 @@ def test_missing_port_changes_nothing(hlab, tmp_path):
     assert up.returncode == 1
     assert "no such port(s) on the device: nosuchport" in up.stderr
     assert "nothing had been changed" in up.stderr
+    assert_untouched(hlab, config)
+
+
+@needs_lab
+def test_missing_server_nic_is_found_before_any_change(hlab, tmp_path):
+    config = write_config(tmp_path, hlab)
+    config.write_text(config.read_text().replace(
+        'nic = "%s"' % hlab["nic"], 'nic = "eth9"'))
+    up = run_cli("up", config)
+    assert up.returncode == 1
+    assert "server NIC eth9 not found in namespace %s" % hlab["server"].ns \
+        in up.stderr and "nothing was changed" in up.stderr, up.stderr
     assert_untouched(hlab, config)
 
 

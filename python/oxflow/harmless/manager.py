@@ -420,6 +420,41 @@ def start_ovs(cfg, run):
     run["ovs_dir"] = d
 
 
+def preflight(cfg):
+    """Checks, before any device is touched, that the software side can
+    start: the oxflow binary and what the mode needs of it, Open vSwitch
+    for the proxy, the server NICs. Raises ManagerError."""
+    try:
+        binary = oxflow_binary(cfg)
+    except FileNotFoundError as e:
+        raise ManagerError(str(e)) from e
+    if not os.access(binary, os.X_OK):
+        raise ManagerError("oxflow binary %s is not executable" % binary)
+    if cfg["mode"] == "proxy":
+        p = subprocess.run([binary, "harmless", "proxy", "--help"],
+                           capture_output=True, text=True)
+        if p.returncode != 0:
+            raise ManagerError("%s has no `harmless proxy`" % binary)
+        import shutil
+        missing = [b for b in ("ovsdb-tool", "ovsdb-server", "ovs-vswitchd",
+                               "ovs-vsctl") if not shutil.which(b)]
+        if missing or not os.path.exists(OVS_SCHEMA):
+            raise ManagerError("mode proxy needs Open vSwitch (missing: %s)"
+                               % ", ".join(missing or [OVS_SCHEMA]))
+    elif not trunk_supported(binary):
+        raise ManagerError("%s run has no --trunk: mode trunk needs an "
+                           "oxflow with trunk ports" % binary)
+    for nic in sorted({lg["nic"] for lg in cfg["legacy"]}):
+        p = subprocess.run(_in_ns(["ip", "link", "show", nic],
+                                  cfg["netns"]), capture_output=True,
+                           text=True)
+        if p.returncode != 0:
+            raise ManagerError("server NIC %s not found%s" % (
+                nic, " in namespace %s" % cfg["netns"] if cfg["netns"]
+                else ""))
+    return binary
+
+
 def start_software(cfg, run):
     """Starts the software side; records what it started in `run`."""
     binary = oxflow_binary(cfg)
@@ -508,6 +543,10 @@ def up(cfg, out=sys.stdout):
     if read_state(cfg):
         raise ManagerError("already up (%s); run `down` first"
                            % state_path(cfg))
+    try:
+        preflight(cfg)
+    except ManagerError as e:
+        raise ManagerError("up failed: %s; nothing was changed" % e) from e
     os.makedirs(os.path.join(cfg["state_dir"], "backups"), exist_ok=True)
     done = []       # (lg, dev, backup) of switches changed so far
     run = {"pids": [], "pidfiles": []}
