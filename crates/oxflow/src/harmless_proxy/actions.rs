@@ -221,9 +221,15 @@ impl<'a> ListTranslator<'a> {
             match a {
                 Action::Output { port, max_len } => self.output(*port, *max_len)?,
                 Action::Group(_) => {
-                    if !self.ctx.from_controller {
-                        self.restore_ingress()?;
+                    if self.ctx.from_controller {
+                        // Buckets are translated for frames from the trunk
+                        // (outputs to IN_PORT, a location tag present).
+                        return Err(bad_action(
+                            BadActionCode::BadOutGroup,
+                            "group in a packet-out from the controller",
+                        ));
                     }
+                    self.restore_ingress()?;
                     self.out.push(a.clone());
                 }
                 a if touches_vlan(a) => {
@@ -510,6 +516,10 @@ mod tests {
         );
         assert!(matches!(
             translate_list(ctx, State::Popped, &[out(port_no::IN_PORT)], false),
+            Err(Refusal::Error(..))
+        ));
+        assert!(matches!(
+            translate_list(ctx, State::Popped, &[Action::Group(1)], false),
             Err(Refusal::Error(..))
         ));
     }

@@ -273,11 +273,16 @@ impl Proxy {
                         switch_match(&self.map, ingress, &rest, true),
                         insts,
                     )]),
+                    // One entry per VLAN; a buffered packet (from one
+                    // unknown VLAN) is not applied to any of them.
                     Err(Refusal::NeedIngress) if ingress.is_none() => per_vlan(&|v| {
-                        Ok(with(
-                            switch_match(&self.map, Some(v), &rest, true),
-                            self.instructions(fm.table_id, &fm.instructions, Some(v))?,
-                        ))
+                        Ok(FlowMod {
+                            buffer_id: NO_BUFFER,
+                            ..with(
+                                switch_match(&self.map, Some(v), &rest, true),
+                                self.instructions(fm.table_id, &fm.instructions, Some(v))?,
+                            )
+                        })
                     }),
                     Err(e) => Err(e),
                 }
