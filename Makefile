@@ -35,6 +35,14 @@ test: lint test-rust test-python
 demo:
 	@bash scripts/demo.sh
 
+# HARMLESS in one command (docs/harmless.md): emulated legacy switch ->
+# `oxflow harmless up` -> the os-ken app sees N ports -> all hosts ping ->
+# `down --restore` (byte-identical). Needs root and Open vSwitch.
+# MODE=proxy|trunk, HOSTS=N.
+.PHONY: demo-harmless
+demo-harmless:
+	@bash scripts/demo_harmless.sh
+
 # One run measuring oxflow, Open vSwitch and the plain forwarders on the same
 # traffic; writes results/bench-<date>.md and .json (scripts/bench.sh). Not part
 # of `make test`. QUICK=1: a short run; PARTS=pipeline,raw,fwd,oxflow,oxflow_xdp,ovs

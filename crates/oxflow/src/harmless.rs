@@ -2,8 +2,11 @@
 //! live in the Python tooling, started from the binary.
 //!
 //! `oxflow harmless capex ARGS` replaces this process with
-//! `PYTHON -m oxflow.harmless.capex ARGS` (docs/harmless-capex.md); see
+//! `PYTHON -m oxflow.harmless.capex ARGS` (docs/harmless-capex.md); `up`,
+//! `down` and `status` run the manager (`oxflow.harmless.manager`, through
+//! one small module per command), `eval` the evaluation; see
 //! [`crate::pyexec`] for PYTHON and how the repository is found.
+//! (`oxflow harmless proxy` is Rust: [`crate::harmless_proxy`].)
 
 use crate::pyexec::PyGroup;
 
@@ -11,5 +14,11 @@ use crate::pyexec::PyGroup;
 pub const HARMLESS: PyGroup = PyGroup {
     prog: "oxflow harmless",
     noun: "command",
-    commands: &[("capex", "oxflow.harmless.capex")],
+    commands: &[
+        ("capex", "oxflow.harmless.capex"),
+        ("up", "oxflow.harmless.up"),
+        ("down", "oxflow.harmless.down"),
+        ("status", "oxflow.harmless.status"),
+        ("eval", "oxflow.harmless.evaluate"),
+    ],
 };

@@ -10,7 +10,8 @@
 //! - `oxflow eval datacenter ...`: the Mininet data-centre evaluation, run by
 //!   the Python tooling ([`eval`]).
 //! - `oxflow harmless capex ...`: the HARMLESS CAPEX calculator, run by the
-//!   Python tooling ([`harmless`]).
+//!   Python tooling ([`harmless`]); `oxflow harmless proxy ...`: the
+//!   HARMLESS translating OpenFlow proxy ([`harmless_proxy`]).
 //!
 //! Exit status: 0 on success (including a signalled stop), 1 when the switch
 //! cannot start (bad config, missing interface, busy listener; the message
@@ -25,6 +26,7 @@ use clap::{Args, Parser, Subcommand};
 
 mod eval;
 mod harmless;
+mod harmless_proxy;
 mod pyexec;
 
 /// mimalloc instead of the system allocator: the control plane allocates
@@ -81,7 +83,11 @@ enum Command {
     },
     /// Hybrid legacy mode (HARMLESS) tools run by the Python tooling:
     /// `oxflow harmless capex [--ports ...] [--speed 1G|10G] [--out DIR]`
-    /// (docs/harmless-capex.md; `oxflow harmless capex --help`).
+    /// (docs/harmless-capex.md; `oxflow harmless capex --help`);
+    /// `oxflow harmless up|down|status --config FILE` (the manager);
+    /// `oxflow harmless proxy --listen HOST:PORT --controller HOST:PORT
+    /// --trunk-port N --vlans FIRST-LAST` (the translating proxy, in Rust;
+    /// docs/harmless.md).
     #[command(disable_help_flag = true)]
     Harmless {
         /// COMMAND [ARGS...], passed on unchanged.
@@ -244,7 +250,20 @@ fn main() -> ExitCode {
             ExitCode::from(u8::try_from(status).unwrap_or(1))
         }
         Command::Eval { words } => ExitCode::from(eval::EVAL.main_with_args(words)),
-        Command::Harmless { words } => ExitCode::from(harmless::HARMLESS.main_with_args(words)),
+        Command::Harmless { words } if words.first().map(String::as_str) == Some("proxy") => {
+            ExitCode::from(harmless_proxy::main_with_args(&words[1..]))
+        }
+        Command::Harmless { words } => {
+            let help = words.first().map(String::as_str);
+            let status = harmless::HARMLESS.main_with_args(words.clone());
+            let also = "also: oxflow harmless proxy --help (the translating OpenFlow proxy)";
+            match help {
+                Some("--help" | "-h") => println!("{also}"),
+                None => eprintln!("{also}"),
+                _ => {}
+            }
+            ExitCode::from(status)
+        }
     }
 }
 

@@ -361,7 +361,9 @@ class LegacySwitch:
     """The emulated legacy switch: a private OVS (`OvsSwitch`) in `workdir`
     with bridge "br0" in standalone mode (MAC learning, no controller),
     `ports` added in order; `access` {port: VID} and `trunks` {port: [VID]
-    or None for all} set their modes. A context manager.
+    or None for all} set their modes; with `netns`, its ovs-vswitchd runs
+    in that network namespace, which must hold the ports. A context
+    manager.
 
         with LegacySwitch(tmp, ports, access={p1: 10}, trunks={t: [10]}) \\
                 as sw:
@@ -369,8 +371,13 @@ class LegacySwitch:
     """
 
     def __init__(self, workdir, ports, access=None, trunks=None,
-                 hostname=None):
-        self.ovs = OvsSwitch(workdir, ports=ports)
+                 hostname=None, netns=None):
+        if netns:
+            # its ovs-vswitchd in namespace `netns` (which holds the ports)
+            from oxflow.harmless.lab import NsOvsSwitch
+            self.ovs = NsOvsSwitch(workdir, netns, ports=ports)
+        else:
+            self.ovs = OvsSwitch(workdir, ports=ports)
         self.access = dict(access or {})
         self.trunks = dict(trunks or {})
         self.hostname = hostname

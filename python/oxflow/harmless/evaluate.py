@@ -1,0 +1,290 @@
+"""`oxflow harmless eval`: the HARMLESS evaluation -- the workloads of
+`oxflow bench run throughput` (l2, l3, lb_acl, gateway; crates/bench
+workloads.rs) and ping latency through a hybrid deployment, against the
+paper's "S4".
+
+Every setup has the same legacy half: hosts h1 (generator, access VLAN
+101) and h2 (sink, VLAN 102) on the emulated legacy switch (a private
+user-space Open vSwitch in standalone mode), its trunk to the server
+namespace. The server half differs:
+
+- `proxy`: an Open vSwitch with only the trunk (port 1), connected to
+  `oxflow harmless proxy --vlans 101-102`, which the controller sees as
+  ports 1 and 2;
+- `trunk`: `oxflow run --trunk eth0=101-102` (only when the binary has
+  `--trunk`);
+- `s4`: the paper's S4, one ovs-vswitchd with two bridges joined by patch
+  ports: `br0` holds the trunk and only translates (VLAN v <-> patch port;
+  pop on the way in, push on the way out), `br-of` has the patch ports as
+  OpenFlow ports 1 and 2 and talks to the controller.
+
+For each setup: `oxflow bench run throughput --switch external` run in the
+server's namespace (the bench is the controller: it installs the workload
+as flows on ports 1 -> 2 and measures the forwarding rate from h1 to h2),
+then the os-ken learning switch and `ping` from h1 to h2 (average RTT of
+`--pings` echo requests after a warm-up).
+
+The access gateway workload matches the customers' own VLAN tags on the
+input port; frames tagged by a customer are dropped by the legacy
+switch's access ports (802.1Q access ports take untagged frames), and the
+proxy cannot match below its location tag, so `gateway` is not in the
+default list (asking for it reports what happened).
+
+    oxflow harmless eval [--setups proxy,s4[,trunk]] [--workloads l2,l3,lb_acl]
+        [--sizes 100,1000] [--seconds 1] [--pings 50] [--full] [--out DIR]
+
+Writes DIR/results.json and DIR/report.md (a table per measurement) and
+prints the report. Needs root and Open vSwitch. `--full`: sizes
+100..100,000, 2-second windows and the no-loss search.
+"""
+
+import argparse
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import time
+
+from oxflow.harmless import lab, legacy_ovs, manager
+from oxflow.netns import Process, Topology
+
+CTL_PORT = 6653
+PROXY_PORT = 6654
+VIDS = (101, 102)
+
+
+def s4_switch(work, netns, nic):
+    """The S4 software side: `br0` (trunk + patch ports, translating) and
+    `br-of` (patch peers as OpenFlow ports 1, 2; controlled)."""
+    of = lab.NsOvsSwitch(work, netns, ports=[nic])
+    of.start()
+    args = ["add-br", "br-of", "--", "set", "bridge", "br-of",
+            "datapath_type=netdev", "fail-mode=secure",
+            "protocols=OpenFlow13", "other-config:datapath-id=%016x" % 0x54]
+    for i, v in enumerate(VIDS, 1):
+        args += ["--", "add-port", "br0", "tr%d" % v, "--", "set",
+                 "interface", "tr%d" % v, "type=patch",
+                 "options:peer=of%d" % v, "ofport_request=%d" % (i + 1),
+                 "--", "add-port", "br-of", "of%d" % v, "--", "set",
+                 "interface", "of%d" % v, "type=patch",
+                 "options:peer=tr%d" % v, "ofport_request=%d" % i]
+    of.vsctl(*args)
+    for i, v in enumerate(VIDS, 1):
+        of.ofctl("add-flow", "br0", "in_port=1,dl_vlan=%d,actions="
+                 "pop_vlan,output:%d" % (v, i + 1))
+        of.ofctl("add-flow", "br0", "in_port=%d,actions=push_vlan:0x8100,"
+                 "set_field:%d->vlan_vid,output:1" % (i + 1, v | 0x1000))
+    of.vsctl("set-controller", "br-of", "tcp:127.0.0.1:%d" % CTL_PORT,
+             "--", "set", "controller", "br-of",
+             "connection-mode=out-of-band", "max_backoff=1000")
+    return of
+
+
+def vswitchd_pid(of):
+    for p in of.procs:
+        if p.name == "ovs-vswitchd":
+            return p.pid
+    return 0
+
+
+class Setup:
+    """One server half, started in `netns`; `.pid` is the data plane's
+    process (for the bench's CPU sampling)."""
+
+    def __init__(self, name, work, netns, nic, binary):
+        self.name, self.work, self.netns = name, work, netns
+        self.procs, self.ovs, self.pid = [], None, 0
+        os.makedirs(work, exist_ok=True)
+        if name == "proxy":
+            proxy = Process([binary, "harmless", "proxy", "--listen",
+                             "127.0.0.1:%d" % PROXY_PORT, "--controller",
+                             "127.0.0.1:%d" % CTL_PORT, "--trunk-port", "1",
+                             "--vlans", "%d-%d" % VIDS],
+                            os.path.join(work, "proxy.log"), netns=netns,
+                            name="proxy").start()
+            self.procs.append(proxy)
+            proxy.wait_for_log(r"listening on", timeout=20)
+            self.ovs = lab.NsOvsSwitch(
+                os.path.join(work, "of"), netns, ports=[nic],
+                controller="tcp:127.0.0.1:%d" % PROXY_PORT, dpid=0x4d)
+            self.ovs.start()
+            self.ovs.vsctl("set", "controller", "br0", "max_backoff=1000")
+            self.pid = vswitchd_pid(self.ovs)
+        elif name == "s4":
+            self.ovs = s4_switch(os.path.join(work, "of"), netns, nic)
+            self.pid = vswitchd_pid(self.ovs)
+        elif name == "trunk":
+            sw = Process([binary, "run", "--trunk", "%s=%d-%d"
+                          % ((nic,) + VIDS), "--controller",
+                          "tcp:127.0.0.1:%d" % CTL_PORT, "--listen",
+                          "ptcp:127.0.0.1:6634"],
+                         os.path.join(work, "oxflow.log"), netns=netns,
+                         name="oxflow").start()
+            self.procs.append(sw)
+            lab.wait_listening(6634, netns)
+            self.pid = sw.pid
+        else:
+            raise ValueError("unknown setup %r" % name)
+
+    def close(self):
+        if self.ovs:
+            self.ovs.close()
+        for p in reversed(self.procs):
+            p.stop()
+
+
+def run_bench(binary, setup, gen, cap, args, out):
+    """`oxflow bench run throughput --switch external` in the server's
+    namespace; the rows of its throughput table as dicts."""
+    sets = {"workloads": args.workloads, "sizes": args.sizes,
+            "seconds": args.seconds, "warmup": 1,
+            "search": "true" if args.full else "false", "settle": 10,
+            "controller": "listen:127.0.0.1:%d" % CTL_PORT,
+            "gen_iface": "eth0", "gen_netns": gen.ns, "gen_port": 1,
+            "cap_iface": "eth0", "cap_netns": cap.ns, "cap_port": 2,
+            "switch_pid": setup.pid, "max_seconds": 1800}
+    argv = ["ip", "netns", "exec", setup.netns, binary, "bench", "run",
+            "throughput", "--switch", "external", "--out", str(out)]
+    for k, v in sets.items():
+        argv += ["--set", "%s=%s" % (k, v)]
+    log = pathlib.Path(out).with_suffix(".log")
+    with open(log, "w") as f:
+        proc = subprocess.run(argv, stdout=f, stderr=subprocess.STDOUT,
+                              timeout=3600)
+    res = pathlib.Path(out) / "results.json"
+    if proc.returncode != 0 or not res.exists():
+        return [{"error": "bench exited %d (see %s): %s" % (
+            proc.returncode, log, log.read_text()[-400:].strip())}]
+    data = json.loads(res.read_text())
+    for t in data.get("results", data).get("tables", []):
+        if t["name"] == "throughput":
+            return [dict(zip(t["columns"], row)) for row in t["rows"]]
+    return [{"error": "no throughput table in %s" % res}]
+
+
+def ping_latency(work, server, gen, cap, pings):
+    """Average RTT (ms) and loss from h1 to h2 under the os-ken learning
+    switch."""
+    ctl = lab.start_controller(work, CTL_PORT, netns=server.ns)
+    try:
+        deadline = time.monotonic() + 30
+        while gen.ping(cap.ip(), count=1, timeout=1).received == 0:
+            if time.monotonic() > deadline:
+                return {"error": "no ping reply in 30 s"}
+        gen.ping(cap.ip(), count=5, interval=0.05)        # learn, warm up
+        r = gen.ping(cap.ip(), count=pings, interval=0.02,
+                     timeout=2)
+        return {"rtt_avg_ms": r.rtt_avg_ms, "sent": r.transmitted,
+                "received": r.received}
+    finally:
+        ctl.stop()
+
+
+def run_setup(name, args, binary, out):
+    work = pathlib.Path(out) / name
+    work.mkdir(parents=True, exist_ok=True)
+    with Topology(prefix="hm") as topo:
+        lg = lab.add_legacy_ns(topo)
+        hosts = lab.add_hosts(topo, 2, lg.ns)
+        server, legacy_end, nic = lab.add_server(topo, legacy_ns=lg.ns)
+        ports = [p for _, p in hosts]
+        legacy = legacy_ovs.LegacySwitch(
+            work / "legacy", ports + [legacy_end],
+            access=dict(zip(ports, VIDS)), trunks={legacy_end: list(VIDS)},
+            netns=lg.ns)
+        with legacy:
+            setup = Setup(name, str(work / "server"), server.ns, nic, binary)
+            try:
+                gen, cap = hosts[0][0], hosts[1][0]
+                rows = run_bench(binary, setup, gen, cap, args,
+                                 work / "bench")
+                ping = ping_latency(work, server, gen, cap, args.pings)
+            finally:
+                setup.close()
+    return {"throughput": rows, "ping": ping}
+
+
+def fmt(v, digits=3):
+    if isinstance(v, float):
+        return "%.*f" % (digits, v)
+    return "-" if v is None else str(v)
+
+
+def report(results, args):
+    lines = ["# HARMLESS evaluation", "",
+             "Setups: %s; workloads %s; sizes %s; %s-second windows; "
+             "%d pings." % (", ".join(results), args.workloads, args.sizes,
+                            args.seconds, args.pings), "",
+             "## Ping latency, h1 -> h2 (os-ken learning switch)", "",
+             "| setup | avg RTT (ms) | received |", "|---|---|---|"]
+    for name, r in results.items():
+        p = r["ping"]
+        if "error" in p:
+            lines.append("| %s | %s | |" % (name, p["error"]))
+        else:
+            lines.append("| %s | %s | %d/%d |" % (
+                name, fmt(p["rtt_avg_ms"]), p["received"], p["sent"]))
+    lines += ["", "## Throughput, 64-byte frames h1 -> h2 (Mpps)", "",
+              "| setup | workload | flows | max Mpps | offered Mpps | "
+              "loss at max | no-loss Mpps |", "|---|---|---|---|---|---|---|"]
+    for name, r in results.items():
+        for row in r["throughput"]:
+            if "error" in row:
+                lines.append("| %s | %s | | | | | |" % (name, row["error"]))
+                continue
+            lines.append("| %s | %s | %s | %s | %s | %s | %s |" % (
+                name, row.get("workload"), fmt(row.get("flows")),
+                fmt(row.get("max_mpps")), fmt(row.get("offered_mpps")),
+                fmt(row.get("loss_at_max")), fmt(row.get("no_loss_mpps"))))
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="oxflow harmless eval",
+                                 description=__doc__.split("\n\n")[0])
+    ap.add_argument("--setups", default=None,
+                    help="comma-separated: proxy, s4, trunk (default: "
+                    "proxy,s4, plus trunk when oxflow has --trunk)")
+    ap.add_argument("--workloads", default="l2,l3,lb_acl")
+    ap.add_argument("--sizes", default="100,1000")
+    ap.add_argument("--seconds", type=float, default=1)
+    ap.add_argument("--pings", type=int, default=50)
+    ap.add_argument("--full", action="store_true",
+                    help="sizes 100..100000, 2 s windows, no-loss search")
+    ap.add_argument("--out", default=None,
+                    help="output directory (default results/harmless-TIME)")
+    args = ap.parse_args(argv)
+    if args.full:
+        args.sizes, args.seconds = "100,1000,10000,100000", 2
+    if os.geteuid() != 0:
+        ap.error("needs root (network namespaces)")
+    binary = manager.oxflow_binary({})
+    if args.setups:
+        setups = [s.strip() for s in args.setups.split(",") if s.strip()]
+    else:
+        setups = ["proxy", "s4"] + (["trunk"] if manager.trunk_supported(
+            binary) else [])
+    for s in setups:
+        if s not in ("proxy", "s4", "trunk"):
+            ap.error("--setups: unknown setup %r" % s)
+    if "trunk" in setups and not manager.trunk_supported(binary):
+        ap.error("--setups trunk: %s run has no --trunk" % binary)
+    out = pathlib.Path(args.out or "results/harmless-%s" % time.strftime(
+        "%Y%m%d-%H%M%S"))
+    out.mkdir(parents=True, exist_ok=True)
+    results = {}
+    for s in setups:
+        print("== %s" % s, flush=True)
+        results[s] = run_setup(s, args, binary, out)
+    (out / "results.json").write_text(json.dumps(
+        {"args": vars(args), "binary": binary, "results": results},
+        indent=1))
+    text = report(results, args)
+    (out / "report.md").write_text(text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

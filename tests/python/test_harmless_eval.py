@@ -1,0 +1,45 @@
+"""`oxflow harmless eval` (python/oxflow/harmless/evaluate.py): its report
+and its argument checks. (The measurement itself is a benchmark, run by
+hand: docs/bench/harmless-2026-11-28.md.)"""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from oxflow.harmless import evaluate
+from oxflow.switch import REPO_ROOT
+
+
+class Args:
+    workloads, sizes, seconds, pings = "l2", "100", 1, 10
+
+
+def test_report_has_a_row_per_measurement_and_errors_verbatim():
+    results = {
+        "proxy": {"ping": {"rtt_avg_ms": 0.5, "sent": 10, "received": 10},
+                  "throughput": [{"workload": "l2/100", "flows": 100,
+                                  "max_mpps": 0.0123, "offered_mpps": 0.1,
+                                  "loss_at_max": 0.87,
+                                  "no_loss_mpps": None}]},
+        "s4": {"ping": {"error": "no ping reply in 30 s"},
+               "throughput": [{"error": "bench exited 1 (see x.log)"}]},
+    }
+    text = evaluate.report(results, Args())
+    assert "| proxy | 0.500 | 10/10 |" in text
+    assert "| s4 | no ping reply in 30 s | |" in text
+    assert "| proxy | l2/100 | 100 | 0.012 | 0.100 | 0.870 | - |" in text
+    assert "| s4 | bench exited 1 (see x.log) |" in text
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the eval refuses non-root "
+                    "before it checks the setups")
+def test_unknown_setup_is_refused():
+    proc = subprocess.run(
+        [sys.executable, "-m", "oxflow.harmless.evaluate", "--setups",
+         "proxy,s5", "--out", "/nonexistent/never-created"],
+        capture_output=True, text=True, timeout=60,
+        env=dict(os.environ, PYTHONPATH=str(REPO_ROOT / "python")))
+    assert proc.returncode == 2
+    assert "unknown setup 's5'" in proc.stderr
