@@ -542,8 +542,13 @@ class OvsSwitch(Managed):
             "ovsdb-server", "ovsdb-tool", "ovs-vswitchd", "ovs-vsctl",
             "ovs-ofctl")) and os.path.exists(OvsSwitch.SCHEMA)
 
-    def __init__(self, workdir, ports=(), controller=None, dpid=1):
+    def __init__(self, workdir, ports=(), controller=None, dpid=1,
+                 netns=None):
         self.dir = os.path.abspath(str(workdir))
+        # ovs-vswitchd runs in `netns` (its ports must be there);
+        # ovsdb-server, ovs-vsctl and ovs-ofctl reach it through unix
+        # sockets from anywhere.
+        self.netns = netns
         self.ports = list(ports)
         self.controller = controller
         self.dpid = dpid
@@ -591,7 +596,7 @@ class OvsSwitch(Managed):
              "--unixctl=" + os.path.join(self.dir, "vswitchd.ctl"),
              "--no-chdir", "--disable-system"],
             os.path.join(self.dir, "vswitchd.log"), env=self.env,
-            name="ovs-vswitchd").start()
+            netns=self.netns, name="ovs-vswitchd").start()
         self.procs.append(sw)
         args = ["add-br", "br0", "--", "set", "bridge", "br0",
                 "datapath_type=netdev", "fail-mode=secure",

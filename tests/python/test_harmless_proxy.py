@@ -80,7 +80,7 @@ def hybrid(tmp_path_factory):
                              tmp / "proxy.log", netns=server.ns,
                              name="proxy") as proxy:
                     proxy.wait_for_log(r"listening on", timeout=20)
-                    with lab.NsOvsSwitch(tmp / "of", server.ns, ports=[nic],
+                    with OvsSwitch(tmp / "of", ports=[nic], netns=server.ns,
                                          controller="tcp:127.0.0.1:%d"
                                          % proxy_port, dpid=0x4d) as of:
                         yield {"hosts": [h for h, _ in hosts], "of": of,

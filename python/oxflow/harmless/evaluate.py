@@ -47,7 +47,7 @@ import sys
 import time
 
 from oxflow.harmless import lab, legacy_ovs, manager
-from oxflow.netns import Process, Topology
+from oxflow.netns import OvsSwitch, Process, Topology
 
 CTL_PORT = 6653
 PROXY_PORT = 6654
@@ -57,7 +57,7 @@ VIDS = (101, 102)
 def s4_switch(work, netns, nic):
     """The S4 software side: `br0` (trunk + patch ports, translating) and
     `br-of` (patch peers as OpenFlow ports 1, 2; controlled)."""
-    of = lab.NsOvsSwitch(work, netns, ports=[nic])
+    of = OvsSwitch(work, ports=[nic], netns=netns)
     of.start()
     args = ["add-br", "br-of", "--", "set", "bridge", "br-of",
             "datapath_type=netdev", "fail-mode=secure",
@@ -105,8 +105,8 @@ class Setup:
                             name="proxy").start()
             self.procs.append(proxy)
             proxy.wait_for_log(r"listening on", timeout=20)
-            self.ovs = lab.NsOvsSwitch(
-                os.path.join(work, "of"), netns, ports=[nic],
+            self.ovs = OvsSwitch(
+                os.path.join(work, "of"), ports=[nic], netns=netns,
                 controller="tcp:127.0.0.1:%d" % PROXY_PORT, dpid=0x4d)
             self.ovs.start()
             self.ovs.vsctl("set", "controller", "br0", "max_backoff=1000")

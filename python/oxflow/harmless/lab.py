@@ -10,7 +10,8 @@ tests, `make demo-harmless` and the evaluation:
   software side (the trunk-only OVS, the proxy, the controller): two
   user-space Open vSwitch instances in one namespace collide on their tap
   devices (`ovs-netdev`, the bridge's internal port), so the OpenFlow
-  switch's ovs-vswitchd runs in the server's namespace (`NsOvsSwitch`)
+  switch's ovs-vswitchd runs in the server's namespace (`OvsSwitch` with
+  `netns=`)
   and the legacy switch's in its own (`add_legacy_ns`);
 - `start_controller(...)`: the os-ken learning switch plus the port census
   app (`oxflow.apps.port_census`) as a background process;
@@ -22,7 +23,7 @@ import os
 import sys
 import time
 
-from oxflow.netns import OvsSwitch, Process, sh
+from oxflow.netns import Process, sh
 
 PYTHON_DIR = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -66,54 +67,6 @@ def add_server(topo, name="sv", legacy_ns=None):
     legacy_end = topo.add_switch_link(server)
     _move(legacy_end, legacy_ns)
     return server, legacy_end, "eth0"
-
-
-class NsOvsSwitch(OvsSwitch):
-    """`OvsSwitch` whose ovs-vswitchd runs in network namespace `netns`
-    (its ports must be there); ovsdb-server, ovs-vsctl and ovs-ofctl work
-    through unix sockets from anywhere."""
-
-    def __init__(self, workdir, netns, ports=(), controller=None, dpid=1):
-        super().__init__(workdir, ports=ports, controller=controller,
-                         dpid=dpid)
-        self.netns = netns
-
-    def start(self):
-        os.makedirs(self.dir, exist_ok=True)
-        db = os.path.join(self.dir, "conf.db")
-        self._run(["ovsdb-tool", "create", db, self.SCHEMA])
-        db_proc = Process(
-            ["ovsdb-server", db, "--remote=punix:" + self.db_sock,
-             "--unixctl=" + os.path.join(self.dir, "ovsdb.ctl"),
-             "--no-chdir"], os.path.join(self.dir, "ovsdb.log"),
-            env=self.env, name="ovsdb-server").start()
-        self.procs.append(db_proc)
-        deadline = time.monotonic() + 10
-        while not os.path.exists(self.db_sock):
-            if time.monotonic() > deadline or not db_proc.running():
-                raise TimeoutError("ovsdb-server did not start: %s"
-                                   % db_proc.log_text()[-500:])
-            time.sleep(0.05)
-        self.vsctl("--no-wait", "init")
-        sw = Process(
-            ["ovs-vswitchd", "unix:" + self.db_sock,
-             "--unixctl=" + os.path.join(self.dir, "vswitchd.ctl"),
-             "--no-chdir", "--disable-system"],
-            os.path.join(self.dir, "vswitchd.log"), env=self.env,
-            netns=self.netns, name="ovs-vswitchd").start()
-        self.procs.append(sw)
-        args = ["add-br", "br0", "--", "set", "bridge", "br0",
-                "datapath_type=netdev", "fail-mode=secure",
-                "protocols=OpenFlow13",
-                "other-config:datapath-id=%016x" % self.dpid]
-        for i, port in enumerate(self.ports, 1):
-            args += ["--", "add-port", "br0", port, "--", "set", "interface",
-                     port, "ofport_request=%d" % i]
-        self.vsctl(*args)
-        if self.controller:
-            self.vsctl("set-controller", "br0", self.controller, "--", "set",
-                       "controller", "br0", "connection-mode=out-of-band")
-        return self
 
 
 def controller_cmd(port, apps=("oxflow.apps.learning_switch",

@@ -372,12 +372,8 @@ class LegacySwitch:
 
     def __init__(self, workdir, ports, access=None, trunks=None,
                  hostname=None, netns=None):
-        if netns:
-            # its ovs-vswitchd in namespace `netns` (which holds the ports)
-            from oxflow.harmless.lab import NsOvsSwitch
-            self.ovs = NsOvsSwitch(workdir, netns, ports=ports)
-        else:
-            self.ovs = OvsSwitch(workdir, ports=ports)
+        # its ovs-vswitchd in namespace `netns` (which holds the ports)
+        self.ovs = OvsSwitch(workdir, ports=ports, netns=netns)
         self.access = dict(access or {})
         self.trunks = dict(trunks or {})
         self.hostname = hostname
