@@ -74,6 +74,7 @@ eval-datacenter: setup
 vectors: setup
 	$(PY) python/tools/gen_ofp_vectors.py
 	$(PY) python/tools/gen_beba_vectors.py
+	$(PY) python/tools/gen_flexforward_vectors.py
 	$(PY) python/tools/gen_packet_vectors.py
 
 # Coverage-guided fuzzing of the OpenFlow decoder (needs nightly + cargo-fuzz).
