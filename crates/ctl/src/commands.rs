@@ -198,7 +198,12 @@ pub fn main_with_args(args: Vec<String>) -> i32 {
 /// [`main_with_args`] with explicit output streams (for tests).
 pub fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     if args.iter().any(|a| a == "--help" || a == "-h") {
-        let _ = writeln!(out, "{USAGE}\n{}", crate::port_admin::USAGE);
+        let _ = writeln!(
+            out,
+            "{USAGE}\n{}\n{}",
+            crate::port_admin::USAGE,
+            crate::flexforward::USAGE
+        );
         return 0;
     }
     let inv = match parse_args(args) {
@@ -382,6 +387,10 @@ fn parse_hex(s: &str) -> Option<Vec<u8>> {
 fn execute(inv: &Invocation, out: &mut dyn Write) -> Result<(), Failure> {
     if crate::port_admin::COMMANDS.contains(&inv.command.as_str()) {
         return crate::port_admin::run(&inv.command, &inv.target, &inv.args, inv.timeout, out)
+            .map_err(Failure);
+    }
+    if crate::flexforward::COMMANDS.contains(&inv.command.as_str()) {
+        return crate::flexforward::run(&inv.command, &inv.target, &inv.args, inv.timeout, out)
             .map_err(Failure);
     }
     match inv.command.as_str() {
