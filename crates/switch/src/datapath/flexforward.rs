@@ -294,14 +294,11 @@ fn overrides<K: Copy>(m: &BTreeMap<K, Rule>) -> Vec<Override<K>> {
 }
 
 impl FlexControl {
-    /// The configuration after `m`, validated against the switch's ports
-    /// (`has_port`); the current one is not touched.
-    pub fn apply(
-        &self,
-        m: &FlexMessage,
-        has_port: impl Fn(u32) -> bool,
-    ) -> Result<FlexConfig, FlexError> {
+    /// The configuration after `m`, validated against the switch's port
+    /// numbers (`ports`, ascending); the current one is not touched.
+    pub fn apply(&self, m: &FlexMessage, ports: &[u32]) -> Result<FlexConfig, FlexError> {
         use FlexErrorCode as C;
+        let has_port = |p: u32| ports.binary_search(&p).is_ok();
         let mut c = self.config.clone();
         match m {
             FlexMessage::SetFwMode(s) => {
@@ -366,7 +363,7 @@ impl FlexControl {
                 if *key < 2 {
                     return Err(refuse(C::KfBadKey, "keyflow key must be at least 2"));
                 }
-                if !(1..*key).any(&has_port) {
+                if !ports.iter().any(|p| (1..*key).contains(p)) {
                     return Err(refuse(C::KfNoPort, "no remainder of the key is a port"));
                 }
                 c.keyflow_key = Some(*key);
@@ -418,8 +415,8 @@ impl Datapath {
             let reply = FlexMessage::FwModeReply(self.flex.reply()).to_experimenter();
             return vec![ofp::OfpMessage::new(xid, ofp::Message::Experimenter(reply))];
         }
-        let ports = self.ports.clone();
-        match self.flex.apply(&m, |p| ports.contains_key(&p)) {
+        let ports: Vec<u32> = self.ports.keys().copied().collect();
+        match self.flex.apply(&m, &ports) {
             Ok(config) => {
                 if config != self.flex.config {
                     self.flex.config = config;
@@ -455,7 +452,7 @@ mod tests {
 
     fn control() -> FlexControl {
         let mut c = FlexControl::default();
-        let has = |p| (1..=4).contains(&p);
+        let has = &[1, 2, 3, 4];
         for m in [
             FlexMessage::SetHyperCube(SetHyperCube {
                 address: 5,
@@ -475,7 +472,7 @@ mod tests {
             fallback,
             scope,
         });
-        c.config = c.apply(&m, |p| (1..=4).contains(&p)).unwrap();
+        c.config = c.apply(&m, &[1, 2, 3, 4]).unwrap();
     }
 
     #[test]
@@ -540,7 +537,7 @@ mod tests {
     fn refusals_change_nothing() {
         use FlexErrorCode as C;
         let c = control();
-        let has = |p| (1..=4).contains(&p);
+        let has = &[1, 2, 3, 4];
         let code = |m: FlexMessage| c.apply(&m, has).unwrap_err().code;
         let hc = |address, neighbours: Vec<(u32, u32)>, local_port| {
             FlexMessage::SetHyperCube(SetHyperCube {
@@ -557,7 +554,7 @@ mod tests {
         assert_eq!(code(FlexMessage::SetKeyFlow { key: 1 }), C::KfBadKey);
         let none = FlexControl::default();
         assert_eq!(
-            none.apply(&FlexMessage::SetKeyFlow { key: 3 }, |p| p >= 5)
+            none.apply(&FlexMessage::SetKeyFlow { key: 5 }, &[5, 6])
                 .unwrap_err()
                 .code,
             C::KfNoPort
