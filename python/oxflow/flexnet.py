@@ -60,13 +60,14 @@ def ecube_path(src, dst, dim):
 
 class HyperCubeNet:
     def __init__(self, dim=2, prefix="ff", workers=1, log_dir=None,
-                 extra_args=()):
+                 extra_args=(), controllers=()):
         self.dim = dim
         self.n = 1 << dim
         self.prefix = prefix
         self.workers = workers
         self.log_dir = log_dir
         self.extra_args = list(extra_args)
+        self.controllers = list(controllers)
         self.topo = None
         self.switches = []
         self.keys = keys_for(self.n, dim + 1)
@@ -130,6 +131,7 @@ class HyperCubeNet:
             if self.log_dir is not None:
                 log = str(self.log_dir / ("s%d.log" % i))
             sw = Switch(ifaces, dpid=i + 1, log_path=log,
+                        controllers=self.controllers,
                         extra_args=["--workers", str(self.workers)]
                         + self.extra_args)
             self.switches.append(sw)

@@ -255,3 +255,41 @@ def test_single_switch_refusals(tmp_path):
             sw.ctl("keyflow", "key=11", check=True)
             text = sw.ctl("show-fwmode", check=True).stdout
             assert "mode=openflow" in text and "keyflow key=11" in text
+
+
+def test_controller_app_discovers_and_switches(tmp_path):
+    """The os-ken app (python/oxflow/apps/flexforward.py) finds the 2-cube
+    by LLDP, labels it as flexnet does, installs HyperCube, and switches
+    the whole network to KeyFlow on request; pings cross in both modes."""
+    require_oxflow()
+    from oxflow.netns import free_tcp_port
+    from oxflow.switch import controller_process
+    port = free_tcp_port()
+    plan = tmp_path / "plan.json"
+    mode_file = tmp_path / "mode"
+    env = {"OXFLOW_FF_SWITCHES": "4", "OXFLOW_FF_MODE": "hypercube",
+           "OXFLOW_FF_FALLBACK": "drop", "OXFLOW_FF_PLAN": str(plan),
+           "OXFLOW_FF_MODE_FILE": str(mode_file)}
+    with controller_process(port, tmp_path / "osken.log",
+                            apps=("oxflow.apps.flexforward",),
+                            env=env) as ctrl:
+        ctrl.wait_for_port(port, timeout=30)
+        with HyperCubeNet(dim=2, prefix="ff", log_dir=tmp_path,
+                          controllers=["tcp:127.0.0.1:%d" % port]) as n:
+            ctrl.wait_for_log(r"flexforward ready", timeout=60)
+            got = json.loads(plan.read_text())
+            assert got["labels"] == {"%x" % (i + 1): i for i in range(4)}
+            assert got["macs"]["3-0"] == n.mac[0]
+            assert got["macs"]["0-3"] == n.mac[3]
+            assert wait_until(lambda: pings(n, 1) == 1, timeout=15,
+                              what="ping in HyperCube mode (app)")
+            assert n.total("hypercube_fwd") > 0
+            mode_file.write_text("keyflow\n")
+            ctrl.wait_for_log(r"flexforward mode keyflow on 4 switches",
+                              timeout=30)
+            for sw in n.switches:
+                assert "mode=keyflow" in sw.ctl("show-fwmode",
+                                                check=True).stdout
+            before = n.total("keyflow_fwd")
+            assert pings(n, 3) == 3
+            assert n.total("keyflow_fwd") >= before + 18
