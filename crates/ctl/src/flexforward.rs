@@ -32,10 +32,11 @@ use crate::fields::{parse_int, parse_port};
 pub const COMMANDS: &[&str] = &["fwmode", "hypercube", "keyflow", "show-fwmode"];
 
 /// Usage lines for the top usage text.
-pub const USAGE: &str = "\
-  fwmode MODE [ports=P,..|vlan=VID] [fallback=openflow|drop]   forwarding mode: openflow,
-                             hypercube, keyflow, or clear (a port/VLAN override) (FlexForward)
-  hypercube addr=A neighbours=ADDR:PORT,.. [local=PORT] | keyflow key=K | show-fwmode";
+pub const USAGE: &str = concat!(
+    "  fwmode MODE [ports=P,..|vlan=VID] [fallback=openflow|drop]   forwarding mode: openflow,\n",
+    "                             hypercube, keyflow, or clear (a port/VLAN override) (FlexForward)\n",
+    "  hypercube addr=A neighbours=ADDR:PORT,.. [local=PORT] | keyflow key=K | show-fwmode"
+);
 
 fn error_text(error: &ErrorMsg) -> Option<String> {
     match error {
