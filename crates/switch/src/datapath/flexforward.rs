@@ -579,4 +579,47 @@ mod tests {
         );
         assert_eq!(code(FlexMessage::GetFwMode), C::BadMessage);
     }
+
+    #[test]
+    fn batch_keeps_order_and_hands_runs_to_the_tables() {
+        use super::super::worker::{PacketInSender, TxQueues};
+        let mut c = control();
+        set(&mut c, FwMode::HyperCube, Fallback::OpenFlow, Scope::Switch);
+        let s = FlexState::compile(&c.config, &c.counters).unwrap();
+        let mut pipeline = Pipeline::new(1);
+        for p in 1..=4 {
+            pipeline.ports.insert(p, pipeline::PortInfo::default());
+        }
+        // Node addresses with a marker in byte 5: to node 3 (port 2), to
+        // node 0x25 (unreachable: the tables), to node 5 (the local port).
+        let f = |node: u8, mark: u8| PacketBuf::from_slice(&frame([0, 0, 0, node, 0, mark]));
+        let mut bufs = vec![f(3, 1), f(0x25, 2), f(0x25, 3), f(5, 4), f(0x25, 5)];
+        let (tx, _rx) = std::sync::mpsc::sync_channel(1);
+        let events = PacketInSender {
+            tx,
+            waker: Arc::default(),
+        };
+        let counters = super::super::ops::WorkerCounters::default();
+        let learning = super::super::LearningTable::default();
+        let mut queues = TxQueues::new();
+        let mut out = BatchOut {
+            queues: &mut queues,
+            events: &events,
+            counters: &counters,
+            learning: &learning,
+            now: 0,
+        };
+        let mut runs: Vec<Vec<u8>> = Vec::new();
+        s.forward_batch(&mut pipeline, &mut bufs, 1, &mut out, |_, run, _| {
+            runs.push(run.iter().map(|b| b.data()[5]).collect());
+        });
+        assert_eq!(runs, [vec![2, 3], vec![5]], "runs in order, nothing else");
+        let marks = |q: &mut TxQueues, p| -> Vec<u8> {
+            q.queue(p, 0).frames().iter().map(|f| f[5]).collect()
+        };
+        assert_eq!(marks(&mut queues, 2), [1]);
+        assert_eq!(marks(&mut queues, 4), [4]);
+        let got = c.counters.read();
+        assert_eq!((got.hypercube_fwd, got.fallback_table), (2, 3));
+    }
 }
