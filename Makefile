@@ -78,10 +78,19 @@ eval-datacenter: setup
 	$(CARGO) build --release -p oxflow
 	target/release/oxflow eval datacenter $(EVAL_ARGS)
 
+# FlexForward on an 8-node hypercube of oxflow switches (root; docs/flexforward.md).
+# FF_ARGS=--full for the paper's 10,000 pings and a switchover at t=20 s.
+.PHONY: eval-flexforward
+FF_ARGS ?=
+eval-flexforward: setup
+	$(CARGO) build --release -p oxflow
+	PYTHONPATH=python OXFLOW_BIN=$(CURDIR)/target/release/oxflow $(PY) -m oxflow.flexforward_eval --out results/flexforward $(FF_ARGS)
+
 # Regenerate the cross-check vectors from os-ken and scapy (committed files).
 vectors: setup
 	$(PY) python/tools/gen_ofp_vectors.py
 	$(PY) python/tools/gen_beba_vectors.py
+	$(PY) python/tools/gen_flexforward_vectors.py
 	$(PY) python/tools/gen_packet_vectors.py
 
 # Coverage-guided fuzzing of the OpenFlow decoder (needs nightly + cargo-fuzz).

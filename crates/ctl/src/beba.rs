@@ -49,14 +49,12 @@ pub const COMMANDS: [&str; 11] = [
 ];
 
 /// Usage lines for `oxflow ctl --help`.
-pub const USAGE: &str = "\
-  beba-config TABLE stateful|stateless     BEBA state tables (docs/beba.md)
+pub const USAGE: &str = "  beba-config TABLE stateful|stateless     BEBA state tables (docs/beba.md)
   beba-lookup-scope TABLE FIELDS | beba-update-scope TABLE FIELDS [bit]
   beba-set-state TABLE KEY STATE[/MASK] [idle_timeout=T] [hard_timeout=T] [idle_rollback=S] [hard_rollback=S]
   beba-del-state TABLE KEY | beba-set-global VALUE[/MASK] | beba-reset-global
   beba-add-template ID HEX | beba-del-template ID
-  beba-dump-states [TABLE|all] [state=S] [FIELD=VALUE...] [short] [delete] | beba-dump-global
-";
+  beba-dump-states [TABLE|all] [state=S] [FIELD=VALUE...] [short] [delete] | beba-dump-global";
 
 /// What a BEBA command sends.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -200,9 +200,10 @@ pub fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     if args.iter().any(|a| a == "--help" || a == "-h") {
         let _ = writeln!(
             out,
-            "{USAGE}\n{}{}",
+            "{USAGE}\n{}\n{}\n{}",
             crate::port_admin::USAGE,
-            crate::beba::USAGE
+            crate::beba::USAGE,
+            crate::flexforward::USAGE
         );
         return 0;
     }
@@ -387,6 +388,10 @@ fn parse_hex(s: &str) -> Option<Vec<u8>> {
 fn execute(inv: &Invocation, out: &mut dyn Write) -> Result<(), Failure> {
     if crate::port_admin::COMMANDS.contains(&inv.command.as_str()) {
         return crate::port_admin::run(&inv.command, &inv.target, &inv.args, inv.timeout, out)
+            .map_err(Failure);
+    }
+    if crate::flexforward::COMMANDS.contains(&inv.command.as_str()) {
+        return crate::flexforward::run(&inv.command, &inv.target, &inv.args, inv.timeout, out)
             .map_err(Failure);
     }
     match inv.command.as_str() {

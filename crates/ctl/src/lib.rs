@@ -33,6 +33,7 @@ pub mod bundle;
 pub mod client;
 pub mod commands;
 pub mod fields;
+pub mod flexforward;
 pub mod flow;
 pub mod flow_file;
 pub mod group;

@@ -39,8 +39,8 @@ pub const COMMANDS: &[&str] = &[
 ];
 
 /// Usage lines for the top usage text.
-pub const USAGE: &str = "\
-  add-port IFACE [PORT_NO] | del-port IFACE|PORT_NO   ports at run time (oxflow)
+pub const USAGE: &str =
+    "  add-port IFACE [PORT_NO] | del-port IFACE|PORT_NO   ports at run time (oxflow)
   set-queue PORT QUEUE [min_rate=R] [max_rate=R] | del-queue PORT QUEUE   queues (oxflow)
   queue-get-config [PORT] | queue-stats [PORT [QUEUE]]";
 

@@ -22,12 +22,14 @@
 //! - [`snapshot`]: a switch's state as a checksummed file of OpenFlow messages.
 //! - [`bundle`]: the ONF bundle extension of OpenFlow 1.3 (EXT-230).
 //! - [`beba`]: the BEBA / OpenState stateful-forwarding experimenter extension.
+//! - [`flexforward`]: FlexForward, the forwarding-mode experimenter messages.
 
 pub mod action;
 pub mod beba;
 pub mod bundle;
 pub mod error;
 pub mod experimenter;
+pub mod flexforward;
 pub mod group;
 pub mod header;
 pub mod instruction;

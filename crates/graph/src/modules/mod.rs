@@ -1,5 +1,7 @@
 //! The built-in modules, one file each, and their registration.
 
+pub mod hypercube;
+pub mod keyflow;
 pub mod l2_learning;
 pub mod measure;
 pub mod parse;
@@ -28,6 +30,8 @@ pub fn register_all(r: &mut Registry) {
     r.register("vlan_push", vlan::new_push);
     r.register("vlan_pop", vlan::new_pop);
     r.register("l2_learning", l2_learning::new);
+    r.register("hypercube", hypercube::new);
+    r.register("keyflow", keyflow::new);
 }
 
 #[cfg(test)]

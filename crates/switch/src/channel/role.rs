@@ -78,6 +78,11 @@ pub fn forbidden_to_slave(msg: &Message) -> bool {
         Message::MultipartRequest(m) => {
             matches!(&m.body, MultipartRequestBody::TableFeatures(t) if !t.is_empty())
         }
+        // FlexForward's changes of forwarding mode (its GET_FWMODE reads).
+        Message::Experimenter(e) => {
+            use ofp::flexforward::{exp_type, FLEX_EXPERIMENTER};
+            e.experimenter == FLEX_EXPERIMENTER && e.exp_type != exp_type::GET_FWMODE
+        }
         _ => false,
     }
 }
@@ -117,6 +122,11 @@ mod tests {
             }
         )));
         assert!(!forbidden_to_slave(&Message::BarrierRequest));
+        use ofp::flexforward::FlexMessage;
+        let set = FlexMessage::SetKeyFlow { key: 7 }.to_experimenter();
+        assert!(forbidden_to_slave(&Message::Experimenter(set)));
+        let get = FlexMessage::GetFwMode.to_experimenter();
+        assert!(!forbidden_to_slave(&Message::Experimenter(get)));
         assert!(!forbidden_to_slave(&Message::SetAsync(Default::default())));
     }
 }

@@ -91,6 +91,7 @@ mod admin;
 pub mod buffers;
 pub mod bundle;
 pub mod features;
+pub mod flexforward;
 pub mod learning;
 pub mod ops;
 pub mod ports_runtime;
@@ -271,6 +272,8 @@ pub struct Datapath {
     persist: Option<crate::persist::Persister>,
     /// Run-time port and queue changes (`ports_runtime`).
     rt: ports_runtime::Runtime,
+    /// FlexForward's forwarding modes (`flexforward`).
+    flex: flexforward::FlexControl,
 }
 
 impl Datapath {
@@ -365,6 +368,7 @@ impl Datapath {
                     tx: TxPorts::new(&ports),
                     poll_mode: config.poll,
                     poller,
+                    flex: None,
                 };
                 let join = std::thread::Builder::new()
                     .name(format!("oxflow-worker-{w}"))
@@ -409,6 +413,7 @@ impl Datapath {
             staging: None,
             persist: None,
             rt: Default::default(),
+            flex: Default::default(),
         }
     }
 
@@ -798,6 +803,9 @@ impl crate::channel::datapath::Datapath for Datapath {
                 // A commit reply acknowledges a written state.
                 self.save_if_dirty();
                 return out;
+            }
+            if e.experimenter == ofp::flexforward::FLEX_EXPERIMENTER {
+                return self.flex_message(msg.xid, e, raw);
             }
         }
         let modifies = matches!(

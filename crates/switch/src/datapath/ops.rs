@@ -75,6 +75,9 @@ pub enum Op {
     /// Port `no`'s queues changed (`super::queues`): open one transmit
     /// handle per queue.
     Queues(u32, Arc<super::queues::PortQueues>),
+    /// The FlexForward forwarding modes changed (`super::flexforward`):
+    /// `None` when every frame goes to the tables.
+    Flex(Option<Arc<super::flexforward::FlexState>>),
 }
 
 /// The receive sources of a port added at run time, handed to the

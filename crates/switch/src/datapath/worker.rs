@@ -161,6 +161,8 @@ pub(crate) struct Worker {
     pub poll_mode: PollMode,
     /// `None` if it could not be created (module comment: fallback).
     pub poller: Option<Poller>,
+    /// FlexForward's modes (`super::flexforward`); `None`: the tables only.
+    pub flex: Option<Arc<super::flexforward::FlexState>>,
 }
 
 /// Transmit handles of one thread: a lock-free clone per port where the
@@ -520,6 +522,7 @@ impl Worker {
                     self.register();
                 }
             }
+            Op::Flex(state) => self.flex = state,
             Op::Queues(no, queues) => {
                 if let Err(e) = self.tx.set_queues(no, &queues) {
                     tracing::warn!(port = no, "queues not served by this worker: {e}");
@@ -741,14 +744,21 @@ impl Worker {
                     // The whole batch at once (the pipeline overlaps the
                     // packets' table lookups); a malformed frame counted.
                     let ports = &self.ports;
-                    self.pipeline
-                        .process_batch(bufs, no, now, &mut out, |_, _, _, r| {
+                    let table = |p: &mut Pipeline, bufs: &mut [PacketBuf], out: &mut BatchOut| {
+                        p.process_batch(bufs, no, now, out, |_, _, _, r| {
                             if r.is_err() {
                                 if let Some(port) = ports.get(&no) {
                                     port.rx_malformed.fetch_add(1, Ordering::Relaxed);
                                 }
                             }
-                        });
+                        })
+                    };
+                    // FlexForward hook: a tableless mode forwards what it
+                    // can, the rest goes to the tables in order.
+                    match &self.flex {
+                        Some(f) => f.forward_batch(&mut self.pipeline, bufs, no, &mut out, table),
+                        None => table(&mut self.pipeline, bufs, &mut out),
+                    }
                 }
                 Mode::Standalone => {
                     for buf in bufs.iter() {
