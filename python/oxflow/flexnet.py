@@ -27,7 +27,7 @@ import math
 import time
 
 from . import flexforward as ff
-from .netns import Topology, _disable_ipv6, _no_offload, sh
+from .netns import Managed, Topology, _disable_ipv6, _no_offload, sh
 from .switch import Switch
 
 KEY_CANDIDATES = range(2, 1000)
@@ -58,7 +58,7 @@ def ecube_path(src, dst, dim):
     return out
 
 
-class HyperCubeNet:
+class HyperCubeNet(Managed):
     def __init__(self, dim=2, prefix="ff", workers=1, log_dir=None,
                  extra_args=(), controllers=()):
         self.dim = dim
@@ -73,18 +73,6 @@ class HyperCubeNet:
         self.keys = keys_for(self.n, dim + 1)
 
     # --- build
-
-    def __enter__(self):
-        try:
-            self.start()
-        except BaseException:
-            self.close()
-            raise
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-        return False
 
     def _veth(self):
         a = self.topo._next_ifname("s")

@@ -11,38 +11,18 @@ codec must decode the BEBA part to (`crates/ofp/tests/beba_vectors.rs`).
     python/tools/gen_beba_vectors.py [OUT_DIR]
 """
 
-import json
-import os
 import struct
 import sys
-import zlib
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(REPO, "python"))
+from exp_vectors import osken_bytes, raw_message, write, xid_of
+from os_ken.ofproto import ofproto_v1_3 as ofp
+from os_ken.ofproto import ofproto_v1_3_parser as p
 
-from os_ken.ofproto import ofproto_v1_3 as ofp  # noqa: E402
-from os_ken.ofproto import ofproto_v1_3_parser as p  # noqa: E402
-
-from oxflow import beba  # noqa: E402
-from oxflow import ofp13  # noqa: E402
+from oxflow import beba
+from oxflow import ofp13
 
 DP = ofp13.DP
 KEY = bytes([10, 0, 0, 1, 10, 0, 0, 2])  # ipv4_src, ipv4_dst
-
-
-def xid_of(name):
-    return zlib.crc32(name.encode()) & 0xFFFFFFFF
-
-
-def osken_bytes(msg, xid):
-    msg.xid = xid
-    msg.serialize()
-    return bytes(msg.buf)
-
-
-def raw_message(msg_type, body, xid):
-    return struct.pack("!BBHI", 4, msg_type, 8 + len(body), xid) + body
 
 
 def vectors():
@@ -251,15 +231,7 @@ def vectors():
 
 
 def main(argv):
-    out_dir = argv[1] if len(argv) > 1 else os.path.join(
-        REPO, "tests", "vectors", "ofp")
-    items = sorted(vectors(), key=lambda x: x["name"])
-    names = [x["name"] for x in items]
-    assert len(names) == len(set(names)), "duplicate vector names"
-    with open(os.path.join(out_dir, "beba.json"), "w") as f:
-        json.dump(items, f, indent=1, sort_keys=True)
-        f.write("\n")
-    print("beba         %3d vectors" % len(items))
+    write(argv, "beba.json", vectors())
 
 
 if __name__ == "__main__":

@@ -12,36 +12,16 @@ the error code the codec must refuse it with instead.
     python/tools/gen_flexforward_vectors.py [OUT_DIR]
 """
 
-import json
-import os
 import struct
 import sys
-import zlib
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(REPO, "python"))
+from exp_vectors import osken_bytes, raw_message, write, xid_of
+from os_ken.ofproto import ofproto_v1_3 as ofp
 
-from os_ken.ofproto import ofproto_v1_3 as ofp  # noqa: E402
-
-from oxflow import flexforward as ff  # noqa: E402
-from oxflow import ofp13  # noqa: E402
+from oxflow import flexforward as ff
+from oxflow import ofp13
 
 DP = ofp13.DP
-
-
-def xid_of(name):
-    return zlib.crc32(name.encode()) & 0xFFFFFFFF
-
-
-def osken_bytes(msg, xid):
-    msg.xid = xid
-    msg.serialize()
-    return bytes(msg.buf)
-
-
-def raw_message(msg_type, body, xid):
-    return struct.pack("!BBHI", 4, msg_type, 8 + len(body), xid) + body
 
 
 def vectors():
@@ -145,15 +125,7 @@ def vectors():
 
 
 def main(argv):
-    out_dir = argv[1] if len(argv) > 1 else os.path.join(
-        REPO, "tests", "vectors", "ofp")
-    items = sorted(vectors(), key=lambda x: x["name"])
-    names = [x["name"] for x in items]
-    assert len(names) == len(set(names)), "duplicate vector names"
-    with open(os.path.join(out_dir, "flexforward.json"), "w") as f:
-        json.dump(items, f, indent=1, sort_keys=True)
-        f.write("\n")
-    print("flexforward  %3d vectors" % len(items))
+    write(argv, "flexforward.json", vectors())
 
 
 if __name__ == "__main__":
