@@ -97,6 +97,9 @@ pub mod ports_runtime;
 pub mod queues;
 mod requests;
 mod snapshot;
+pub mod trunk_start;
+pub mod trunk;
+mod tx_queue;
 pub mod worker;
 
 #[cfg(test)]
@@ -271,13 +274,15 @@ pub struct Datapath {
     persist: Option<crate::persist::Persister>,
     /// Run-time port and queue changes (`ports_runtime`).
     rt: ports_runtime::Runtime,
+    /// Trunks whose VLANs are logical ports ([`trunk`]).
+    trunks: Vec<Arc<trunk::Trunk>>,
 }
 
 impl Datapath {
     /// Deals reception over `n` workers (worker module comment): with more
     /// than one worker, every port that can split gives each worker a
     /// share; the others go whole to one worker each, round robin.
-    fn deal_rx(ports: &SwitchPorts, n: usize) -> Vec<Vec<RxSource>> {
+    pub(crate) fn deal_rx(ports: &SwitchPorts, n: usize) -> Vec<Vec<RxSource>> {
         let mut rx: Vec<Vec<RxSource>> = (0..n).map(|_| Vec::new()).collect();
         let mut next = 0;
         for (&no, port) in ports.iter() {
@@ -314,6 +319,18 @@ impl Datapath {
     /// Starts the workers with `ports` (number, backend); reception is
     /// dealt by [`Self::deal_rx`].
     pub fn start(config: DpConfig, ports: Vec<(u32, Box<dyn Port>)>, clock: Clock) -> Datapath {
+        Self::start_with_trunks(config, ports, Vec::new(), clock)
+    }
+
+    /// [`Self::start`] with trunks too: their logical ports join the port
+    /// set and the workers receive from the trunks ([`trunk`]).
+    pub fn start_with_trunks(
+        config: DpConfig,
+        mut ports: Vec<(u32, Box<dyn Port>)>,
+        trunks: Vec<trunk_start::TrunkOpen>,
+        clock: Clock,
+    ) -> Datapath {
+        let trunks = trunk_start::expand(trunks, &mut ports);
         let now = clock.now();
         let mut pipeline = Pipeline::default();
         pipeline.groups.select_method = config.select_method;
@@ -344,7 +361,7 @@ impl Datapath {
             tx,
             waker: Arc::default(),
         };
-        let mut dealt = Self::deal_rx(&ports, n);
+        let mut dealt = trunk_start::deal_rx(&ports, &trunks, n);
         let workers = (0..n)
             .map(|w| {
                 let (tx, rx) = mpsc::sync_channel(OP_QUEUE);
@@ -409,6 +426,7 @@ impl Datapath {
             staging: None,
             persist: None,
             rt: Default::default(),
+            trunks,
         }
     }
 

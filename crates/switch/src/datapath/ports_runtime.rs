@@ -275,6 +275,12 @@ impl Datapath {
         if no == port_no::LOCAL {
             return Err("the LOCAL port cannot be removed".into());
         }
+        if let Some(t) = self.trunk_of(no) {
+            return Err(format!(
+                "port {no} is a VLAN of trunk {}; trunks change with a restart",
+                t.interface
+            ));
+        }
         let desc = self.port_desc(no);
         let name = self.ports.get(&no).map(|p| p.name.clone());
         self.detach(no);

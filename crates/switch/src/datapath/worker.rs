@@ -91,6 +91,7 @@
 //! worker can block again.
 
 use super::ops::{Deltas, Mode, Op, Sequenced, TableDeltas, WorkerCounters};
+pub(crate) use super::tx_queue::TxQueues;
 use super::{Clock, LearningTable, SwitchPorts};
 use packet::PacketBuf;
 use pipeline::{Nanos, Output, PacketInEvent, Pipeline, PortTable};
@@ -321,99 +322,22 @@ impl PacketInSender {
     }
 }
 
-/// Frames queued for one port during a batch. `frames[..len]` are queued;
-/// the buffers beyond `len` are kept, with their capacity, for the next
-/// batch, so a warm queue copies frames without allocating.
-#[derive(Debug, Default)]
-pub(crate) struct TxQueue {
-    frames: Vec<Vec<u8>>,
-    len: usize,
-}
-
-impl TxQueue {
-    /// Room reserved per frame buffer (a full-size frame).
-    const FRAME_CAPACITY: usize = 2048;
-
-    pub fn push(&mut self, data: &[u8]) {
-        if self.len == self.frames.len() {
-            self.frames
-                .push(Vec::with_capacity(Self::FRAME_CAPACITY.max(data.len())));
-        }
-        if let Some(f) = self.frames.get_mut(self.len) {
-            f.clear();
-            f.extend_from_slice(data);
-            self.len += 1;
-        }
-    }
-
-    /// The queued frames.
-    pub fn frames(&self) -> &[Vec<u8>] {
-        &self.frames[..self.len]
-    }
-
-    pub fn clear(&mut self) {
-        self.len = 0;
-    }
-}
-
-/// A worker's transmit queues, by port number and queue id (0 for frames
-/// without set-queue): a small vector of `(port, queue, frames)` in the
-/// order they were first output to (an entry is created the first time
-/// and then kept, so a warm worker allocates nothing). A switch has a
-/// handful of ports and a batch usually outputs to one or two of them, so
-/// a linear search that starts at the last entry used beats a tree or
-/// hash look-up per output.
-#[derive(Debug, Default)]
-pub(crate) struct TxQueues {
-    queues: Vec<(u32, u32, TxQueue)>,
-    /// Index of the queue used last (the first one tried).
-    last: usize,
-}
-
-impl TxQueues {
-    pub fn new() -> TxQueues {
-        TxQueues::default()
-    }
-
-    /// The frames for queue `queue_id` of `port`, created empty if there
-    /// are none yet.
-    pub fn queue(&mut self, port: u32, queue_id: u32) -> &mut TxQueue {
-        let i = match self.queues.get(self.last) {
-            Some((no, q, _)) if *no == port && *q == queue_id => self.last,
-            _ => match self
-                .queues
-                .iter()
-                .position(|(no, q, _)| *no == port && *q == queue_id)
-            {
-                Some(i) => i,
-                None => {
-                    self.queues.push((port, queue_id, TxQueue::default()));
-                    self.queues.len() - 1
-                }
-            },
-        };
-        self.last = i;
-        &mut self.queues[i].2
-    }
-
-    /// Every queue with its port number and queue id.
-    pub fn iter_mut(&mut self) -> impl Iterator<Item = (u32, u32, &mut TxQueue)> {
-        self.queues.iter_mut().map(|(no, q, f)| (*no, *q, f))
-    }
-}
-
 /// Where a worker receives a port's frames from (module comment).
 pub(crate) enum RxSource {
     /// This worker's own share of a split port.
     Own { no: u32, rx: Box<dyn PortRx> },
     /// The whole port, read through its mutex.
     Shared { no: u32 },
+    /// A trunk whose frames go to its logical ports (`super::trunk`).
+    Trunk(super::trunk::TrunkRx),
 }
 
 impl RxSource {
+    /// The port it receives for (a trunk: its first logical port).
     pub fn port_no(&self) -> u32 {
         match self {
             RxSource::Own { no, .. } | RxSource::Shared { no } => *no,
+            RxSource::Trunk(t) => t.trunk.first_no,
         }
     }
 }
@@ -533,7 +457,10 @@ impl Worker {
     /// and the receive sources of ports that are gone are dropped.
     fn set_ports(&mut self, ports: SwitchPorts) {
         self.unregister();
-        self.rx.retain(|src| ports.contains_key(&src.port_no()));
+        // Trunks are not in the port set; they stay for the switch's life.
+        self.rx.retain(|src| {
+            matches!(src, RxSource::Trunk(_)) || ports.contains_key(&src.port_no())
+        });
         self.tx.sync(&ports);
         self.ports = ports;
         self.register();
@@ -545,6 +472,7 @@ impl Worker {
             .iter()
             .map(|src| match src {
                 RxSource::Own { rx, .. } => rx.fd(),
+                RxSource::Trunk(t) => t.fd(),
                 RxSource::Shared { no } => self
                     .ports
                     .get(no)
@@ -621,6 +549,7 @@ impl Worker {
     fn take_error(&self, i: usize) {
         match self.rx.get(i) {
             Some(RxSource::Own { rx, .. }) => drop(rx.take_error()),
+            Some(RxSource::Trunk(t)) => t.take_error(),
             Some(RxSource::Shared { no }) => {
                 if let Some(io) = self.ports.get(no).and_then(|p| p.io.lock().ok()) {
                     let _ = io.take_error();
@@ -718,6 +647,7 @@ impl Worker {
                     Some(Ok(mut io)) => io.rx_batch(bufs).unwrap_or(0),
                     _ => 0,
                 },
+                RxSource::Trunk(t) => t.rx_batch(bufs),
             };
             if n == 0 {
                 continue;
@@ -736,25 +666,19 @@ impl Worker {
             let bufs = bufs.get_mut(..n).unwrap_or_default();
             // The pipeline's share of the busy time (`pipeline_ns`).
             let pipe = std::time::Instant::now();
-            match self.mode {
-                Mode::Pipeline => {
-                    // The whole batch at once (the pipeline overlaps the
-                    // packets' table lookups); a malformed frame counted.
-                    let ports = &self.ports;
-                    self.pipeline
-                        .process_batch(bufs, no, now, &mut out, |_, _, _, r| {
-                            if r.is_err() {
-                                if let Some(port) = ports.get(&no) {
-                                    port.rx_malformed.fetch_add(1, Ordering::Relaxed);
-                                }
-                            }
-                        });
-                }
-                Mode::Standalone => {
-                    for buf in bufs.iter() {
-                        out.learning_switch(no, buf.data(), &self.pipeline.ports);
+            let (pipeline, ports, mode) = (&mut self.pipeline, &self.ports, self.mode);
+            if let RxSource::Trunk(t) = src {
+                // One batch per logical ingress port (`super::trunk`).
+                let mut keys = [0u32; ports::BATCH];
+                let mut runs = [(0u32, 0usize, 0usize); ports::BATCH];
+                let r = super::trunk::demux(&t.trunk, bufs, &mut keys, &mut runs);
+                for &(no, s, e) in runs.iter().take(r) {
+                    if let Some(run) = bufs.get_mut(s..e) {
+                        Self::forward(pipeline, ports, mode, &mut out, run, no, now);
                     }
                 }
+            } else {
+                Self::forward(pipeline, ports, mode, &mut out, bufs, no, now);
             }
             self.counters
                 .pipeline_ns
@@ -768,6 +692,38 @@ impl Worker {
                 .fetch_add(super::nanos(start.elapsed()), Ordering::Relaxed);
         }
         got
+    }
+
+    /// Runs frames received on port `no` through the pipeline (or the
+    /// learning switch in standalone mode).
+    #[inline]
+    fn forward(
+        pipeline: &mut Pipeline,
+        ports: &SwitchPorts,
+        mode: Mode,
+        out: &mut BatchOut<'_>,
+        bufs: &mut [PacketBuf],
+        no: u32,
+        now: Nanos,
+    ) {
+        match mode {
+            Mode::Pipeline => {
+                // The whole batch at once (the pipeline overlaps the
+                // packets' table lookups); a malformed frame counted.
+                pipeline.process_batch(bufs, no, now, out, |_, _, _, r| {
+                    if r.is_err() {
+                        if let Some(port) = ports.get(&no) {
+                            port.rx_malformed.fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
+                });
+            }
+            Mode::Standalone => {
+                for buf in bufs.iter() {
+                    out.learning_switch(no, buf.data(), &pipeline.ports);
+                }
+            }
+        }
     }
 
     pub fn run(mut self) {
