@@ -1095,9 +1095,15 @@ backend = "afpacket"
         assert_eq!(e, "oxflow.toml:3:9: VLAN id 0 is outside 1-4094");
         let e = err("[[trunk]]\ninterface = \"t\"\nvlans = \"1-9\"\n\
                      [[trunk]]\ninterface = \"t\"\nvlans = \"9-12\"\n");
-        assert!(e.starts_with("oxflow.toml:6:9: trunk t=9-12 overlaps trunk t=1-9"), "{e}");
+        assert!(
+            e.starts_with("oxflow.toml:6:9: trunk t=9-12 overlaps trunk t=1-9"),
+            "{e}"
+        );
         let e = err("[[port]]\ninterface = \"t\"\n[[trunk]]\ninterface = \"t\"\nvlans = \"1\"\n");
-        assert_eq!(e, "oxflow.toml:4:13: interface \"t\" is both a port and a trunk");
+        assert_eq!(
+            e,
+            "oxflow.toml:4:13: interface \"t\" is both a port and a trunk"
+        );
         let e = err("[[trunk]]\ninterface = \"t\"\nvlan = \"1\"\n");
         assert!(e.starts_with("oxflow.toml:"), "{e}");
 
@@ -1112,13 +1118,19 @@ backend = "afpacket"
         let e = c.apply(&o(&[], &["eth1=5000"])).unwrap_err().0;
         assert_eq!(e, "--trunk eth1=5000: VLAN id 5000 is outside 1-4094");
         let e = c.apply(&o(&[], &["eth1"])).unwrap_err().0;
-        assert!(e.starts_with("--trunk eth1: \"eth1\" is not IFACE=FIRST-LAST"), "{e}");
-        let e = c
-            .apply(&o(&[], &["eth1=1-5", "eth1=5-6"]))
-            .unwrap_err()
-            .0;
-        assert!(e.starts_with("--trunk eth1=5-6: trunk eth1=5-6 overlaps"), "{e}");
+        assert!(
+            e.starts_with("--trunk eth1: \"eth1\" is not IFACE=FIRST-LAST"),
+            "{e}"
+        );
+        let e = c.apply(&o(&[], &["eth1=1-5", "eth1=5-6"])).unwrap_err().0;
+        assert!(
+            e.starts_with("--trunk eth1=5-6: trunk eth1=5-6 overlaps"),
+            "{e}"
+        );
         let e = c.apply(&o(&["eth1"], &["eth1=1-5"])).unwrap_err().0;
-        assert_eq!(e, "--trunk eth1=1-5: interface \"eth1\" is both a port and a trunk");
+        assert_eq!(
+            e,
+            "--trunk eth1=1-5: interface \"eth1\" is both a port and a trunk"
+        );
     }
 }

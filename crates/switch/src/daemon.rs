@@ -65,8 +65,8 @@ use crate::channel::hub::{ConnId, ConnInfo, ControllerStatus, Hub};
 use crate::channel::{manager, Context};
 use crate::config::{self, Config, FailMode, PortBackend};
 use crate::datapath::ops::Mode;
-use crate::datapath::{Clock, Datapath, DpConfig, DpEvent, PollMode};
 use crate::datapath::trunk_start::TrunkOpen;
+use crate::datapath::{Clock, Datapath, DpConfig, DpEvent, PollMode};
 
 /// How often the pump checks the controller status (fail mode), link events
 /// and pending events when nothing wakes it; packet-ins wake it at once.

@@ -102,9 +102,9 @@ impl FromStr for TrunkSpec {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, String> {
-        let (iface, vlans) = s.split_once('=').ok_or_else(|| {
-            format!("\"{s}\" is not IFACE=FIRST-LAST (e.g. eth1=101-110)")
-        })?;
+        let (iface, vlans) = s
+            .split_once('=')
+            .ok_or_else(|| format!("\"{s}\" is not IFACE=FIRST-LAST (e.g. eth1=101-110)"))?;
         TrunkSpec::new(iface.trim(), vlans)
     }
 }
@@ -162,7 +162,11 @@ mod tests {
     #[test]
     fn refuses_malformed_specs() {
         let err = |s: &str| s.parse::<TrunkSpec>().unwrap_err();
-        assert!(err("eth1").contains("not IFACE=FIRST-LAST"), "{}", err("eth1"));
+        assert!(
+            err("eth1").contains("not IFACE=FIRST-LAST"),
+            "{}",
+            err("eth1")
+        );
         assert!(err("eth1=").contains("not a VLAN id"));
         assert!(err("eth1=a-b").contains("\"a\" is not a VLAN id"));
         assert!(err("=1-2").contains("bad interface name"));
@@ -180,7 +184,10 @@ mod tests {
         assert_eq!(check(&ok, &["eth0"]), Ok(()));
         let bad = [t("eth1=101-110"), t("eth1=110-120")];
         let e = check(&bad, &[]).unwrap_err();
-        assert!(e.contains("eth1=110-120 overlaps trunk eth1=101-110"), "{e}");
+        assert!(
+            e.contains("eth1=110-120 overlaps trunk eth1=101-110"),
+            "{e}"
+        );
         assert!(e.contains("VLAN 110 in both"), "{e}");
         let e = check(&[t("eth0=5-6")], &["eth0"]).unwrap_err();
         assert!(e.contains("\"eth0\" is both a port and a trunk"), "{e}");

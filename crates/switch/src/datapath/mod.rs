@@ -97,8 +97,8 @@ pub mod ports_runtime;
 pub mod queues;
 mod requests;
 mod snapshot;
-pub mod trunk_start;
 pub mod trunk;
+pub mod trunk_start;
 mod tx_queue;
 pub mod worker;
 

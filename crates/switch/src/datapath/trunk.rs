@@ -289,10 +289,11 @@ impl Port for LogicalPort {
             return Ok(0);
         };
         let trunk = self.trunk.clone();
-        self.scratch.send(self.tag, pkts, &c, |s| match trunk.io.lock() {
-            Ok(mut io) => io.tx_batch(s),
-            Err(_) => Ok(0),
-        })
+        self.scratch
+            .send(self.tag, pkts, &c, |s| match trunk.io.lock() {
+                Ok(mut io) => io.tx_batch(s),
+                Err(_) => Ok(0),
+            })
     }
 
     fn fd(&self) -> Option<RawFd> {
@@ -407,5 +408,77 @@ impl TrunkRx {
                 rx: None,
             }],
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ports::MemPort;
+
+    fn tagged(vids: &[u16], payload: u8) -> Vec<u8> {
+        let mut f = vec![0xaa; 6];
+        f.extend_from_slice(&[0xbb; 6]);
+        for v in vids {
+            f.extend_from_slice(&[0x81, 0x00]);
+            f.extend_from_slice(&v.to_be_bytes());
+        }
+        f.extend_from_slice(&[0x08, 0x00, payload, 1, 2, 3]);
+        f
+    }
+
+    #[test]
+    fn demux_pops_orders_and_counts() {
+        let (a, _b) = MemPort::pair().unwrap();
+        let t = Trunk::new(Box::new(a), 101, 103, 5);
+        assert!(t.has_port(5) && t.has_port(7) && !t.has_port(8) && !t.has_port(4));
+        let frames = [
+            tagged(&[103], 1),
+            tagged(&[101, 7], 2),
+            tagged(&[999], 3),
+            tagged(&[], 4),
+            tagged(&[103], 5),
+            tagged(&[101], 6),
+        ];
+        let mut bufs: Vec<PacketBuf> = frames.iter().map(|f| PacketBuf::from_slice(f)).collect();
+        let mut keys = [0; ports::BATCH];
+        let mut runs = [(0, 0, 0); ports::BATCH];
+        let r = demux(&t, &mut bufs, &mut keys, &mut runs);
+        assert_eq!(&runs[..r], &[(5, 0, 2), (7, 2, 4)]);
+        // Stable order within a port; inner tag kept (QinQ).
+        assert_eq!(bufs[0].data(), &tagged(&[7], 2)[..]);
+        assert_eq!(bufs[1].data(), &tagged(&[], 6)[..]);
+        assert_eq!(bufs[2].data(), &tagged(&[], 1)[..]);
+        assert_eq!(bufs[3].data(), &tagged(&[], 5)[..]);
+        assert_eq!(t.foreign.load(Ordering::Relaxed), 2);
+        assert_eq!(t.logical[0].rx_packets.load(Ordering::Relaxed), 2);
+        assert_eq!(t.logical[1].rx_packets.load(Ordering::Relaxed), 0);
+        assert_eq!(t.logical[2].rx_packets.load(Ordering::Relaxed), 2);
+    }
+
+    #[test]
+    fn logical_ports_push_their_tag() {
+        let (a, mut b) = MemPort::pair_named("tr", "peer", 16).unwrap();
+        let t = Trunk::new(Box::new(a), 101, 102, 3);
+        let mut ports = t.logical_ports();
+        assert_eq!(ports.len(), 2);
+        let (no, p) = &mut ports[1];
+        assert_eq!((*no, p.name()), (4, "tr.102"));
+        let mut tx = p.tx_clone().unwrap();
+        assert_eq!(tx.tx_batch(&[&tagged(&[9], 1), &[1, 2]]).unwrap(), 1);
+        assert_eq!(p.tx_batch(&[&tagged(&[], 2)]).unwrap(), 1);
+        let mut bufs = vec![PacketBuf::new(); 4];
+        assert_eq!(b.rx_batch(&mut bufs).unwrap(), 2);
+        assert_eq!(bufs[0].data(), &tagged(&[102, 9], 1)[..]);
+        assert_eq!(bufs[1].data(), &tagged(&[102], 2)[..]);
+        let s = p.stats();
+        assert_eq!((s.tx_packets, s.tx_errors), (2, 1));
+        assert_eq!(
+            s.tx_bytes,
+            (tagged(&[9], 1).len() + tagged(&[], 2).len()) as u64
+        );
+        assert_eq!(ports[0].1.stats().tx_packets, 0);
+        assert!(ports[0].1.link_up());
+        assert_eq!(ports[0].1.fd(), None, "received through the trunk");
     }
 }

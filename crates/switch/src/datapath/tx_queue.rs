@@ -81,4 +81,3 @@ impl TxQueues {
         self.queues.iter_mut().map(|(no, q, f)| (*no, *q, f))
     }
 }
-

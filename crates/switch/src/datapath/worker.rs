@@ -458,9 +458,8 @@ impl Worker {
     fn set_ports(&mut self, ports: SwitchPorts) {
         self.unregister();
         // Trunks are not in the port set; they stay for the switch's life.
-        self.rx.retain(|src| {
-            matches!(src, RxSource::Trunk(_)) || ports.contains_key(&src.port_no())
-        });
+        self.rx
+            .retain(|src| matches!(src, RxSource::Trunk(_)) || ports.contains_key(&src.port_no()));
         self.tx.sync(&ports);
         self.ports = ports;
         self.register();
