@@ -217,7 +217,11 @@ ACCESS = (201, 202, 203)
 
 @pytest.mark.skipif(not OvsSwitch.available(),
                     reason="Open vSwitch is not installed")
-def test_learning_controller_pings_through_the_legacy_switch(tmp_path):
+@pytest.mark.parametrize("mode", ["controller", "standalone"])
+def test_hosts_ping_through_the_legacy_switch(tmp_path, mode):
+    """With the os-ken learning switch (one worker), and in fail-standalone
+    mode without a controller (two workers sharing the trunk's reception
+    by flow hash)."""
     dp_util.require_oxflow()
     from oxflow.harmless import legacy_ovs
     from oxflow.switch import Switch, controller_process
@@ -245,16 +249,23 @@ def test_learning_controller_pings_through_the_legacy_switch(tmp_path):
                 port, tmp_path / "osken.log",
                 apps=("oxflow.apps.learning_switch", "oxflow.apps.recorder"),
                 env={"OXFLOW_RECORDER_FILE": str(rec)})
+            standalone = mode == "standalone"
             with sw_legacy, ctrl:
                 ctrl.wait_for_port(port)
-                with Switch([], dpid=0x7b, fail_mode="secure",
-                            controllers=["tcp:127.0.0.1:%d" % port],
+                with Switch([], dpid=0x7b,
+                            fail_mode="standalone" if standalone
+                            else "secure",
+                            controllers=[] if standalone else
+                            ["tcp:127.0.0.1:%d" % port],
                             log_path=tmp_path / "oxflow.log",
                             extra_args=["--trunk", "%s=%d-%d" % (
-                                ot, ACCESS[0], ACCESS[-1])]) as sw:
-                    wait_until(lambda: rec.exists() and "connect" in
-                               rec.read_text(), timeout=20,
-                               what="controller connected")
+                                ot, ACCESS[0], ACCESS[-1])] + (
+                                    ["--workers", "2"] if standalone
+                                    else [])) as sw:
+                    if not standalone:
+                        wait_until(lambda: rec.exists() and "connect" in
+                                   rec.read_text(), timeout=20,
+                                   what="controller connected")
                     out = ctl(sw, "dump-ports-desc")
                     for i, vid in enumerate(ACCESS):
                         assert "%d(%s.%d)" % (i + 1, ot, vid) in out, out
@@ -264,6 +275,9 @@ def test_learning_controller_pings_through_the_legacy_switch(tmp_path):
                                 ip = "10.8.0.%d" % (j + 1)
                                 r = a.ping(ip, count=3, timeout=10)
                                 assert r.received >= 1, (a.name, ip)
+                    if standalone:
+                        assert sw.running(), sw.log()[-3000:]
+                        return
                     # the controller's learned flows match logical ports
                     dumped = ctl(sw, "dump-flows")
                     assert re.search(r"in_port=[123]\b", dumped), dumped
