@@ -161,6 +161,35 @@ def test_flood_reaches_every_vlan_but_the_ingress_one(net):
     assert vlans_of(got["h1"][0]) == []
 
 
+def test_show_pipeline_draws_the_trunk_with_counts(net):
+    topo, sw, tr = net
+    h = topo.hosts
+    flows(sw, "in_port=5,actions=output:2")
+    before = ctl(sw, "show-pipeline")
+    with capture([h["h2"]]) as got:
+        with dp_util.HostSocket(h["t"]) as s:
+            s.send(frame(mac(9), mac(2), "pipe", vlan=103))
+    assert len(got["h2"]) == 1
+
+    def count(text, edge):
+        m = re.search(r"^  :%s  packets=(\d+)$" % re.escape(edge), text,
+                      re.M)
+        assert m, "no %r in:\n%s" % (edge, text)
+        return int(m.group(1))
+
+    after = ctl(sw, "show-pipeline")
+    assert "split:%s (vlan_split)" % tr in after, after
+    assert "openflow (openflow)" in after, after
+    assert count(after, "103 -> openflow") == \
+        count(before, "103 -> openflow") + 1
+    assert count(after, "2 -> out:%s" % h["h2"].ifaces["eth0"]["peer"]) \
+        >= count(before, "2 -> out:%s" % h["h2"].ifaces["eth0"]["peer"]) + 1
+    assert "push:%s.101 (vlan_push)" % tr in after
+    dot = ctl(sw, "show-pipeline", "--dot")
+    assert dot.startswith("digraph oxflow {"), dot
+    assert '"split:%s" -> "openflow"' % tr in dot, dot
+
+
 def test_trunk_down_takes_every_logical_port_down(net):
     topo, sw, tr = net
     try:

@@ -42,6 +42,8 @@ commands:
   dump-tables                table statistics
   dump-table-features        table features
   dump-worker-stats          oxflow's per-worker forwarding statistics (experimenter)
+  show-pipeline [--dot]      oxflow's data-path graph with packets per gate (experimenter;
+                             --dot: Graphviz DOT)
   add-group GROUP | mod-group GROUP | del-groups [GROUP]
   dump-groups [GROUP] | dump-group-stats [GROUP] | dump-group-features
   add-meter METER | mod-meter METER | del-meters [METER]
@@ -93,6 +95,8 @@ struct Invocation {
     timeout: Option<Duration>,
     /// monitor: stop after this many messages.
     count: Option<u64>,
+    /// show-pipeline: Graphviz DOT instead of text.
+    dot: bool,
 }
 
 /// ovs-ofctl's TLS file options: `--private-key=FILE` / `-p FILE`,
@@ -125,6 +129,7 @@ fn tls_option<'a>(
 fn parse_args(args: &[String]) -> Result<Invocation, String> {
     let mut pos = Vec::new();
     let mut strict = false;
+    let mut dot = false;
     let mut bundle = false;
     let mut timeout = Some(DEFAULT_TIMEOUT);
     let mut count = None;
@@ -134,6 +139,8 @@ fn parse_args(args: &[String]) -> Result<Invocation, String> {
     while let Some(a) = it.next() {
         if a == "--strict" {
             strict = true;
+        } else if a == "--dot" {
+            dot = true;
         } else if a == "--bundle" {
             bundle = true;
         } else if a == "--sort" || a == "--sort=priority" {
@@ -184,6 +191,7 @@ fn parse_args(args: &[String]) -> Result<Invocation, String> {
         bundle,
         timeout,
         count,
+        dot,
     })
 }
 
@@ -496,6 +504,20 @@ fn execute(inv: &Invocation, out: &mut dyn Write) -> Result<(), Failure> {
             MultipartRequestBody::Experimenter(ofp::experimenter::WorkerStats::request()),
             |_| {},
         )?,
+        "show-pipeline" => {
+            let mut c = connect(inv)?;
+            let (_, reply) = c.multipart(MultipartRequestBody::Experimenter(
+                ofp::graph_desc::DatapathGraph::request(),
+            ))?;
+            let g = match &reply {
+                ofp::multipart::MultipartReplyBody::Experimenter(e) => {
+                    ofp::graph_desc::DatapathGraph::parse_reply(e)
+                }
+                _ => None,
+            }
+            .ok_or_else(|| Failure("the switch sent no data-path graph".into()))?;
+            write!(out, "{}", if inv.dot { g.to_dot() } else { g.to_text() })?;
+        }
         "add-group" | "mod-group" => {
             let s = arg(inv, 0, "GROUP")?;
             let mut g = named(inv, || parse_group(s, GroupUsage::Add)).map_err(|e| syntax(s, e))?;

@@ -28,6 +28,7 @@ pub mod beba;
 pub mod bundle;
 pub mod error;
 pub mod experimenter;
+pub mod graph_desc;
 pub mod group;
 pub mod header;
 pub mod instruction;

@@ -91,6 +91,7 @@ mod admin;
 pub mod buffers;
 pub mod bundle;
 pub mod features;
+mod graph_view;
 pub mod learning;
 pub mod ops;
 pub mod ports_runtime;
@@ -106,6 +107,8 @@ pub mod worker;
 mod tests;
 #[cfg(test)]
 mod tests_runtime;
+#[cfg(test)]
+mod tests_trunk;
 
 use ops::{Deltas, FlowId, Mode, Op, Sequenced, WorkerCounters};
 use pipeline::{Nanos, Pipeline, PortInfo};
