@@ -71,8 +71,7 @@ def net(tmp_path_factory):
         p2 = topo.add_switch_link(h2, mac=mac(2))
         tr = topo.add_switch_link(t, mac=mac(9))
         with Switch([p1, p2], dpid=0x7a, fail_mode="secure", log_path=log,
-                    extra_args=["--trunk", "%s=%d-%d" % (tr, VLANS[0],
-                                                         VLANS[-1])]) as sw:
+                    trunks=["%s=%d-%d" % (tr, VLANS[0], VLANS[-1])]) as sw:
             yield topo, sw, tr
             assert sw.running(), "oxflow exited:\n" + sw.log()[-4000:]
 

@@ -138,6 +138,13 @@ impl Datapath {
         if let Some(p) = self.port_by_name(interface) {
             return Err(format!("interface \"{interface}\" is already port {p}"));
         }
+        if let Some(t) = self.trunks.iter().find(|t| t.interface == interface) {
+            return Err(format!(
+                "interface \"{interface}\" is a trunk (ports {}-{})",
+                t.first_no,
+                t.first_no as usize + t.logical.len() - 1
+            ));
+        }
         if interface.is_empty()
             || interface.len() > 15
             || interface.contains(['/', ' ', '\0'])
