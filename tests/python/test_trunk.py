@@ -184,6 +184,12 @@ def test_show_pipeline_draws_the_trunk_with_counts(net):
     assert count(after, "2 -> out:%s" % h["h2"].ifaces["eth0"]["peer"]) \
         >= count(before, "2 -> out:%s" % h["h2"].ifaces["eth0"]["peer"]) + 1
     assert "push:%s.101 (vlan_push)" % tr in after
+    tc = ctl(sw, "show-tc")
+    assert re.search(r"^worker 0: round_robin rounds=\d+", tc, re.M), tc
+    m = re.search(r"^  in:%s \(port_inc\)  packets=(\d+) batches=(\d+)$"
+                  % re.escape(tr), tc, re.M)
+    assert m and int(m.group(1)) >= 1 and int(m.group(2)) >= 1, tc
+    assert "%s." % tr not in tc, "logical ports are no tasks:\n" + tc
     dot = ctl(sw, "show-pipeline", "--dot")
     assert dot.startswith("digraph oxflow {"), dot
     assert '"split:%s" -> "openflow"' % tr in dot, dot

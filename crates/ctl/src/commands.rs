@@ -44,6 +44,8 @@ commands:
   dump-worker-stats          oxflow's per-worker forwarding statistics (experimenter)
   show-pipeline [--dot]      oxflow's data-path graph with packets per gate (experimenter;
                              --dot: Graphviz DOT)
+  show-tc                    oxflow's workers: the class that picks their tasks, and each
+                             task's usage (experimenter)
   add-group GROUP | mod-group GROUP | del-groups [GROUP]
   dump-groups [GROUP] | dump-group-stats [GROUP] | dump-group-features
   add-meter METER | mod-meter METER | del-meters [METER]
@@ -504,7 +506,7 @@ fn execute(inv: &Invocation, out: &mut dyn Write) -> Result<(), Failure> {
             MultipartRequestBody::Experimenter(ofp::experimenter::WorkerStats::request()),
             |_| {},
         )?,
-        "show-pipeline" => {
+        "show-pipeline" | "show-tc" => {
             let mut c = connect(inv)?;
             let (_, reply) = c.multipart(MultipartRequestBody::Experimenter(
                 ofp::graph_desc::DatapathGraph::request(),
@@ -516,7 +518,12 @@ fn execute(inv: &Invocation, out: &mut dyn Write) -> Result<(), Failure> {
                 _ => None,
             }
             .ok_or_else(|| Failure("the switch sent no data-path graph".into()))?;
-            write!(out, "{}", if inv.dot { g.to_dot() } else { g.to_text() })?;
+            let text = match (inv.command.as_str(), inv.dot) {
+                ("show-tc", _) => g.to_tc_text(),
+                (_, true) => g.to_dot(),
+                _ => g.to_text(),
+            };
+            write!(out, "{text}")?;
         }
         "add-group" | "mod-group" => {
             let s = arg(inv, 0, "GROUP")?;

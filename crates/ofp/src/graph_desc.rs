@@ -10,13 +10,19 @@
 //! ```text
 //! node NAME KIND
 //! edge FROM GATE TO PACKETS
+//! worker N CLASS ROUNDS BUSY_ROUNDS
+//! task N NAME PACKETS BATCHES
 //! ```
 //!
 //! `KIND` is a module kind of the `graph` crate (`port_inc`, `port_out`,
 //! `openflow`, `l2_learning`, `vlan_split`, `vlan_push`, `sink`,
 //! `controller`); `GATE` names the output gate of `FROM` (a port number,
 //! a VLAN id, `0` for a module's only gate, `other`, `controller`).
-//! Lines of other shapes are ignored, so the format can grow.
+//! `worker` lines give each worker's traffic class (the kind that picks
+//! its next task, e.g. `round_robin`) with its rounds and busy rounds;
+//! `task` lines the tasks under it (`oxflow ctl show-tc`) with the frames
+//! and non-empty batches they produced. Lines of other shapes are
+//! ignored, so the format can grow.
 
 use crate::experimenter::{exp_type, OXFLOW_EXPERIMENTER};
 use crate::multipart::ExperimenterMultipart;
@@ -37,11 +43,31 @@ pub struct GraphEdge {
     pub packets: u64,
 }
 
+/// One worker's traffic class.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GraphWorker {
+    pub worker: u32,
+    pub class: String,
+    pub rounds: u64,
+    pub busy_rounds: u64,
+}
+
+/// One task of a worker, with what it produced.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GraphTask {
+    pub worker: u32,
+    pub name: String,
+    pub packets: u64,
+    pub batches: u64,
+}
+
 /// The whole description (module comment).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct DatapathGraph {
     pub nodes: Vec<GraphNode>,
     pub edges: Vec<GraphEdge>,
+    pub workers: Vec<GraphWorker>,
+    pub tasks: Vec<GraphTask>,
 }
 
 /// `s` with every whitespace character replaced, so it stays one field.
@@ -87,6 +113,24 @@ impl DatapathGraph {
                 e.from, e.gate, e.to, e.packets
             ));
         }
+        for w in &self.workers {
+            text.push_str(&format!(
+                "worker {} {} {} {}\n",
+                w.worker,
+                field(&w.class),
+                w.rounds,
+                w.busy_rounds
+            ));
+        }
+        for t in &self.tasks {
+            text.push_str(&format!(
+                "task {} {} {} {}\n",
+                t.worker,
+                field(&t.name),
+                t.packets,
+                t.batches
+            ));
+        }
         ExperimenterMultipart {
             experimenter: OXFLOW_EXPERIMENTER,
             exp_type: exp_type::DATAPATH_GRAPH,
@@ -110,6 +154,30 @@ impl DatapathGraph {
                         g.edge(from, gate, to, n);
                     }
                 }
+                ["worker", w, class, r, b] => {
+                    if let (Ok(worker), Ok(rounds), Ok(busy_rounds)) =
+                        (w.parse(), r.parse(), b.parse())
+                    {
+                        g.workers.push(GraphWorker {
+                            worker,
+                            class: class.to_string(),
+                            rounds,
+                            busy_rounds,
+                        });
+                    }
+                }
+                ["task", w, name, p, b] => {
+                    if let (Ok(worker), Ok(packets), Ok(batches)) =
+                        (w.parse(), p.parse(), b.parse())
+                    {
+                        g.tasks.push(GraphTask {
+                            worker,
+                            name: name.to_string(),
+                            packets,
+                            batches,
+                        });
+                    }
+                }
                 _ => {}
             }
         }
@@ -125,6 +193,25 @@ impl DatapathGraph {
                 out.push_str(&format!(
                     "  :{} -> {}  packets={}\n",
                     e.gate, e.to, e.packets
+                ));
+            }
+        }
+        out
+    }
+
+    /// The traffic-class view: per worker its class and usage, then its
+    /// tasks with theirs.
+    pub fn to_tc_text(&self) -> String {
+        let mut out = String::new();
+        for w in &self.workers {
+            out.push_str(&format!(
+                "worker {}: {} rounds={} busy_rounds={}\n",
+                w.worker, w.class, w.rounds, w.busy_rounds
+            ));
+            for t in self.tasks.iter().filter(|t| t.worker == w.worker) {
+                out.push_str(&format!(
+                    "  {} (port_inc)  packets={} batches={}\n",
+                    t.name, t.packets, t.batches
                 ));
             }
         }
@@ -166,6 +253,18 @@ mod tests {
         g.node("openflow", "openflow");
         g.edge("in:eth0", "0", "openflow", 7);
         g.edge("open flow", "controller", "controller", 2);
+        g.workers.push(GraphWorker {
+            worker: 0,
+            class: "round_robin".into(),
+            rounds: 9,
+            busy_rounds: 3,
+        });
+        g.tasks.push(GraphTask {
+            worker: 0,
+            name: "in:eth0".into(),
+            packets: 7,
+            batches: 2,
+        });
         let r = g.reply();
         let back = DatapathGraph::parse_reply(&r).unwrap();
         assert_eq!(back.nodes, g.nodes);
@@ -174,6 +273,10 @@ mod tests {
         assert!(g
             .to_text()
             .contains("in:eth0 (port_inc)\n  :0 -> openflow  packets=7\n"));
+        assert_eq!(
+            back.to_tc_text(),
+            "worker 0: round_robin rounds=9 busy_rounds=3\n  in:eth0 (port_inc)  packets=7 batches=2\n"
+        );
         let dot = g.to_dot();
         assert!(dot.starts_with("digraph oxflow {"));
         assert!(dot.contains("\"in:eth0\" -> \"openflow\" [label=\"0: 7\"];"));

@@ -87,6 +87,7 @@ impl Datapath {
         if !self.trunks.is_empty() {
             g.node("drop", "sink");
         }
+        self.add_tc_view(&mut g);
         g
     }
 }

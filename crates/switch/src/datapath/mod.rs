@@ -98,6 +98,7 @@ pub mod ports_runtime;
 pub mod queues;
 mod requests;
 mod snapshot;
+pub mod tc_view;
 pub mod trunk;
 pub mod trunk_start;
 mod tx_queue;
@@ -385,6 +386,7 @@ impl Datapath {
                     tx: TxPorts::new(&ports),
                     poll_mode: config.poll,
                     poller,
+                    usage: Vec::new(),
                 };
                 let join = std::thread::Builder::new()
                     .name(format!("oxflow-worker-{w}"))

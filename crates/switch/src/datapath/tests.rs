@@ -1277,6 +1277,7 @@ fn forwarding_loop_does_not_allocate() {
         tx: TxPorts::new(&ports),
         poll_mode: PollMode::Busy,
         poller: None,
+        usage: Vec::new(),
     };
     let mut bufs = w.rx_buffers();
     let mut queues = TxQueues::new();
@@ -1408,6 +1409,7 @@ fn learning_switch_does_not_allocate() {
         tx: TxPorts::new(&ports),
         poll_mode: PollMode::Busy,
         poller: None,
+        usage: Vec::new(),
     };
     let mut bufs = w.rx_buffers();
     let mut queues = TxQueues::new();

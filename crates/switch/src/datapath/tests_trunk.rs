@@ -121,6 +121,18 @@ fn logical_ports_are_ports_to_the_pipeline() {
     assert_eq!(edge("openflow", "4"), Some(("push:tr.12".into(), 1)));
     assert_eq!(edge("push:tr.12", "0"), Some(("out:tr".into(), 1)));
     assert_eq!(edge("in:tr", "0"), Some(("split:tr".into(), 2)));
+    // show-tc: each worker a round robin over its sources; the trunk (not
+    // split: in-memory ports cannot) on one of them, with its 2 frames.
+    assert_eq!(g.workers.len(), 2);
+    assert!(g.workers.iter().all(|w| w.class == "round_robin"));
+    let tasks: Vec<(&str, u64)> = g
+        .tasks
+        .iter()
+        .map(|t| (t.name.as_str(), t.packets))
+        .collect();
+    assert!(tasks.contains(&("in:tr", 2)), "{tasks:?}");
+    assert!(tasks.contains(&("in:sw1", 1)), "{tasks:?}");
+    assert_eq!(tasks.len(), 2, "logical ports are no receive sources");
     assert!(r
         .dp
         .del_port(&PortRef::No(3))

@@ -162,6 +162,9 @@ pub(crate) struct Worker {
     pub poll_mode: PollMode,
     /// `None` if it could not be created (module comment: fallback).
     pub poller: Option<Poller>,
+    /// What each receive source received, index = index into `rx`
+    /// (`super::tc_view`); rebuilt with the sources.
+    pub usage: Vec<Arc<super::tc_view::SourceUsage>>,
 }
 
 /// Transmit handles of one thread: a lock-free clone per port where the
@@ -525,8 +528,10 @@ impl Worker {
         d
     }
 
-    /// Registers the receive descriptors (token: index into `rx`).
+    /// Registers the receive descriptors (token: index into `rx`), and
+    /// publishes the sources with fresh usage counters.
     fn register(&mut self) {
+        self.usage = super::tc_view::publish(&self.rx, &self.ports, &self.counters);
         if self.poller.is_none() {
             return;
         }
@@ -638,7 +643,7 @@ impl Worker {
         // (`WorkerCounters::busy_ns`) if it receives anything.
         let start = std::time::Instant::now();
         let now = self.clock.at(start);
-        for src in self.rx.iter_mut() {
+        for (i, src) in self.rx.iter_mut().enumerate() {
             let no = src.port_no();
             let n = match src {
                 RxSource::Own { rx, .. } => rx.rx_batch(bufs).unwrap_or(0),
@@ -652,6 +657,9 @@ impl Worker {
                 continue;
             }
             got += n;
+            if let Some(u) = self.usage.get(i) {
+                u.add(n);
+            }
             self.counters
                 .rx_packets
                 .fetch_add(n as u64, Ordering::Relaxed);
