@@ -21,7 +21,6 @@ import json
 import os
 import re
 import subprocess
-import time
 
 import pytest
 from scapy.all import Dot1Q, Ether, IP, UDP
@@ -333,4 +332,3 @@ def test_hosts_ping_through_the_legacy_switch(tmp_path, mode):
                     assert sw.running(), sw.log()[-3000:]
         finally:
             sh(["ip", "link", "del", lt], check=False)
-            time.sleep(0)
