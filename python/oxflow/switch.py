@@ -73,6 +73,8 @@ class Switch:
     - listen: the passive listener "ptcp:PORT[:IP]"; None picks a free port
       on 127.0.0.1. `.target` is the matching "tcp:IP:PORT" for ctl.
     - fail_mode: "secure" or "standalone".
+    - trunks: "IFACE=FIRST-LAST" values, one --trunk flag each (logical
+      ports IFACE.VID after the ports; docs/trunk.md).
     - extra_args: appended to the command line (e.g. ["--workers", "2"]).
     - log_path: where stdout+stderr go (default: a temp file).
     - wait: wait for the listener on start (default True).
@@ -80,7 +82,7 @@ class Switch:
 
     def __init__(self, topology_or_ifaces, dpid=1, controllers=(),
                  listen=None, fail_mode="secure", extra_args=(),
-                 log_path=None, wait=True, log_level="info"):
+                 log_path=None, wait=True, log_level="info", trunks=()):
         if isinstance(topology_or_ifaces, Topology):
             self.ifaces = list(topology_or_ifaces.switch_ports)
         else:
@@ -100,6 +102,7 @@ class Switch:
         self.target = "tcp:%s:%d" % (self.host, self.port)
         self.fail_mode = fail_mode
         self.extra_args = [str(a) for a in extra_args]
+        self.trunks = [str(t) for t in trunks]
         self.log_level = log_level
         if log_path is None:
             fd, log_path = tempfile.mkstemp(prefix="oxflow-", suffix=".log")
@@ -115,6 +118,8 @@ class Switch:
             argv += ["--dpid", str(self.dpid)]
         for iface in self.ifaces:
             argv += ["--port", iface]
+        for t in self.trunks:
+            argv += ["--trunk", t]
         for c in self.controllers:
             argv += ["--controller", c]
         argv += ["--listen", self.listen]

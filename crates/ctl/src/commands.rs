@@ -42,6 +42,10 @@ commands:
   dump-tables                table statistics
   dump-table-features        table features
   dump-worker-stats          oxflow's per-worker forwarding statistics (experimenter)
+  show-pipeline [--dot]      oxflow's data-path graph with packets per gate (experimenter;
+                             --dot: Graphviz DOT)
+  show-tc                    oxflow's workers: the class that picks their tasks, and each
+                             task's usage (experimenter)
   add-group GROUP | mod-group GROUP | del-groups [GROUP]
   dump-groups [GROUP] | dump-group-stats [GROUP] | dump-group-features
   add-meter METER | mod-meter METER | del-meters [METER]
@@ -93,6 +97,8 @@ struct Invocation {
     timeout: Option<Duration>,
     /// monitor: stop after this many messages.
     count: Option<u64>,
+    /// show-pipeline: Graphviz DOT instead of text.
+    dot: bool,
 }
 
 /// ovs-ofctl's TLS file options: `--private-key=FILE` / `-p FILE`,
@@ -125,6 +131,7 @@ fn tls_option<'a>(
 fn parse_args(args: &[String]) -> Result<Invocation, String> {
     let mut pos = Vec::new();
     let mut strict = false;
+    let mut dot = false;
     let mut bundle = false;
     let mut timeout = Some(DEFAULT_TIMEOUT);
     let mut count = None;
@@ -134,6 +141,8 @@ fn parse_args(args: &[String]) -> Result<Invocation, String> {
     while let Some(a) = it.next() {
         if a == "--strict" {
             strict = true;
+        } else if a == "--dot" {
+            dot = true;
         } else if a == "--bundle" {
             bundle = true;
         } else if a == "--sort" || a == "--sort=priority" {
@@ -184,6 +193,7 @@ fn parse_args(args: &[String]) -> Result<Invocation, String> {
         bundle,
         timeout,
         count,
+        dot,
     })
 }
 
@@ -506,6 +516,25 @@ fn execute(inv: &Invocation, out: &mut dyn Write) -> Result<(), Failure> {
             MultipartRequestBody::Experimenter(ofp::experimenter::WorkerStats::request()),
             |_| {},
         )?,
+        "show-pipeline" | "show-tc" => {
+            let mut c = connect(inv)?;
+            let (_, reply) = c.multipart(MultipartRequestBody::Experimenter(
+                ofp::graph_desc::DatapathGraph::request(),
+            ))?;
+            let g = match &reply {
+                ofp::multipart::MultipartReplyBody::Experimenter(e) => {
+                    ofp::graph_desc::DatapathGraph::parse_reply(e)
+                }
+                _ => None,
+            }
+            .ok_or_else(|| Failure("the switch sent no data-path graph".into()))?;
+            let text = match (inv.command.as_str(), inv.dot) {
+                ("show-tc", _) => g.to_tc_text(),
+                (_, true) => g.to_dot(),
+                _ => g.to_text(),
+            };
+            write!(out, "{text}")?;
+        }
         "add-group" | "mod-group" => {
             let s = arg(inv, 0, "GROUP")?;
             let mut g = named(inv, || parse_group(s, GroupUsage::Add)).map_err(|e| syntax(s, e))?;

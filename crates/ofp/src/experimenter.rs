@@ -52,6 +52,9 @@ pub const OXFLOW_EXPERIMENTER: u32 = 0x006f_7866;
 pub mod exp_type {
     /// Multipart: per-worker statistics ([`super::WorkerStats`]).
     pub const WORKER_STATS: u32 = 1;
+    /// Multipart: the data-path graph with per-gate packet counts
+    /// ([`crate::graph_desc`]).
+    pub const DATAPATH_GRAPH: u32 = 2;
 }
 
 /// One worker's record in a worker statistics reply (module comment).

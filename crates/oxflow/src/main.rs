@@ -108,6 +108,11 @@ struct RunArgs {
     /// Interface to attach; repeat: OpenFlow ports 1, 2, 3 ... in this order.
     #[arg(long = "port", value_name = "IFACE")]
     ports: Vec<String>,
+    /// Trunk interface whose VLANs FIRST..LAST become logical ports named
+    /// IFACE.VID, numbered after the --port ports (repeatable; docs/trunk.md),
+    /// e.g. --trunk eth1=101-110.
+    #[arg(long = "trunk", value_name = "IFACE=FIRST-LAST")]
+    trunks: Vec<String>,
     /// Active controller endpoint tcp:IP:PORT or tls:IP:PORT (repeatable).
     #[arg(long = "controller", value_name = "ENDPOINT")]
     controllers: Vec<String>,
@@ -156,6 +161,7 @@ impl RunArgs {
         Overrides {
             datapath_id: self.dpid.clone(),
             ports: self.ports.clone(),
+            trunks: self.trunks.clone(),
             controllers: self.controllers.clone(),
             listeners: self
                 .listeners

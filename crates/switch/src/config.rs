@@ -46,6 +46,10 @@
 //!   { id = 2, max_rate = "20M" },      # with k/M/G; docs/queues.md)
 //! ]
 //!
+//! [[trunk]]                            # a trunk: one logical OpenFlow port per VLAN,
+//! interface = "eth1"                   # named eth1.101 ... eth1.110, numbered after the
+//! vlans = "101-110"                    # [[port]] ports (docs/trunk.md); always AF_PACKET
+//!
 //! [tls]
 //! private_key = "switch-key.pem"
 //! certificate = "switch-cert.pem"
@@ -383,6 +387,15 @@ impl PortConfig {
     }
 }
 
+/// One `[[trunk]]` entry as written (checked into a
+/// [`crate::trunk_config::TrunkSpec`] with its spans).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TrunkFile {
+    interface: Spanned<String>,
+    vlans: Spanned<String>,
+}
+
 /// The file as written (every key optional).
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -390,6 +403,8 @@ struct FileConfig {
     datapath_id: Option<Dpid>,
     #[serde(default, rename = "port")]
     ports: Vec<PortConfig>,
+    #[serde(default, rename = "trunk")]
+    trunks: Vec<TrunkFile>,
     // Endpoints are parsed after deserializing, with their own spans: an
     // error inside an array would otherwise point at the array's `[`.
     #[serde(default)]
@@ -431,6 +446,8 @@ pub struct Config {
     pub datapath_id: u64,
     /// OpenFlow port `i + 1` is `ports[i]`.
     pub ports: Vec<PortConfig>,
+    /// Trunks whose VLANs are logical ports after `ports` (docs/trunk.md).
+    pub trunks: Vec<crate::trunk_config::TrunkSpec>,
     pub controllers: Vec<Endpoint>,
     pub listeners: Vec<Endpoint>,
     pub fail_mode: FailMode,
@@ -471,6 +488,7 @@ impl Default for Config {
         Config {
             datapath_id: 1,
             ports: Vec::new(),
+            trunks: Vec::new(),
             controllers: Vec::new(),
             listeners: vec![Self::default_listener()],
             fail_mode: FailMode::default(),
@@ -503,6 +521,8 @@ impl Default for Config {
 pub struct Overrides {
     pub datapath_id: Option<String>,
     pub ports: Vec<String>,
+    /// `--trunk IFACE=FIRST-LAST` values (replace the file's trunks).
+    pub trunks: Vec<String>,
     pub controllers: Vec<String>,
     pub listeners: Vec<String>,
     pub fail_mode: Option<String>,
@@ -582,12 +602,14 @@ impl Config {
                     .collect::<Result<Vec<_>, _>>()?,
             ),
         };
+        let trunks = Self::file_trunks(&f, &at)?;
         let base = PathBuf::from(file);
         let dir = base.parent().unwrap_or(Path::new(""));
         let d = Config::default();
         let cfg = Config {
             datapath_id: f.datapath_id.map_or(d.datapath_id, |x| x.0),
             ports: f.ports,
+            trunks,
             controllers,
             listeners: listeners.unwrap_or(d.listeners),
             fail_mode: f.fail_mode.unwrap_or(d.fail_mode),
@@ -649,6 +671,28 @@ impl Config {
                 })
                 .collect();
         }
+        if !o.trunks.is_empty() {
+            self.trunks = o
+                .trunks
+                .iter()
+                .map(|s| {
+                    s.parse()
+                        .map_err(|m| ConfigError(format!("--trunk {s}: {m}")))
+                })
+                .collect::<Result<_, _>>()?;
+        }
+        if !o.trunks.is_empty() || !o.ports.is_empty() {
+            let ports: Vec<&str> = self.ports.iter().map(|p| p.interface.as_str()).collect();
+            for i in 0..self.trunks.len() {
+                crate::trunk_config::check_one(&self.trunks, i, &ports).map_err(|m| {
+                    let t = &self.trunks[i];
+                    ConfigError(format!(
+                        "--trunk {}={}-{}: {m}",
+                        t.interface, t.first, t.last
+                    ))
+                })?;
+            }
+        }
         if !o.controllers.is_empty() {
             self.controllers = o
                 .controllers
@@ -687,6 +731,50 @@ impl Config {
             self.poll_spin_us = Some(us);
         }
         self.check().map_err(ConfigError)
+    }
+
+    /// The `[[trunk]]` tables of `f`, checked; errors point at the value.
+    fn file_trunks(
+        f: &FileConfig,
+        at: &dyn Fn(std::ops::Range<usize>, String) -> ConfigError,
+    ) -> Result<Vec<crate::trunk_config::TrunkSpec>, ConfigError> {
+        use crate::trunk_config::{check_one, TrunkSpec};
+        let ports: Vec<&str> = f.ports.iter().map(|p| p.interface.as_str()).collect();
+        let mut out = Vec::with_capacity(f.trunks.len());
+        for t in &f.trunks {
+            let iface = t.interface.get_ref();
+            let spec = TrunkSpec::new(iface, t.vlans.get_ref()).map_err(|m| {
+                let span = if m.starts_with("bad interface") {
+                    t.interface.span()
+                } else {
+                    t.vlans.span()
+                };
+                at(span, m)
+            })?;
+            out.push(spec);
+            check_one(&out, out.len() - 1, &ports).map_err(|m| {
+                let span = if m.contains("both a port") {
+                    t.interface.span()
+                } else {
+                    t.vlans.span()
+                };
+                at(span, m)
+            })?;
+        }
+        Ok(out)
+    }
+
+    /// Number of the first logical port of each trunk (after the ports).
+    pub fn trunk_port_numbers(&self) -> Vec<u32> {
+        let mut next = self.ports.len() + 1;
+        self.trunks
+            .iter()
+            .map(|t| {
+                let first = next;
+                next += t.len();
+                u32::try_from(first).unwrap_or(u32::MAX)
+            })
+            .collect()
     }
 
     /// The backend port `p` uses (its own, else `port_backend`).
@@ -733,6 +821,12 @@ impl Config {
             }
             crate::datapath::queues::check(&specs, speed)
                 .map_err(|e| format!("port \"{}\": {e}", p.interface))?;
+        }
+        let ports: Vec<&str> = self.ports.iter().map(|p| p.interface.as_str()).collect();
+        crate::trunk_config::check(&self.trunks, &ports)?;
+        let logical: usize = self.trunks.iter().map(|t| t.len()).sum();
+        if self.ports.len() + logical > ofp::port::port_no::MAX as usize {
+            return Err("too many ports and trunk VLANs for OpenFlow port numbers".into());
         }
         Ok(())
     }
@@ -985,6 +1079,58 @@ backend = "afpacket"
         assert_eq!(
             e.0,
             "f.toml:2:11: bad metrics address \"localhost\" (expected IP:PORT, e.g. 127.0.0.1:9464 or [::1]:9464)"
+        );
+    }
+
+    #[test]
+    fn trunks_in_the_file_and_flags() {
+        let src = "[[port]]\ninterface = \"a\"\n[[port]]\ninterface = \"b\"\n\n\
+                   [[trunk]]\ninterface = \"t1\"\nvlans = \"101-110\"\n\n\
+                   [[trunk]]\ninterface = \"t2\"\nvlans = \"5\"\n";
+        let c = Config::parse(src, "f.toml").unwrap();
+        assert_eq!(c.trunks.len(), 2);
+        assert_eq!((c.trunks[0].first, c.trunks[0].last), (101, 110));
+        assert_eq!(c.trunk_port_numbers(), vec![3, 13]);
+        let e = err("[[trunk]]\ninterface = \"t\"\nvlans = \"0-3\"\n");
+        assert_eq!(e, "oxflow.toml:3:9: VLAN id 0 is outside 1-4094");
+        let e = err("[[trunk]]\ninterface = \"t\"\nvlans = \"1-9\"\n\
+                     [[trunk]]\ninterface = \"t\"\nvlans = \"9-12\"\n");
+        assert!(
+            e.starts_with("oxflow.toml:6:9: trunk t=9-12 overlaps trunk t=1-9"),
+            "{e}"
+        );
+        let e = err("[[port]]\ninterface = \"t\"\n[[trunk]]\ninterface = \"t\"\nvlans = \"1\"\n");
+        assert_eq!(
+            e,
+            "oxflow.toml:4:13: interface \"t\" is both a port and a trunk"
+        );
+        let e = err("[[trunk]]\ninterface = \"t\"\nvlan = \"1\"\n");
+        assert!(e.starts_with("oxflow.toml:"), "{e}");
+
+        let mut c = Config::default();
+        let o = |ports: &[&str], trunks: &[&str]| Overrides {
+            ports: ports.iter().map(|s| s.to_string()).collect(),
+            trunks: trunks.iter().map(|s| s.to_string()).collect(),
+            ..Default::default()
+        };
+        c.apply(&o(&["p1"], &["eth1=101-110", "eth2=7-8"])).unwrap();
+        assert_eq!(c.trunk_port_numbers(), vec![2, 12]);
+        let e = c.apply(&o(&[], &["eth1=5000"])).unwrap_err().0;
+        assert_eq!(e, "--trunk eth1=5000: VLAN id 5000 is outside 1-4094");
+        let e = c.apply(&o(&[], &["eth1"])).unwrap_err().0;
+        assert!(
+            e.starts_with("--trunk eth1: \"eth1\" is not IFACE=FIRST-LAST"),
+            "{e}"
+        );
+        let e = c.apply(&o(&[], &["eth1=1-5", "eth1=5-6"])).unwrap_err().0;
+        assert!(
+            e.starts_with("--trunk eth1=5-6: trunk eth1=5-6 overlaps"),
+            "{e}"
+        );
+        let e = c.apply(&o(&["eth1"], &["eth1=1-5"])).unwrap_err().0;
+        assert_eq!(
+            e,
+            "--trunk eth1=1-5: interface \"eth1\" is both a port and a trunk"
         );
     }
 }

@@ -65,6 +65,7 @@ use crate::channel::hub::{ConnId, ConnInfo, ControllerStatus, Hub};
 use crate::channel::{manager, Context};
 use crate::config::{self, Config, FailMode, PortBackend};
 use crate::datapath::ops::Mode;
+use crate::datapath::trunk_start::TrunkOpen;
 use crate::datapath::{Clock, Datapath, DpConfig, DpEvent, PollMode};
 
 /// How often the pump checks the controller status (fail mode), link events
@@ -172,6 +173,46 @@ fn open_ports(config: &Config) -> Result<OpenPorts, DaemonError> {
     Ok(out)
 }
 
+/// Opens the configured trunks (always AF_PACKET: `datapath::trunk`).
+fn open_trunks(config: &Config) -> Result<Vec<TrunkOpen>, DaemonError> {
+    let mut out = Vec::new();
+    for (t, first_no) in config.trunks.iter().zip(config.trunk_port_numbers()) {
+        let pc = config::PortConfig {
+            name: None,
+            interface: t.interface.clone(),
+            backend: None,
+            max_rate: None,
+            queues: Vec::new(),
+        };
+        let err = |reason: String| DaemonError::Port {
+            no: first_no,
+            interface: t.interface.clone(),
+            reason: format!("trunk {}={}-{}: {reason}", t.interface, t.first, t.last),
+        };
+        if !Path::new("/sys/class/net").join(&t.interface).exists() {
+            return Err(err("no such network interface".into()));
+        }
+        let io = open_afpacket(config, first_no, &pc).map_err(err)?;
+        info!(
+            "trunk {}: VLANs {}-{} are ports {}-{} ({}.{} ...)",
+            t.interface,
+            t.first,
+            t.last,
+            first_no,
+            first_no as usize + t.len() - 1,
+            t.interface,
+            t.first
+        );
+        out.push(TrunkOpen {
+            io,
+            first_vid: t.first,
+            last_vid: t.last,
+            first_no,
+        });
+    }
+    Ok(out)
+}
+
 /// Opens one configured port as port `no` with its backend.
 pub(crate) fn open_port(
     config: &Config,
@@ -271,7 +312,8 @@ fn create_local_port(name: &str) -> Result<TapPort, DaemonError> {
 pub async fn serve(config: Config, stop: impl Future<Output = ()>) -> Result<(), DaemonError> {
     let started = Instant::now();
     let ports = open_ports(&config)?;
-    let n_ports = config.ports.len();
+    let trunks = open_trunks(&config)?;
+    let n_ports = config.ports.len() + config.trunks.iter().map(|t| t.len()).sum::<usize>();
     let dp_config = DpConfig {
         datapath_id: config.datapath_id,
         n_workers: config.workers.max(1),
@@ -287,7 +329,7 @@ pub async fn serve(config: Config, stop: impl Future<Output = ()>) -> Result<(),
         select_method: config.select_method,
         ..DpConfig::default()
     };
-    let mut dp = Datapath::start(dp_config, ports, Clock::real());
+    let mut dp = Datapath::start_with_trunks(dp_config, ports, trunks, Clock::real());
     let port_config = match crate::reload::prepare(&mut dp, &config) {
         Ok(c) => c,
         Err(e) => {

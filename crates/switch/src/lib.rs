@@ -12,3 +12,4 @@ pub mod datapath;
 pub mod metrics;
 pub mod persist;
 pub mod reload;
+pub mod trunk_config;

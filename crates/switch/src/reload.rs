@@ -129,6 +129,9 @@ fn reload(dp: &SharedDatapath, shared: &SharedConfig) {
         }
     };
     info!("SIGHUP: re-reading the ports of {}", path.display());
+    if new.trunks != old.trunks {
+        warn!("SIGHUP: [[trunk]] changes need a restart; the trunks stay as started");
+    }
     // Everything but the ports stays as the daemon started with.
     let mut kept = old.clone();
     kept.ports = std::mem::take(&mut new.ports);

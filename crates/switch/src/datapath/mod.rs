@@ -92,18 +92,25 @@ pub mod buffers;
 pub mod bundle;
 pub mod features;
 pub mod flexforward;
+mod graph_view;
 pub mod learning;
 pub mod ops;
 pub mod ports_runtime;
 pub mod queues;
 mod requests;
 mod snapshot;
+pub mod tc_view;
+pub mod trunk;
+pub mod trunk_start;
+mod tx_queue;
 pub mod worker;
 
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod tests_runtime;
+#[cfg(test)]
+mod tests_trunk;
 
 use ops::{Deltas, FlowId, Mode, Op, Sequenced, WorkerCounters};
 use pipeline::{Nanos, Pipeline, PortInfo};
@@ -274,13 +281,15 @@ pub struct Datapath {
     rt: ports_runtime::Runtime,
     /// FlexForward's forwarding modes (`flexforward`).
     flex: flexforward::FlexControl,
+    /// Trunks whose VLANs are logical ports ([`trunk`]).
+    trunks: Vec<Arc<trunk::Trunk>>,
 }
 
 impl Datapath {
     /// Deals reception over `n` workers (worker module comment): with more
     /// than one worker, every port that can split gives each worker a
     /// share; the others go whole to one worker each, round robin.
-    fn deal_rx(ports: &SwitchPorts, n: usize) -> Vec<Vec<RxSource>> {
+    pub(crate) fn deal_rx(ports: &SwitchPorts, n: usize) -> Vec<Vec<RxSource>> {
         let mut rx: Vec<Vec<RxSource>> = (0..n).map(|_| Vec::new()).collect();
         let mut next = 0;
         for (&no, port) in ports.iter() {
@@ -317,6 +326,18 @@ impl Datapath {
     /// Starts the workers with `ports` (number, backend); reception is
     /// dealt by [`Self::deal_rx`].
     pub fn start(config: DpConfig, ports: Vec<(u32, Box<dyn Port>)>, clock: Clock) -> Datapath {
+        Self::start_with_trunks(config, ports, Vec::new(), clock)
+    }
+
+    /// [`Self::start`] with trunks too: their logical ports join the port
+    /// set and the workers receive from the trunks ([`trunk`]).
+    pub fn start_with_trunks(
+        config: DpConfig,
+        mut ports: Vec<(u32, Box<dyn Port>)>,
+        trunks: Vec<trunk_start::TrunkOpen>,
+        clock: Clock,
+    ) -> Datapath {
+        let trunks = trunk_start::expand(trunks, &mut ports);
         let now = clock.now();
         let mut pipeline = Pipeline::default();
         pipeline.groups.select_method = config.select_method;
@@ -347,7 +368,7 @@ impl Datapath {
             tx,
             waker: Arc::default(),
         };
-        let mut dealt = Self::deal_rx(&ports, n);
+        let mut dealt = trunk_start::deal_rx(&ports, &trunks, n);
         let workers = (0..n)
             .map(|w| {
                 let (tx, rx) = mpsc::sync_channel(OP_QUEUE);
@@ -369,6 +390,7 @@ impl Datapath {
                     poll_mode: config.poll,
                     poller,
                     flex: None,
+                    usage: Vec::new(),
                 };
                 let join = std::thread::Builder::new()
                     .name(format!("oxflow-worker-{w}"))
@@ -414,6 +436,7 @@ impl Datapath {
             persist: None,
             rt: Default::default(),
             flex: Default::default(),
+            trunks,
         }
     }
 

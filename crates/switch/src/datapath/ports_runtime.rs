@@ -138,6 +138,13 @@ impl Datapath {
         if let Some(p) = self.port_by_name(interface) {
             return Err(format!("interface \"{interface}\" is already port {p}"));
         }
+        if let Some(t) = self.trunks.iter().find(|t| t.interface == interface) {
+            return Err(format!(
+                "interface \"{interface}\" is a trunk (ports {}-{})",
+                t.first_no,
+                t.first_no as usize + t.logical.len() - 1
+            ));
+        }
         if interface.is_empty()
             || interface.len() > 15
             || interface.contains(['/', ' ', '\0'])
@@ -274,6 +281,12 @@ impl Datapath {
         let no = self.resolve(which)?;
         if no == port_no::LOCAL {
             return Err("the LOCAL port cannot be removed".into());
+        }
+        if let Some(t) = self.trunk_of(no) {
+            return Err(format!(
+                "port {no} is a VLAN of trunk {}; trunks change with a restart",
+                t.interface
+            ));
         }
         let desc = self.port_desc(no);
         let name = self.ports.get(&no).map(|p| p.name.clone());

@@ -455,6 +455,10 @@ impl Datapath {
                 Ok(R::Experimenter(WorkerStats::reply(&self.worker_stats())))
             }
             exp_type::WORKER_STATS => Err(ErrorCode::BadRequest(BadRequestCode::BadLen)),
+            exp_type::DATAPATH_GRAPH if e.data.is_empty() => {
+                Ok(R::Experimenter(self.graph_view().reply()))
+            }
+            exp_type::DATAPATH_GRAPH => Err(ErrorCode::BadRequest(BadRequestCode::BadLen)),
             _ => Err(ErrorCode::BadRequest(BadRequestCode::BadExpType)),
         }
     }

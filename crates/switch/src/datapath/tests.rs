@@ -1278,6 +1278,7 @@ fn forwarding_loop_does_not_allocate() {
         poll_mode: PollMode::Busy,
         poller: None,
         flex: None,
+        usage: Vec::new(),
     };
     let mut bufs = w.rx_buffers();
     let mut queues = TxQueues::new();
@@ -1410,6 +1411,7 @@ fn learning_switch_does_not_allocate() {
         poll_mode: PollMode::Busy,
         poller: None,
         flex: None,
+        usage: Vec::new(),
     };
     let mut bufs = w.rx_buffers();
     let mut queues = TxQueues::new();

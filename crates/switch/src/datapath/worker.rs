@@ -91,6 +91,7 @@
 //! worker can block again.
 
 use super::ops::{Deltas, Mode, Op, Sequenced, TableDeltas, WorkerCounters};
+pub(crate) use super::tx_queue::TxQueues;
 use super::{Clock, LearningTable, SwitchPorts};
 use packet::PacketBuf;
 use pipeline::{Nanos, Output, PacketInEvent, Pipeline, PortTable};
@@ -163,6 +164,9 @@ pub(crate) struct Worker {
     pub poller: Option<Poller>,
     /// FlexForward's modes (`super::flexforward`); `None`: the tables only.
     pub flex: Option<Arc<super::flexforward::FlexState>>,
+    /// What each receive source received, index = index into `rx`
+    /// (`super::tc_view`); rebuilt with the sources.
+    pub usage: Vec<Arc<super::tc_view::SourceUsage>>,
 }
 
 /// Transmit handles of one thread: a lock-free clone per port where the
@@ -323,99 +327,22 @@ impl PacketInSender {
     }
 }
 
-/// Frames queued for one port during a batch. `frames[..len]` are queued;
-/// the buffers beyond `len` are kept, with their capacity, for the next
-/// batch, so a warm queue copies frames without allocating.
-#[derive(Debug, Default)]
-pub(crate) struct TxQueue {
-    frames: Vec<Vec<u8>>,
-    len: usize,
-}
-
-impl TxQueue {
-    /// Room reserved per frame buffer (a full-size frame).
-    const FRAME_CAPACITY: usize = 2048;
-
-    pub fn push(&mut self, data: &[u8]) {
-        if self.len == self.frames.len() {
-            self.frames
-                .push(Vec::with_capacity(Self::FRAME_CAPACITY.max(data.len())));
-        }
-        if let Some(f) = self.frames.get_mut(self.len) {
-            f.clear();
-            f.extend_from_slice(data);
-            self.len += 1;
-        }
-    }
-
-    /// The queued frames.
-    pub fn frames(&self) -> &[Vec<u8>] {
-        &self.frames[..self.len]
-    }
-
-    pub fn clear(&mut self) {
-        self.len = 0;
-    }
-}
-
-/// A worker's transmit queues, by port number and queue id (0 for frames
-/// without set-queue): a small vector of `(port, queue, frames)` in the
-/// order they were first output to (an entry is created the first time
-/// and then kept, so a warm worker allocates nothing). A switch has a
-/// handful of ports and a batch usually outputs to one or two of them, so
-/// a linear search that starts at the last entry used beats a tree or
-/// hash look-up per output.
-#[derive(Debug, Default)]
-pub(crate) struct TxQueues {
-    queues: Vec<(u32, u32, TxQueue)>,
-    /// Index of the queue used last (the first one tried).
-    last: usize,
-}
-
-impl TxQueues {
-    pub fn new() -> TxQueues {
-        TxQueues::default()
-    }
-
-    /// The frames for queue `queue_id` of `port`, created empty if there
-    /// are none yet.
-    pub fn queue(&mut self, port: u32, queue_id: u32) -> &mut TxQueue {
-        let i = match self.queues.get(self.last) {
-            Some((no, q, _)) if *no == port && *q == queue_id => self.last,
-            _ => match self
-                .queues
-                .iter()
-                .position(|(no, q, _)| *no == port && *q == queue_id)
-            {
-                Some(i) => i,
-                None => {
-                    self.queues.push((port, queue_id, TxQueue::default()));
-                    self.queues.len() - 1
-                }
-            },
-        };
-        self.last = i;
-        &mut self.queues[i].2
-    }
-
-    /// Every queue with its port number and queue id.
-    pub fn iter_mut(&mut self) -> impl Iterator<Item = (u32, u32, &mut TxQueue)> {
-        self.queues.iter_mut().map(|(no, q, f)| (*no, *q, f))
-    }
-}
-
 /// Where a worker receives a port's frames from (module comment).
 pub(crate) enum RxSource {
     /// This worker's own share of a split port.
     Own { no: u32, rx: Box<dyn PortRx> },
     /// The whole port, read through its mutex.
     Shared { no: u32 },
+    /// A trunk whose frames go to its logical ports (`super::trunk`).
+    Trunk(super::trunk::TrunkRx),
 }
 
 impl RxSource {
+    /// The port it receives for (a trunk: its first logical port).
     pub fn port_no(&self) -> u32 {
         match self {
             RxSource::Own { no, .. } | RxSource::Shared { no } => *no,
+            RxSource::Trunk(t) => t.trunk.first_no,
         }
     }
 }
@@ -536,7 +463,9 @@ impl Worker {
     /// and the receive sources of ports that are gone are dropped.
     fn set_ports(&mut self, ports: SwitchPorts) {
         self.unregister();
-        self.rx.retain(|src| ports.contains_key(&src.port_no()));
+        // Trunks are not in the port set; they stay for the switch's life.
+        self.rx
+            .retain(|src| matches!(src, RxSource::Trunk(_)) || ports.contains_key(&src.port_no()));
         self.tx.sync(&ports);
         self.ports = ports;
         self.register();
@@ -548,6 +477,7 @@ impl Worker {
             .iter()
             .map(|src| match src {
                 RxSource::Own { rx, .. } => rx.fd(),
+                RxSource::Trunk(t) => t.fd(),
                 RxSource::Shared { no } => self
                     .ports
                     .get(no)
@@ -601,8 +531,10 @@ impl Worker {
         d
     }
 
-    /// Registers the receive descriptors (token: index into `rx`).
+    /// Registers the receive descriptors (token: index into `rx`), and
+    /// publishes the sources with fresh usage counters.
     fn register(&mut self) {
+        self.usage = super::tc_view::publish(&self.rx, &self.ports, &self.counters);
         if self.poller.is_none() {
             return;
         }
@@ -624,6 +556,7 @@ impl Worker {
     fn take_error(&self, i: usize) {
         match self.rx.get(i) {
             Some(RxSource::Own { rx, .. }) => drop(rx.take_error()),
+            Some(RxSource::Trunk(t)) => t.take_error(),
             Some(RxSource::Shared { no }) => {
                 if let Some(io) = self.ports.get(no).and_then(|p| p.io.lock().ok()) {
                     let _ = io.take_error();
@@ -713,7 +646,7 @@ impl Worker {
         // (`WorkerCounters::busy_ns`) if it receives anything.
         let start = std::time::Instant::now();
         let now = self.clock.at(start);
-        for src in self.rx.iter_mut() {
+        for (i, src) in self.rx.iter_mut().enumerate() {
             let no = src.port_no();
             let n = match src {
                 RxSource::Own { rx, .. } => rx.rx_batch(bufs).unwrap_or(0),
@@ -721,11 +654,15 @@ impl Worker {
                     Some(Ok(mut io)) => io.rx_batch(bufs).unwrap_or(0),
                     _ => 0,
                 },
+                RxSource::Trunk(t) => t.rx_batch(bufs),
             };
             if n == 0 {
                 continue;
             }
             got += n;
+            if let Some(u) = self.usage.get(i) {
+                u.add(n);
+            }
             self.counters
                 .rx_packets
                 .fetch_add(n as u64, Ordering::Relaxed);
@@ -739,32 +676,20 @@ impl Worker {
             let bufs = bufs.get_mut(..n).unwrap_or_default();
             // The pipeline's share of the busy time (`pipeline_ns`).
             let pipe = std::time::Instant::now();
-            match self.mode {
-                Mode::Pipeline => {
-                    // The whole batch at once (the pipeline overlaps the
-                    // packets' table lookups); a malformed frame counted.
-                    let ports = &self.ports;
-                    let table = |p: &mut Pipeline, bufs: &mut [PacketBuf], out: &mut BatchOut| {
-                        p.process_batch(bufs, no, now, out, |_, _, _, r| {
-                            if r.is_err() {
-                                if let Some(port) = ports.get(&no) {
-                                    port.rx_malformed.fetch_add(1, Ordering::Relaxed);
-                                }
-                            }
-                        })
-                    };
-                    // FlexForward hook: a tableless mode forwards what it
-                    // can, the rest goes to the tables in order.
-                    match &self.flex {
-                        Some(f) => f.forward_batch(&mut self.pipeline, bufs, no, &mut out, table),
-                        None => table(&mut self.pipeline, bufs, &mut out),
+            let (pipeline, ports, mode) = (&mut self.pipeline, &self.ports, self.mode);
+            let flex = self.flex.as_deref();
+            if let RxSource::Trunk(t) = src {
+                // One batch per logical ingress port (`super::trunk`).
+                let mut keys = [0u32; ports::BATCH];
+                let mut runs = [(0u32, 0usize, 0usize); ports::BATCH];
+                let r = super::trunk::demux(&t.trunk, bufs, &mut keys, &mut runs);
+                for &(no, s, e) in runs.iter().take(r) {
+                    if let Some(run) = bufs.get_mut(s..e) {
+                        Self::forward(pipeline, ports, mode, flex, &mut out, run, no, now);
                     }
                 }
-                Mode::Standalone => {
-                    for buf in bufs.iter() {
-                        out.learning_switch(no, buf.data(), &self.pipeline.ports);
-                    }
-                }
+            } else {
+                Self::forward(pipeline, ports, mode, flex, &mut out, bufs, no, now);
             }
             self.counters
                 .pipeline_ns
@@ -778,6 +703,48 @@ impl Worker {
                 .fetch_add(super::nanos(start.elapsed()), Ordering::Relaxed);
         }
         got
+    }
+
+    /// Runs frames received on port `no` through the pipeline (or the
+    /// learning switch in standalone mode).
+    #[inline]
+    #[allow(clippy::too_many_arguments)]
+    fn forward(
+        pipeline: &mut Pipeline,
+        ports: &SwitchPorts,
+        mode: Mode,
+        flex: Option<&super::flexforward::FlexState>,
+        out: &mut BatchOut<'_>,
+        bufs: &mut [PacketBuf],
+        no: u32,
+        now: Nanos,
+    ) {
+        match mode {
+            Mode::Pipeline => {
+                // The whole batch at once (the pipeline overlaps the
+                // packets' table lookups); a malformed frame counted.
+                let table = |p: &mut Pipeline, bufs: &mut [PacketBuf], out: &mut BatchOut| {
+                    p.process_batch(bufs, no, now, out, |_, _, _, r| {
+                        if r.is_err() {
+                            if let Some(port) = ports.get(&no) {
+                                port.rx_malformed.fetch_add(1, Ordering::Relaxed);
+                            }
+                        }
+                    })
+                };
+                // FlexForward hook: a tableless mode forwards what it
+                // can, the rest goes to the tables in order.
+                match flex {
+                    Some(f) => f.forward_batch(pipeline, bufs, no, out, table),
+                    None => table(pipeline, bufs, out),
+                }
+            }
+            Mode::Standalone => {
+                for buf in bufs.iter() {
+                    out.learning_switch(no, buf.data(), &pipeline.ports);
+                }
+            }
+        }
     }
 
     pub fn run(mut self) {

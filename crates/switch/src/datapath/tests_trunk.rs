@@ -1,0 +1,183 @@
+//! Trunk ports in the datapath (`trunk`, `trunk_start`, `graph_view`):
+//! in-memory ports, real worker threads. Port 1 is a plain port; the
+//! trunk carries VLANs 10-12 as ports 2-4.
+
+use super::ops::Mode;
+use super::ports_runtime::PortRef;
+use super::*;
+use ofp::action::Action;
+use ofp::instruction::Instruction;
+use ofp::message::{flow_mod_command as cmd, FlowMod, Message};
+use ofp::oxm::{Match, OxmField};
+use ofp::OfpMessage;
+use packet::PacketBuf;
+use ports::MemPort;
+
+struct Rig {
+    dp: Datapath,
+    host: MemPort,
+    trunk: MemPort,
+}
+
+fn rig(workers: usize) -> Rig {
+    let (sw, host) = MemPort::pair_named("sw1", "h1", 256).unwrap();
+    let (tsw, trunk) = MemPort::pair_named("tr", "far", 256).unwrap();
+    let cfg = DpConfig {
+        n_workers: workers,
+        ..DpConfig::default()
+    };
+    let trunks = vec![trunk_start::TrunkOpen {
+        io: Box::new(tsw),
+        first_vid: 10,
+        last_vid: 12,
+        first_no: 2,
+    }];
+    let dp = Datapath::start_with_trunks(cfg, vec![(1, Box::new(sw))], trunks, Clock::real());
+    Rig { dp, host, trunk }
+}
+
+fn frame(tags: &[u16], payload: u8) -> Vec<u8> {
+    let mut f = vec![0xff; 6];
+    f.extend_from_slice(&[2, 0, 0, 0, 0, payload]);
+    for t in tags {
+        f.extend_from_slice(&[0x81, 0x00]);
+        f.extend_from_slice(&t.to_be_bytes());
+    }
+    f.extend_from_slice(&[0x88, 0xb5]);
+    f.resize(f.len() + 46, payload);
+    f
+}
+
+/// Every frame that arrives on `p` within a short while.
+fn drain(p: &mut MemPort, want: usize) -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    let mut bufs = vec![PacketBuf::new(); 8];
+    for _ in 0..20_000 {
+        let n = p.rx_batch(&mut bufs).unwrap();
+        out.extend(bufs[..n].iter().map(|b| b.data().to_vec()));
+        if out.len() >= want {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_micros(100));
+    }
+    out
+}
+
+impl Rig {
+    fn flow(&mut self, m: Vec<OxmField>, out: u32) {
+        let fm = FlowMod {
+            cookie: 0,
+            cookie_mask: 0,
+            table_id: 0,
+            command: cmd::ADD,
+            idle_timeout: 0,
+            hard_timeout: 0,
+            priority: 10,
+            buffer_id: ofp::message::NO_BUFFER,
+            out_port: ofp::port::port_no::ANY,
+            out_group: ofp::group::group_id::ANY,
+            flags: 0,
+            match_: Match::new(m),
+            instructions: vec![Instruction::ApplyActions(vec![Action::Output {
+                port: out,
+                max_len: 0,
+            }])],
+        };
+        let m = OfpMessage::new(7, Message::FlowMod(fm));
+        let raw = m.encode();
+        assert!(self.dp.handle_message(m, &raw).is_empty());
+        self.dp.barrier();
+    }
+}
+
+#[test]
+fn logical_ports_are_ports_to_the_pipeline() {
+    let mut r = rig(2);
+    let names: Vec<String> = r.dp.ports.values().map(|p| p.name.clone()).collect();
+    assert_eq!(names, ["sw1", "tr.10", "tr.11", "tr.12"]);
+    r.flow(vec![OxmField::InPort(3)], 1);
+    r.flow(vec![OxmField::InPort(1)], 4);
+    r.trunk
+        .tx_batch(&[&frame(&[11, 5], 1), &frame(&[10], 2)])
+        .unwrap();
+    assert_eq!(
+        drain(&mut r.host, 1),
+        [frame(&[5], 1)],
+        "VLAN 11 popped, inner kept"
+    );
+    r.host.tx_batch(&[&frame(&[], 3)]).unwrap();
+    assert_eq!(drain(&mut r.trunk, 1), [frame(&[12], 3)]);
+    let s = r.dp.port_desc(3).unwrap();
+    assert_eq!((s.name.as_str(), s.hw_addr), ("tr.11", [2, 0, 0, 0, 0, 1]));
+    let g = r.dp.graph_view();
+    let edge = |from: &str, gate: &str| {
+        g.edges
+            .iter()
+            .find(|e| e.from == from && e.gate == gate)
+            .map(|e| (e.to.clone(), e.packets))
+    };
+    assert_eq!(edge("split:tr", "11"), Some(("openflow".into(), 1)));
+    assert_eq!(edge("split:tr", "10"), Some(("openflow".into(), 1)));
+    assert_eq!(edge("openflow", "4"), Some(("push:tr.12".into(), 1)));
+    assert_eq!(edge("push:tr.12", "0"), Some(("out:tr".into(), 1)));
+    assert_eq!(edge("in:tr", "0"), Some(("split:tr".into(), 2)));
+    // show-tc: each worker a round robin over its sources; the trunk (not
+    // split: in-memory ports cannot) on one of them, with its 2 frames.
+    assert_eq!(g.workers.len(), 2);
+    assert!(g.workers.iter().all(|w| w.class == "round_robin"));
+    let tasks: Vec<(&str, u64)> = g
+        .tasks
+        .iter()
+        .map(|t| (t.name.as_str(), t.packets))
+        .collect();
+    assert!(tasks.contains(&("in:tr", 2)), "{tasks:?}");
+    assert!(tasks.contains(&("in:sw1", 1)), "{tasks:?}");
+    assert_eq!(tasks.len(), 2, "logical ports are no receive sources");
+    assert!(r
+        .dp
+        .del_port(&PortRef::No(3))
+        .unwrap_err()
+        .contains("trunk tr"));
+}
+
+#[test]
+fn flooding_and_standalone_send_one_copy_per_vlan() {
+    let mut r = rig(1);
+    r.dp.set_mode(Mode::Standalone);
+    r.dp.barrier();
+    r.host.tx_batch(&[&frame(&[], 7)]).unwrap();
+    let mut got = drain(&mut r.trunk, 3);
+    got.sort();
+    assert_eq!(got, [frame(&[10], 7), frame(&[11], 7), frame(&[12], 7)]);
+    // From VLAN 11: the other VLANs and the plain port, not VLAN 11.
+    r.trunk.tx_batch(&[&frame(&[11], 8)]).unwrap();
+    assert_eq!(drain(&mut r.host, 1), [frame(&[], 8)]);
+    let mut got = drain(&mut r.trunk, 2);
+    got.sort();
+    assert_eq!(got, [frame(&[10], 8), frame(&[12], 8)]);
+    let g = r.dp.graph_view();
+    assert!(g.nodes.iter().any(|n| n.kind == "l2_learning"));
+    assert!(!g.nodes.iter().any(|n| n.kind == "openflow"));
+}
+
+#[test]
+fn the_trunk_link_drives_every_logical_port() {
+    let mut r = rig(1);
+    r.dp.take_events();
+    r.trunk.set_link(false);
+    r.dp.poll_links();
+    let down: Vec<u32> =
+        r.dp.take_events()
+            .into_iter()
+            .filter_map(|e| match e {
+                DpEvent::PortStatus(s) if s.desc.state & ofp::port::state::LINK_DOWN != 0 => {
+                    Some(s.desc.port_no)
+                }
+                _ => None,
+            })
+            .collect();
+    assert_eq!(down, [2, 3, 4]);
+    r.trunk.set_link(true);
+    r.dp.poll_links();
+    assert_eq!(r.dp.take_events().len(), 3);
+}
