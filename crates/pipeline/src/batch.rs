@@ -135,16 +135,19 @@ impl Pipeline {
         };
         let refuses = self.refuses(in_port);
         let layer = self.parse_layer();
+        // With the templates off, no template serves (`refuses` keeps
+        // them out the same way: the general path drops such packets).
+        let off = refuses || !self.templates;
         // The templates (`crate::template`): the Ethernet one for
         // pipelines that need no more than L2, the route one for routers.
-        let template = !refuses && layer == Layer::L2;
-        let route = match refuses || layer != Layer::L3 {
+        let template = !off && layer == Layer::L2;
+        let route = match off || layer != Layer::L3 {
             true => None,
             false => route_plan(&self.tables, in_port),
         };
         // The chain template for the other pipelines that need L3 or L4
         // and start with an exact-match table.
-        let chain = !refuses && route.is_none() && chain_serves(&self.tables, layer);
+        let chain = !off && route.is_none() && chain_serves(&self.tables, layer);
         if !warm && route.is_none() && !chain {
             self.run_small(bufs, in_port, now, out, template, refuses, &mut done);
         } else {

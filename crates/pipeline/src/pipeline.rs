@@ -72,6 +72,10 @@ pub struct Pipeline {
     /// `process_batch`'s last decision whether to warm (see `batch`):
     /// batches left before looking again, and the decision.
     pub(crate) warm_check: (u16, bool),
+    /// Whether `process_batch` lets the templates (`crate::template`)
+    /// take the packets they fit (the default); off, every packet goes
+    /// through the one executor (`crate::exec`). Same results either way.
+    pub(crate) templates: bool,
     /// How deep received frames are parsed (and checked): the deepest
     /// layer any match, action, meter or group installed so far needs, at
     /// least L2 (see `Pipeline::process`). It only grows: a parse deeper
@@ -136,6 +140,7 @@ impl Pipeline {
             route_hops: Some(Box::default()),
             chains: Some(Box::default()),
             warm_check: (0, false),
+            templates: true,
             parse_layer: Layer::L2,
             recent_programs: Vec::new(),
             recent_hasher: Default::default(),
@@ -210,6 +215,14 @@ impl Pipeline {
         for t in &mut self.tables {
             t.set_lookup_indexes(on);
         }
+    }
+
+    /// Lets `process_batch` use the templates (on by default) or not:
+    /// off, every packet goes through the one executor, with the same
+    /// outputs and counters. For measuring what the templates buy
+    /// (`oxflow bench windows` with `OXFLOW_TEMPLATES=off`).
+    pub fn set_templates(&mut self, on: bool) {
+        self.templates = on;
     }
 
     pub fn n_tables(&self) -> usize {
