@@ -26,10 +26,11 @@
 //! The warm stages only read: they follow each packet's *unmodified* key
 //! along the gotos, which is where it goes unless an action rewrites a
 //! field a later table matches on (then that table's warm-up fetched
-//! something else, which costs time, never correctness). The run stage is
-//! `process` itself, packet after packet in batch order, so outputs,
-//! counters, meters and packet-ins are exactly those of per-packet
-//! processing.
+//! something else, which costs time, never correctness). The lookups go
+//! through the tables' [`TableKind::find_many`]. The run stage is the one
+//! executor `process` uses (`crate::exec`), packet after packet in batch
+//! order, so outputs, counters, meters and packet-ins are exactly those
+//! of per-packet processing.
 //!
 //! Pipelines of few entries skip the warm stages (everything is in cache
 //! already and the extra passes would only cost); they run exactly as
@@ -49,6 +50,7 @@ use crate::pipeline::Pipeline;
 use crate::port::PortTable;
 use crate::program::Program;
 use crate::table::Nanos;
+use crate::table_kind::TableKind;
 use crate::template::chain::{chain_serves, Chains};
 use crate::template::ethernet::{self, Fast};
 use crate::template::route::{route_plan, Hops};
@@ -442,7 +444,7 @@ impl Pipeline {
             for (&e, &t_id) in ends[..g].iter().zip(&tabs) {
                 let e = usize::from(e);
                 if let Some(t) = self.tables.get(usize::from(t_id)) {
-                    t.find_many(keys, &order[s..e], &mut found[s..e]);
+                    TableKind::find_many(t, keys, &order[s..e], &mut found[s..e]);
                 }
                 s = e;
             }
@@ -466,7 +468,7 @@ impl Pipeline {
                         }
                         // (`hot` of NONE is `None`.)
                         if let Some(p) = progs.get_mut(usize::from(k)) {
-                            *p = t.hot(f as usize).map(|entry| &**entry.program());
+                            *p = t.program_at(f as usize);
                         }
                     }
                 }

@@ -2045,6 +2045,10 @@ mod template_props {
             let frames: Vec<Vec<u8>> = frames.iter().map(frame).collect();
             let want = by_packet(p.clone(), &frames, in_port);
             prop_assert_eq!(&by_batch(p.clone(), &frames, in_port, false), &want);
+            // With the templates off every packet takes the one executor.
+            let mut off = p.clone();
+            off.set_templates(false);
+            prop_assert_eq!(&by_batch(off, &frames, in_port, false), &want);
             prop_assert_eq!(&by_batch(p, &frames, in_port, true), &want);
         }
     }
@@ -2071,7 +2075,8 @@ mod template_props {
             .unwrap();
         }
         let f = frame(&(1, 0, 0, 11));
-        let (t, ex) = crate::template::ethernet::ethernet_table(p.tables()).expect("an Ethernet table");
+        let (t, ex) =
+            crate::template::ethernet::ethernet_table(p.tables()).expect("an Ethernet table");
         assert!(crate::template::ethernet::classify(t, ex, &f, 1).is_some());
         // A tagged frame and a truncated one are left to the general path.
         assert!(crate::template::ethernet::classify(t, ex, &frame(&(1, 0, 3, 11)), 1).is_none());
@@ -2621,7 +2626,8 @@ mod route_props {
             let p = router(
                 &groups, dispatch, &routes, None, false, false, false, 0, false,
             );
-            let plan = crate::template::route::route_plan(p.tables(), 1).expect("a routing pipeline");
+            let plan =
+                crate::template::route::route_plan(p.tables(), 1).expect("a routing pipeline");
             let bufs = [PacketBuf::from_slice(&frame(&(0, 3, false, 255, 255)))];
             let mut fast = [None];
             let mut hops = crate::template::route::Hops::default();
@@ -3020,7 +3026,10 @@ mod chain_props {
             false,
             0,
         );
-        assert!(crate::template::chain::chain_serves(p.tables(), p.parse_layer()));
+        assert!(crate::template::chain::chain_serves(
+            p.tables(),
+            p.parse_layer()
+        ));
         let mut chains = crate::template::chain::Chains::default();
         let cases = [
             ((Some(0), 1, 0, 0, 0, 2, 255, 255, false), true),
@@ -3293,7 +3302,10 @@ mod balancer_props {
         let groups: Vec<GroupSpec> = vec![(2, vec![(0, 2, 1), (0, 3, 1), (1, 4, 2)]); 4];
         let mut p = balancer(true, &groups, &[], &[], None, false, 0);
         assert!(p.tables()[0].classifier().exact_index().is_none());
-        assert!(crate::template::chain::chain_serves(p.tables(), p.parse_layer()));
+        assert!(crate::template::chain::chain_serves(
+            p.tables(),
+            p.parse_layer()
+        ));
         let mut chains = crate::template::chain::Chains::default();
         let spec = |proto: u8| (None, 1, proto, 0, 0, 2, 255, 255, false);
         let cases = [
@@ -3312,7 +3324,10 @@ mod balancer_props {
         let m = vec![OxmField::EthType(0x0800), OxmField::IpProto(1)];
         let insts = vec![apply(vec![out(port_no::CONTROLLER)])];
         p.flow_mod(&fm(cmd::ADD, 0, 1, m, insts), 0).unwrap();
-        assert!(!crate::template::chain::chain_serves(p.tables(), p.parse_layer()));
+        assert!(!crate::template::chain::chain_serves(
+            p.tables(),
+            p.parse_layer()
+        ));
     }
 }
 
