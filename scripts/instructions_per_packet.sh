@@ -62,7 +62,7 @@ for ws in "$@"; do
 import os, re, sys
 lines = sys.stdin.read().split("\n")
 for i, l in enumerate(lines):
-    if re.search(r"\*\s+\S*pipeline::batch::<impl pipeline::Pipeline>::process_batch", l):
+    if re.search(r"\*\s+\S*pipeline::batch::<impl pipeline::(?:pipeline::)?Pipeline>::process_batch", l):
         total = calls = 0
         j = i - 1
         while j >= 0 and "<" in lines[j]:

@@ -25,6 +25,11 @@
 //! takes no CPU from the one that is. The frames go on where the last
 //! window stopped, so every window sees the same mix. End of input ends
 //! the worker; any other line is an error.
+//!
+//! With `OXFLOW_TEMPLATES=off` in its environment the worker turns the
+//! pipeline's templates off (`Pipeline::set_templates`): every packet then
+//! goes through the one executor, which measures what the templates buy
+//! (a build that lacks the switch ignores the variable).
 
 use crate::bail;
 use crate::error::Result;
@@ -50,6 +55,11 @@ pub fn serve(
         bail!("batches={batches}: want 1 to {MAX_BATCHES}");
     }
     let mut p = install(w)?;
+    match std::env::var("OXFLOW_TEMPLATES").as_deref() {
+        Ok("off") => p.set_templates(false),
+        Ok("on") | Err(_) => {}
+        Ok(other) => bail!("OXFLOW_TEMPLATES={other:?}: want \"on\" or \"off\""),
+    }
     let frames = Trace::new(&w.frames, Split::None, 0, 1);
     let mut bufs: Vec<packet::PacketBuf> = (0..BATCH).map(|_| packet::PacketBuf::new()).collect();
     let mut sink = Sink::default();

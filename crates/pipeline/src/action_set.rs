@@ -15,7 +15,8 @@
 //! [`ActionSet::for_each`] visits the actions in execution order without
 //! building a list.
 
-use crate::program::Op;
+use crate::program::{compile_actions, fuse, Op};
+use ofp::action::Action;
 use packet::SetField;
 use smallvec::SmallVec;
 
@@ -189,6 +190,19 @@ impl ActionSet {
         });
         v
     }
+}
+
+/// A group bucket's actions in action-set order (spec §5.6.1: a
+/// bucket's actions execute as an action set), [`fuse`]d.
+pub fn bucket_ops(actions: &[Action]) -> Box<[Op]> {
+    let mut set = ActionSet::new();
+    set.write(&compile_actions(actions));
+    let mut ops = Vec::new();
+    set.for_each(|op| {
+        ops.push(*op);
+        true
+    });
+    fuse(&ops)
 }
 
 #[cfg(test)]

@@ -26,10 +26,11 @@
 //! The warm stages only read: they follow each packet's *unmodified* key
 //! along the gotos, which is where it goes unless an action rewrites a
 //! field a later table matches on (then that table's warm-up fetched
-//! something else, which costs time, never correctness). The run stage is
-//! `process` itself, packet after packet in batch order, so outputs,
-//! counters, meters and packet-ins are exactly those of per-packet
-//! processing.
+//! something else, which costs time, never correctness). The lookups go
+//! through the tables' [`TableKind::find_many`]. The run stage is the one
+//! executor `process` uses (`crate::exec`), packet after packet in batch
+//! order, so outputs, counters, meters and packet-ins are exactly those
+//! of per-packet processing.
 //!
 //! Pipelines of few entries skip the warm stages (everything is in cache
 //! already and the extra passes would only cost); they run exactly as
@@ -44,16 +45,21 @@
 //! probes and trie walks overlap like the warm stages), so such a
 //! pipeline's batches go chunk by chunk whatever the size of its tables.
 
-use crate::process::Output;
+use crate::output::Output;
+use crate::pipeline::Pipeline;
+use crate::port::PortTable;
 use crate::program::Program;
 use crate::table::Nanos;
-use crate::template;
-use crate::{Pipeline, PortTable};
+use crate::table_kind::TableKind;
+use crate::template::chain::{chain_serves, Chains};
+use crate::template::ethernet::{self, Fast};
+use crate::template::route::{route_plan, Hops};
+use crate::template::ways::{Plans, Ways};
 use packet::{FlowKey, Layer, PacketBuf, ParseError};
 
 /// Packets per stage; longer batches are cut into chunks of this many
 /// (the keys of a chunk live on the stack).
-pub const CHUNK: usize = 32;
+pub use crate::chunk::CHUNK;
 
 /// Pipelines of fewer entries than this (all tables together) are
 /// assumed to be in cache and are not warmed. Measured (pipeline
@@ -94,7 +100,7 @@ enum Admit {
     /// Malformed (dropped; the caller counts it).
     Bad(ParseError),
     /// Taken by a template (`crate::template`).
-    Fast(template::Fast),
+    Fast(Fast),
 }
 
 impl Pipeline {
@@ -131,22 +137,25 @@ impl Pipeline {
         };
         let refuses = self.refuses(in_port);
         let layer = self.parse_layer();
+        // With the templates off, no template serves (`refuses` keeps
+        // them out the same way: the general path drops such packets).
+        let off = refuses || !self.templates;
         // The templates (`crate::template`): the Ethernet one for
         // pipelines that need no more than L2, the route one for routers.
-        let template = !refuses && layer == Layer::L2;
-        let route = match refuses || layer != Layer::L3 {
+        let template = !off && layer == Layer::L2;
+        let route = match off || layer != Layer::L3 {
             true => None,
-            false => template::route_plan(&self.tables, in_port),
+            false => route_plan(&self.tables, in_port),
         };
         // The chain template for the other pipelines that need L3 or L4
         // and start with an exact-match table.
-        let chain = !refuses && route.is_none() && template::chain_serves(&self.tables, layer);
+        let chain = !off && route.is_none() && chain_serves(&self.tables, layer);
         if !warm && route.is_none() && !chain {
             self.run_small(bufs, in_port, now, out, template, refuses, &mut done);
         } else {
             let mut hops = self.route_hops.take();
             let mut chains = self.chains.take();
-            let plans = template::Plans {
+            let plans = Plans {
                 ethernet: template,
                 route,
                 chain,
@@ -189,16 +198,16 @@ impl Pipeline {
         let mut tables = std::mem::take(&mut self.tables);
         for (i, buf) in bufs.iter_mut().enumerate() {
             let fast = match template {
-                true => template::ethernet_table(&tables)
-                    .and_then(|(t, ex)| template::classify(t, ex, buf.data(), in_port))
-                    .map(template::Fast::Ethernet),
+                true => ethernet::ethernet_table(&tables)
+                    .and_then(|(t, ex)| ethernet::classify(t, ex, buf.data(), in_port))
+                    .map(Fast::Ethernet),
                 false => None,
             };
             let r = self.run_one(
                 &mut tables,
                 buf,
                 fast,
-                template::Ways::None,
+                Ways::None,
                 i,
                 refuses,
                 in_port,
@@ -220,8 +229,8 @@ impl Pipeline {
         &mut self,
         tables: &mut [crate::table::FlowTable],
         buf: &mut PacketBuf,
-        fast: Option<template::Fast>,
-        ways: template::Ways<'_>,
+        fast: Option<Fast>,
+        ways: Ways<'_>,
         i: usize,
         refuses: bool,
         in_port: u32,
@@ -252,9 +261,9 @@ impl Pipeline {
         in_port: u32,
         now: Nanos,
         out: &mut O,
-        plans: template::Plans,
-        hops: &mut Option<Box<template::Hops>>,
-        chains: &mut Option<Box<template::Chains>>,
+        plans: Plans,
+        hops: &mut Option<Box<Hops>>,
+        chains: &mut Option<Box<Chains>>,
         warm: bool,
         done: &mut impl FnMut(&PortTable, &mut O, usize, Result<(), ParseError>),
     ) {
@@ -263,8 +272,8 @@ impl Pipeline {
             let base = c * CHUNK;
             let mut fast = [None; CHUNK];
             if plans.ethernet {
-                if let Some((t, ex)) = template::ethernet_table(&self.tables) {
-                    template::classify_chunk(t, ex, chunk, in_port, &mut fast);
+                if let Some((t, ex)) = ethernet::ethernet_table(&self.tables) {
+                    ethernet::classify_chunk(t, ex, chunk, in_port, &mut fast);
                 }
             } else if let (Some(plan), Some(h)) = (plans.route, hops.as_deref_mut()) {
                 self.classify_route_chunk(plan, chunk, h, &mut fast, warm);
@@ -272,9 +281,9 @@ impl Pipeline {
                 self.classify_chain_chunk(chunk, in_port, c, &mut fast, warm);
             }
             let ways = match (plans.route.zip(hops.as_deref()), chains.as_deref()) {
-                (Some((plan, h)), _) => template::Ways::Route(plan, h),
-                (None, Some(c)) if plans.chain => template::Ways::Chain(c),
-                _ => template::Ways::None,
+                (Some((plan, h)), _) => Ways::Route(plan, h),
+                (None, Some(c)) if plans.chain => Ways::Chain(c),
+                _ => Ways::None,
             };
             // A chunk the templates take whole (an L2 switch's or a
             // router's traffic) needs no keys and no warm stages; a small
@@ -435,7 +444,7 @@ impl Pipeline {
             for (&e, &t_id) in ends[..g].iter().zip(&tabs) {
                 let e = usize::from(e);
                 if let Some(t) = self.tables.get(usize::from(t_id)) {
-                    t.find_many(keys, &order[s..e], &mut found[s..e]);
+                    TableKind::find_many(t, keys, &order[s..e], &mut found[s..e]);
                 }
                 s = e;
             }
@@ -459,7 +468,7 @@ impl Pipeline {
                         }
                         // (`hot` of NONE is `None`.)
                         if let Some(p) = progs.get_mut(usize::from(k)) {
-                            *p = t.hot(f as usize).map(|entry| &**entry.program());
+                            *p = t.program_at(f as usize);
                         }
                     }
                 }

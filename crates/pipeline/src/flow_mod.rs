@@ -3,19 +3,23 @@
 //! delete-strict over the flow tables, and timeouts.
 
 use crate::matcher::CompiledMatch;
+use crate::pipeline::Pipeline;
+use crate::program;
 use crate::program::Program;
 use crate::table::{ColdEntry, EntryMut, EntryRef, FlowEntry, FlowTable, HotEntry, Nanos};
-use crate::Pipeline;
 use ofp::action::Action;
 use ofp::error::{
     BadActionCode, BadInstructionCode, ErrorCode, FlowModFailedCode, MeterModFailedCode,
 };
 use ofp::group::group_id;
+use ofp::group::GroupMod;
 use ofp::instruction::{Instruction, TABLE_ALL};
 use ofp::message::FlowRemoved;
 use ofp::message::{flow_mod_command as cmd, flow_mod_flags, flow_removed_reason, FlowMod};
+use ofp::meter::MeterMod;
 use ofp::oxm::Match;
 use ofp::port::port_no;
+use packet::Layer;
 use std::sync::Arc;
 
 /// An entry taken out of a table, with why. The caller sends a
@@ -453,5 +457,39 @@ impl Pipeline {
             }));
         }
         removed
+    }
+}
+
+impl Pipeline {
+    /// Applies a group-mod at `now`. A delete also removes the flow entries
+    /// that forward to the deleted groups; they are returned (reason
+    /// GROUP_DELETE) for flow-removed messages.
+    pub fn group_mod(&mut self, gm: &GroupMod, now: Nanos) -> Result<Vec<RemovedFlow>, ErrorCode> {
+        if gm.command != ofp::group::command::DELETE {
+            for a in gm.buckets.iter().flat_map(|b| b.actions.iter()) {
+                self.check_action(a, false)?;
+            }
+        }
+        let deleted = self.groups.apply(gm, &self.ports, now)?;
+        if gm.command != ofp::group::command::DELETE {
+            // A SELECT group hashes the flow's L3 and L4 fields.
+            let select = gm.group_type == ofp::group::group_type::SELECT;
+            let layer = gm
+                .buckets
+                .iter()
+                .map(|b| program::actions_layer(&b.actions))
+                .chain(select.then_some(Layer::L4))
+                .max();
+            self.need_layer(layer.unwrap_or(Layer::None));
+        }
+        Ok(self.remove_group_flows(&deleted))
+    }
+
+    /// Applies a meter-mod at `now`. A delete also removes the flow entries
+    /// that use the deleted meters (returned with reason DELETE; OpenFlow
+    /// 1.3 has no METER_DELETE reason).
+    pub fn meter_mod(&mut self, mm: &MeterMod, now: Nanos) -> Result<Vec<RemovedFlow>, ErrorCode> {
+        let deleted = self.meters.apply(mm, now)?;
+        Ok(self.remove_meter_flows(&deleted))
     }
 }

@@ -26,8 +26,9 @@
 //!   the group's own in each pipeline copy: each switch worker counts the
 //!   packets it forwards, so the shares are exact per worker.
 
+use crate::action_set::bucket_ops;
 use crate::port::PortTable;
-use crate::program::{bucket_ops, Op};
+use crate::program::Op;
 use ofp::action::Action;
 use ofp::error::{ErrorCode, GroupModFailedCode};
 use ofp::group::{command, group_id, group_type, Bucket, GroupMod};

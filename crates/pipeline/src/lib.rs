@@ -6,24 +6,32 @@
 //! [`Output`] trait, so the `switch` crate decides the I/O and tests use a
 //! recording output and a fake clock.
 //!
-//! Layout (one spec concept per module):
+//! Layout (one spec concept per module; the files import one another
+//! without loops, `tests/module_dag.rs` checks it):
+//! - [`pipeline`](Pipeline): the datapath state.
 //! - [`matcher`]: `ofp_match` -> [`CompiledMatch`] over a `FlowKey`.
 //! - [`table`]: flow entries and flow tables (store, priority order).
+//! - [`table_kind`]: what the executor asks of a table ([`TableKind`]:
+//!   batch lookup, entry application, entry compilation).
 //! - [`classifier`]: lookup structures (linear, exact hash, LPM trie,
 //!   tuple space search) chosen per table.
-//! - [`flow_mod`]: flow-mod validation and semantics, timeouts.
+//! - [`flow_mod`]: flow-mod (and group-mod, meter-mod) semantics,
+//!   timeouts.
 //! - [`program`]: instructions and actions compiled for the packet path.
 //! - [`action_set`]: the action set and its execution order.
 //! - [`consistency`]: actions checked against the match
 //!   (BAD_ACTION/MATCH_INCONSISTENT).
-//! - [`process`]: packet processing, instructions, actions, reserved ports.
+//! - `exec`: the one executor of the instruction and action-set
+//!   semantics, generic over [`TableKind`].
+//! - [`process`]: a received packet and packet-out, into the executor.
 //! - [`batch`]: a batch of packets with the same effect, cache misses
 //!   overlapped.
-//! - `template`: code specialised for an L2 switch's pipeline, which
-//!   `batch` uses for the packets it fits.
-//! - [`group`]: the group table.
+//! - `template`: code specialised for three shapes of pipeline (L2
+//!   switch, IPv4 router, chains of exact tables), which `batch` uses
+//!   for the packets it fits.
+//! - [`output`]: what the datapath emits.
+//! - [`group`]: the group table; `flow_hash`: SELECT's flow hash.
 //! - [`port`]: the port set with config and liveness.
-//!
 //! - [`meter`]: the meter table (token buckets, bands, stats).
 //!
 //! Left to the switch: buffer ids, packet-in truncation and the buffer
@@ -38,17 +46,23 @@
 
 pub mod action_set;
 pub mod batch;
+mod chunk;
 pub mod classifier;
 pub mod consistency;
+mod exec;
+mod flow_hash;
 pub mod flow_mod;
 pub mod group;
 pub mod matcher;
 pub mod meter;
 mod order;
+pub mod output;
+mod pipeline;
 pub mod port;
 pub mod process;
 pub mod program;
 pub mod table;
+pub mod table_kind;
 mod template;
 
 pub use action_set::ActionSet;
@@ -56,277 +70,13 @@ pub use flow_mod::{outputs_to, Prepared, RemovedFlow};
 pub use group::{Group, GroupTable};
 pub use matcher::{CompiledMatch, FieldMatch};
 pub use meter::{Meter, MeterTable};
+pub use output::{Output, PacketInEvent, Unsupported};
+pub use pipeline::{Config, Pipeline, N_TABLES};
 pub use port::{PortInfo, PortTable};
-pub use process::{Output, PacketInEvent, Unsupported};
 pub use table::{
     ColdEntry, EntryMut, EntryRef, FlowEntry, FlowTable, HotEntry, Nanos, TableCounters,
 };
-
-use ofp::error::ErrorCode;
-use ofp::group::GroupMod;
-use ofp::instruction::Instruction;
-use ofp::meter::MeterMod;
-use packet::{Layer, PacketBuf};
-use program::Program;
-use std::hash::BuildHasher;
-use std::sync::Arc;
-
-/// Number of flow tables of a full pipeline (ids 0..=254, OFPTT_MAX).
-pub const N_TABLES: usize = 255;
-
-/// Datapath settings the controller can change.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Config {
-    /// Send packets whose TTL a dec-TTL action found invalid to the
-    /// controller (reason INVALID_TTL) instead of dropping them silently.
-    /// OpenFlow 1.3 removed OFPC_INVALID_TTL_TO_CONTROLLER from the switch
-    /// config and filters such packet-ins per connection with the async
-    /// configuration instead, so the default is on and the switch filters.
-    pub invalid_ttl_to_controller: bool,
-    /// `max_len` given with INVALID_TTL packet-ins (the switch's
-    /// miss_send_len; default OFPCML default 128).
-    pub invalid_ttl_max_len: u16,
-    /// OFPC_FRAG_DROP: IP fragments are dropped on receive, before the
-    /// first table (no table counts them). Off (OFPC_FRAG_NORMAL):
-    /// fragments go through the tables like any packet, later fragments
-    /// with no L4 fields. Reassembly (OFPC_FRAG_REASM) is not supported.
-    pub frag_drop: bool,
-}
-
-impl Default for Config {
-    fn default() -> Self {
-        Config {
-            invalid_ttl_to_controller: true,
-            invalid_ttl_max_len: 128,
-            frag_drop: false,
-        }
-    }
-}
-
-/// The whole datapath state: flow tables, ports, groups, meters. `Clone`
-/// makes a worker replica.
-#[derive(Debug, Clone)]
-pub struct Pipeline {
-    tables: Vec<FlowTable>,
-    pub ports: PortTable,
-    pub groups: GroupTable,
-    pub meters: MeterTable,
-    pub config: Config,
-    /// Packet buffers reused for the copies group buckets work on, so the
-    /// packet path does not allocate once warm (one per nesting level in
-    /// use; a replica starts with an empty pool).
-    scratch: Vec<PacketBuf>,
-    /// The route template's next hops for a chunk (`crate::template`),
-    /// kept so that no chunk initialises them; `process_batch` takes them
-    /// out while it runs.
-    route_hops: Option<Box<template::Hops>>,
-    /// The chain template's ways for a chunk, kept as `route_hops` are.
-    chains: Option<Box<template::Chains>>,
-    /// `process_batch`'s last decision whether to warm (see `batch`):
-    /// batches left before looking again, and the decision.
-    warm_check: (u16, bool),
-    /// How deep received frames are parsed (and checked): the deepest
-    /// layer any match, action, meter or group installed so far needs, at
-    /// least L2 (see `Pipeline::process`). It only grows: a parse deeper
-    /// than needed costs time, never correctness, and replicas that apply
-    /// the same flow-mods and group-mods agree on it.
-    parse_layer: Layer,
-    /// The last few distinct instruction lists of flow-mods with their
-    /// compiled programs (at most `RECENT_PROGRAMS`, newest last): a new
-    /// entry with the same instructions shares both (no compile, no copy
-    /// of the list: a flow-mod of a big table costs less), and one whose
-    /// instructions compile to one of the programs shares the program. The
-    /// many entries of a big table that do the same thing (output:2, goto
-    /// 1) read one program that stays in cache instead of one each.
-    recent_programs: Vec<Recent>,
-    /// Hashes the lists and programs of `recent_programs` (random seed;
-    /// a replica's clone keeps it, and only its own lists meet it).
-    recent_hasher: hashbrown::DefaultHashBuilder,
-    /// Queue ids that some port has besides the default queue 0 (set by
-    /// the switch from its port configuration): a set-queue action to an
-    /// id no port has is BAD_ACTION/BAD_QUEUE. Which port the frame
-    /// leaves by is only known when it does, so a queue the output port
-    /// lacks is not an error here; the switch sends such a frame on the
-    /// port's default queue.
-    pub queue_ids: std::collections::BTreeSet<u32>,
-}
-
-/// One of `Pipeline::recent_programs`: an instruction list and its
-/// program, each with its hash. A search compares the hashes and only
-/// the list or program whose hash is equal: a flow-mod whose instructions
-/// are its own (a NAT entry's address and port, a route's next hop) used
-/// to compare them with all sixteen lists and its program with all
-/// sixteen programs, field by field (a fifth of installing 100,000
-/// gateway flows).
-#[derive(Debug, Clone)]
-struct Recent {
-    list_hash: u64,
-    list: Arc<[Instruction]>,
-    program_hash: u64,
-    program: Arc<Program>,
-}
-
-/// How many programs `Pipeline::recent_programs` keeps.
-const RECENT_PROGRAMS: usize = 16;
-
-impl Default for Pipeline {
-    fn default() -> Self {
-        Pipeline::new(N_TABLES)
-    }
-}
-
-impl Pipeline {
-    /// A pipeline with `n_tables` tables (clamped to 1..=255), no ports.
-    pub fn new(n_tables: usize) -> Pipeline {
-        let n = n_tables.clamp(1, N_TABLES);
-        Pipeline {
-            tables: (0..n).map(|i| FlowTable::new(i as u8)).collect(),
-            ports: PortTable::new(),
-            groups: GroupTable::new(),
-            meters: MeterTable::new(),
-            config: Config::default(),
-            scratch: Vec::new(),
-            route_hops: Some(Box::default()),
-            chains: Some(Box::default()),
-            warm_check: (0, false),
-            parse_layer: Layer::L2,
-            recent_programs: Vec::new(),
-            recent_hasher: Default::default(),
-            queue_ids: Default::default(),
-        }
-    }
-
-    /// `instructions` as an entry keeps them, and compiled; shared with a
-    /// recent entry where it has the same (see `recent_programs`).
-    pub(crate) fn program_for(
-        &mut self,
-        instructions: &[Instruction],
-    ) -> (Arc<[Instruction]>, Arc<Program>) {
-        let list_hash = self.recent_hasher.hash_one(instructions);
-        let recent = &self.recent_programs;
-        if let Some(r) = recent
-            .iter()
-            .rev()
-            .find(|r| r.list_hash == list_hash && *r.list == *instructions)
-        {
-            return (r.list.clone(), r.program.clone());
-        }
-        let p = Program::compile(instructions);
-        let program_hash = self.recent_hasher.hash_one(&p);
-        let program = match recent
-            .iter()
-            .rev()
-            .find(|r| r.program_hash == program_hash && *r.program == p)
-        {
-            Some(r) => r.program.clone(),
-            None => Arc::new(p),
-        };
-        let list: Arc<[Instruction]> = Arc::from(instructions);
-        if self.recent_programs.len() == RECENT_PROGRAMS {
-            self.recent_programs.remove(0);
-        }
-        self.recent_programs.push(Recent {
-            list_hash,
-            list: list.clone(),
-            program_hash,
-            program: program.clone(),
-        });
-        (list, program)
-    }
-
-    /// Raises the parse depth to `layer` (see `parse_layer`).
-    pub(crate) fn need_layer(&mut self, layer: Layer) {
-        self.parse_layer = self.parse_layer.max(layer);
-    }
-
-    /// How deep a received frame is parsed now: what the installed rules
-    /// need, and L3 when IP fragments are dropped.
-    #[inline]
-    pub fn parse_layer(&self) -> Layer {
-        if self.config.frag_drop {
-            self.parse_layer.max(Layer::L3)
-        } else {
-            self.parse_layer
-        }
-    }
-
-    /// Keeps (the default) or drops the lookup-only indexes of every
-    /// table: the exact-match index (`classifier::exact`) and the LPM trie
-    /// (`classifier::lpm`). Lookups give the same answers either way;
-    /// without them a table is probed through the tuple space alone, which
-    /// is slower per packet but saves the indexes' upkeep on every
-    /// flow-mod (a cache miss into the exact index's slots, a trie walk)
-    /// and their memory (a 75,000-prefix ACL's trie is about 50 MB). For a
-    /// copy that processes few packets, such as the switch's
-    /// control-thread pipeline beside the workers' replicas.
-    pub fn set_lookup_indexes(&mut self, on: bool) {
-        for t in &mut self.tables {
-            t.set_lookup_indexes(on);
-        }
-    }
-
-    pub fn n_tables(&self) -> usize {
-        self.tables.len()
-    }
-
-    pub fn table(&self, id: u8) -> Option<&FlowTable> {
-        self.tables.get(usize::from(id))
-    }
-
-    /// Puts back the tables the packet path moved out for a batch or a
-    /// packet (`std::mem::take`, so that it can borrow them beside the
-    /// rest of the pipeline), without calling the drop of the empty `Vec`
-    /// that stood in for them: it owns no memory, and the call cost some
-    /// 26 instructions, a tenth of a one-packet batch. (A stand-in that
-    /// did get memory is dropped as usual.)
-    #[inline(always)]
-    pub(crate) fn put_tables_back(&mut self, tables: Vec<FlowTable>) {
-        let stand_in = std::mem::replace(&mut self.tables, tables);
-        if stand_in.capacity() == 0 {
-            std::mem::forget(stand_in);
-        }
-    }
-
-    pub fn table_mut(&mut self, id: u8) -> Option<&mut FlowTable> {
-        self.tables.get_mut(usize::from(id))
-    }
-
-    pub fn tables(&self) -> &[FlowTable] {
-        &self.tables
-    }
-
-    /// Applies a group-mod at `now`. A delete also removes the flow entries
-    /// that forward to the deleted groups; they are returned (reason
-    /// GROUP_DELETE) for flow-removed messages.
-    pub fn group_mod(&mut self, gm: &GroupMod, now: Nanos) -> Result<Vec<RemovedFlow>, ErrorCode> {
-        if gm.command != ofp::group::command::DELETE {
-            for a in gm.buckets.iter().flat_map(|b| b.actions.iter()) {
-                self.check_action(a, false)?;
-            }
-        }
-        let deleted = self.groups.apply(gm, &self.ports, now)?;
-        if gm.command != ofp::group::command::DELETE {
-            // A SELECT group hashes the flow's L3 and L4 fields.
-            let select = gm.group_type == ofp::group::group_type::SELECT;
-            let layer = gm
-                .buckets
-                .iter()
-                .map(|b| program::actions_layer(&b.actions))
-                .chain(select.then_some(Layer::L4))
-                .max();
-            self.need_layer(layer.unwrap_or(Layer::None));
-        }
-        Ok(self.remove_group_flows(&deleted))
-    }
-
-    /// Applies a meter-mod at `now`. A delete also removes the flow entries
-    /// that use the deleted meters (returned with reason DELETE; OpenFlow
-    /// 1.3 has no METER_DELETE reason).
-    pub fn meter_mod(&mut self, mm: &MeterMod, now: Nanos) -> Result<Vec<RemovedFlow>, ErrorCode> {
-        let deleted = self.meters.apply(mm, now)?;
-        Ok(self.remove_meter_flows(&deleted))
-    }
-}
+pub use table_kind::{Applied, TableKind};
 
 #[cfg(test)]
 mod tests;

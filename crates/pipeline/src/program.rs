@@ -21,13 +21,12 @@
 //!   refuses anyway) becomes [`Op::Nop`].
 //! - A group bucket's actions execute as an action set (spec §5.6.1); they
 //!   are compiled into the set's order once, at group-mod
-//!   ([`bucket_ops`]).
+//!   ([`crate::action_set::bucket_ops`]).
 //!
 //! The controller's original instructions stay in the flow entry for stats
 //! and flow-removed messages; the program is derived from them and never
 //! reported.
 
-use crate::action_set::ActionSet;
 use ofp::action::Action;
 use ofp::instruction::Instruction;
 use ofp::oxm::OxmField;
@@ -237,18 +236,6 @@ pub fn compile_actions(actions: &[Action]) -> Box<[Op]> {
 /// compiled and [`fuse`]d.
 pub fn compile_apply(actions: &[Action]) -> Box<[Op]> {
     fuse(&compile_actions(actions))
-}
-
-/// A group bucket's actions in action-set order (module comment), [`fuse`]d.
-pub fn bucket_ops(actions: &[Action]) -> Box<[Op]> {
-    let mut set = ActionSet::new();
-    set.write(&compile_actions(actions));
-    let mut ops = Vec::new();
-    set.for_each(|op| {
-        ops.push(*op);
-        true
-    });
-    fuse(&ops)
 }
 
 /// Replaces runs of ops that are executed one after the other by fused
@@ -529,6 +516,7 @@ impl Program {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::action_set::bucket_ops;
 
     #[test]
     fn compiles_in_spec_order_with_set_fields_converted() {

@@ -2,10 +2,12 @@
 
 use super::*;
 use ofp::action::Action;
+use ofp::error::ErrorCode;
 use ofp::error::{
     BadActionCode, BadInstructionCode, BadMatchCode, FlowModFailedCode, GroupModFailedCode,
     MeterModFailedCode,
 };
+use ofp::group::GroupMod;
 use ofp::group::{command as gcmd, group_type, Bucket};
 use ofp::instruction::Instruction;
 use ofp::message::{flow_mod_command as cmd, flow_mod_flags as ff, packet_in_reason, FlowMod};
@@ -2043,6 +2045,10 @@ mod template_props {
             let frames: Vec<Vec<u8>> = frames.iter().map(frame).collect();
             let want = by_packet(p.clone(), &frames, in_port);
             prop_assert_eq!(&by_batch(p.clone(), &frames, in_port, false), &want);
+            // With the templates off every packet takes the one executor.
+            let mut off = p.clone();
+            off.set_templates(false);
+            prop_assert_eq!(&by_batch(off, &frames, in_port, false), &want);
             prop_assert_eq!(&by_batch(p, &frames, in_port, true), &want);
         }
     }
@@ -2069,11 +2075,12 @@ mod template_props {
             .unwrap();
         }
         let f = frame(&(1, 0, 0, 11));
-        let (t, ex) = crate::template::ethernet_table(p.tables()).expect("an Ethernet table");
-        assert!(crate::template::classify(t, ex, &f, 1).is_some());
+        let (t, ex) =
+            crate::template::ethernet::ethernet_table(p.tables()).expect("an Ethernet table");
+        assert!(crate::template::ethernet::classify(t, ex, &f, 1).is_some());
         // A tagged frame and a truncated one are left to the general path.
-        assert!(crate::template::classify(t, ex, &frame(&(1, 0, 3, 11)), 1).is_none());
-        assert!(crate::template::classify(t, ex, &frame(&(1, 0, 0, 2)), 1).is_none());
+        assert!(crate::template::ethernet::classify(t, ex, &frame(&(1, 0, 3, 11)), 1).is_none());
+        assert!(crate::template::ethernet::classify(t, ex, &frame(&(1, 0, 0, 2)), 1).is_none());
         let (per, _, _) = by_batch(p, &[f], 1, false);
         assert_eq!(per.len(), 1);
         assert!(matches!(&per[0].1[..], [Ev::Port(2, _, None)]));
@@ -2619,13 +2626,14 @@ mod route_props {
             let p = router(
                 &groups, dispatch, &routes, None, false, false, false, 0, false,
             );
-            let plan = crate::template::route_plan(p.tables(), 1).expect("a routing pipeline");
+            let plan =
+                crate::template::route::route_plan(p.tables(), 1).expect("a routing pipeline");
             let bufs = [PacketBuf::from_slice(&frame(&(0, 3, false, 255, 255)))];
             let mut fast = [None];
-            let mut hops = crate::template::Hops::default();
+            let mut hops = crate::template::route::Hops::default();
             p.classify_route_chunk(plan, &bufs, &mut hops, &mut fast, true);
             assert!(
-                matches!(fast[0], Some(crate::template::Fast::Route)),
+                matches!(fast[0], Some(crate::template::ethernet::Fast::Route)),
                 "{dispatch:?}"
             );
             // A frame with TTL 1 is left to the general path.
@@ -3018,8 +3026,11 @@ mod chain_props {
             false,
             0,
         );
-        assert!(crate::template::chain_serves(p.tables(), p.parse_layer()));
-        let mut chains = crate::template::Chains::default();
+        assert!(crate::template::chain::chain_serves(
+            p.tables(),
+            p.parse_layer()
+        ));
+        let mut chains = crate::template::chain::Chains::default();
         let cases = [
             ((Some(0), 1, 0, 0, 0, 2, 255, 255, false), true),
             ((Some(0), 1, 1, 1, 0, 2, 255, 255, false), true),
@@ -3291,8 +3302,11 @@ mod balancer_props {
         let groups: Vec<GroupSpec> = vec![(2, vec![(0, 2, 1), (0, 3, 1), (1, 4, 2)]); 4];
         let mut p = balancer(true, &groups, &[], &[], None, false, 0);
         assert!(p.tables()[0].classifier().exact_index().is_none());
-        assert!(crate::template::chain_serves(p.tables(), p.parse_layer()));
-        let mut chains = crate::template::Chains::default();
+        assert!(crate::template::chain::chain_serves(
+            p.tables(),
+            p.parse_layer()
+        ));
+        let mut chains = crate::template::chain::Chains::default();
         let spec = |proto: u8| (None, 1, proto, 0, 0, 2, 255, 255, false);
         let cases = [
             (frame(&spec(1), 0, 0, 2), true),
@@ -3310,7 +3324,10 @@ mod balancer_props {
         let m = vec![OxmField::EthType(0x0800), OxmField::IpProto(1)];
         let insts = vec![apply(vec![out(port_no::CONTROLLER)])];
         p.flow_mod(&fm(cmd::ADD, 0, 1, m, insts), 0).unwrap();
-        assert!(!crate::template::chain_serves(p.tables(), p.parse_layer()));
+        assert!(!crate::template::chain::chain_serves(
+            p.tables(),
+            p.parse_layer()
+        ));
     }
 }
 

@@ -1,7 +1,7 @@
 //! Linear scan for small tables: the entries' matches in a list sorted by
 //! rank (best first); the first that matches is the answer.
 
-use super::Ref;
+use super::rank::Ref;
 use crate::matcher::CompiledMatch;
 use packet::FlowKey;
 

@@ -4,10 +4,14 @@
 //! the key through `FlowKey::get` (not the classifiers' `key_bits`) and
 //! picks the highest priority, earliest installed among equals.
 
+use super::auto::triples;
+use super::lpm::{Lpm, LpmForm};
 use super::*;
+use crate::matcher::CompiledMatch;
 use crate::matcher::FieldMatch;
 use crate::table::{FlowEntry, FlowTable};
 use packet::FieldSet;
+use packet::{Field, FlowKey};
 use proptest::prelude::*;
 
 /// The fields the generators use, with a few base values each.
@@ -279,7 +283,7 @@ fn check_structures(ops: &[Op], keys: &[FlowKey]) -> Result<(), TestCaseError> {
             prop_assert_eq!(lin.lookup(k), want, "linear");
         }
         // The batched lookup agrees, every other key left out.
-        for chunk in keys.chunks(crate::batch::CHUNK) {
+        for chunk in keys.chunks(crate::chunk::CHUNK) {
             let at: Vec<u8> = (0..chunk.len() as u8).filter(|i| i % 2 == 0).collect();
             let mut out = vec![Some(u32::MAX); at.len()];
             auto.lookup_many(chunk, &at, &mut out);
@@ -414,7 +418,7 @@ fn check_lpm(form_of: (&Shape, &Shape), ops: &[Op], keys: &[FlowKey]) -> Result<
 /// `Lpm::lookup_many` agrees with `Lpm::lookup` key by key, every third
 /// key left out.
 fn check_lpm_many(lpm: &Lpm, keys: &[FlowKey]) -> Result<(), TestCaseError> {
-    for chunk in keys.chunks(crate::batch::CHUNK) {
+    for chunk in keys.chunks(crate::chunk::CHUNK) {
         let at: Vec<u8> = (0..chunk.len() as u8).filter(|i| i % 3 != 1).collect();
         let mut out = vec![Ref::NONE; at.len()];
         lpm.lookup_many(chunk, &at, &mut out);

@@ -1,0 +1,191 @@
+use super::*;
+use crate::matcher::FieldMatch;
+use packet::Field;
+use proptest::prelude::*;
+use std::collections::HashMap;
+
+/// An entry `in_port=port` with cookie `port` (one entry per port).
+fn entry(port: u32) -> FlowEntry {
+    let compiled = CompiledMatch::from_fields(vec![FieldMatch {
+        field: Field::InPort,
+        value: u128::from(port),
+        mask: 0xffff_ffff,
+    }]);
+    FlowEntry::plain(10, compiled, u64::from(port))
+}
+
+/// A hot record is one cache line, and its copy of the program's
+/// chain step follows the program through a MODIFY.
+#[test]
+fn hot_record_is_one_line_and_keeps_the_chain_step() {
+    assert_eq!(std::mem::size_of::<HotEntry>(), 64);
+    let goto = Arc::new(Program::compile(&[Instruction::GotoTable(3)]));
+    let out = Arc::new(Program::compile(&[Instruction::ApplyActions(vec![
+        ofp::action::Action::Output {
+            port: 2,
+            max_len: 0,
+        },
+    ])]));
+    let mut hot = HotEntry::new(goto.clone(), 0, 0, 0);
+    assert_eq!(hot.chain, Some((ChainStep::Nothing, 3)));
+    hot.set_program(out);
+    assert_eq!(hot.chain, None);
+    assert_eq!(hot.program().only_output, Some(2));
+    hot.set_program(goto);
+    assert_eq!(hot.chain, Some((ChainStep::Nothing, 3)));
+}
+
+/// One step: add the entry of a port, send a packet of some length to
+/// a port, or remove the entry of a port.
+#[derive(Debug, Clone)]
+enum Step {
+    Add(u32),
+    Hit(u32, usize),
+    Remove(u32),
+    /// `remove_where` of every entry (the delete-all path).
+    Clear,
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        8 => (0u32..24).prop_map(Step::Add),
+        8 => (0u32..24, 60usize..1500).prop_map(|(p, l)| Step::Hit(p, l)),
+        8 => (0u32..24).prop_map(Step::Remove),
+        1 => Just(Step::Clear),
+    ]
+}
+
+proptest! {
+    /// Removals move the last entry into the hole (in both arrays):
+    /// afterwards every lookup still finds its own entry, the hot and
+    /// cold records of each position belong together, and counters
+    /// (read back through `entries`, `entry` and removed entries) are
+    /// what the hits added.
+    #[test]
+    fn relocations_keep_records_and_counters_together(
+        steps in proptest::collection::vec(step(), 1..200),
+    ) {
+        let mut t = FlowTable::new(0);
+        // Expected (packets, bytes, last hit) per installed port.
+        let mut want: HashMap<u32, (u64, u64, u64)> = HashMap::new();
+        for (now, s) in steps.iter().enumerate() {
+            let now = now as u64;
+            match *s {
+                Step::Add(p) => {
+                    if want.contains_key(&p) {
+                        continue;
+                    }
+                    let mut e = entry(p);
+                    e.hot.last_hit = now;
+                    t.insert(e);
+                    want.insert(p, (0, 0, now));
+                }
+                Step::Hit(p, len) => {
+                    let pos = t.lookup(&FlowKey::new(p));
+                    prop_assert_eq!(pos.is_some(), want.contains_key(&p));
+                    if let Some(h) = pos.and_then(|i| t.hot_mut(i)) {
+                        prop_assert_eq!(h.cookie, u64::from(p));
+                        h.hit(len, now);
+                    }
+                    if let Some(w) = want.get_mut(&p) {
+                        *w = (w.0 + 1, w.1 + len as u64, now);
+                    }
+                }
+                Step::Remove(p) => {
+                    let e = t
+                        .find_strict(&entry(p).cold.compiled, 10)
+                        .and_then(|i| t.remove(i));
+                    let w = want.remove(&p);
+                    prop_assert_eq!(
+                        e.map(|e| (e.hot.cookie, e.hot.packet_count, e.hot.byte_count, e.hot.last_hit)),
+                        w.map(|w| (u64::from(p), w.0, w.1, w.2))
+                    );
+                }
+                Step::Clear => {
+                    // Every entry, in priority order (one priority:
+                    // installation order), with its counters.
+                    let order: Vec<u64> = t.entries().map(|e| e.cookie()).collect();
+                    let gone = t.remove_where(|_| true);
+                    let got: Vec<u64> = gone.iter().map(|e| e.hot.cookie).collect();
+                    prop_assert_eq!(got, order);
+                    for e in &gone {
+                        let w = want.remove(&(e.hot.cookie as u32));
+                        prop_assert_eq!(
+                            Some((e.hot.packet_count, e.hot.byte_count, e.hot.last_hit)),
+                            w
+                        );
+                    }
+                    prop_assert!(want.is_empty());
+                }
+            }
+            prop_assert_eq!(t.len(), want.len());
+            for i in 0..t.len() {
+                let e = t.entry(i);
+                prop_assert!(e.is_some());
+                let Some(e) = e else { continue };
+                prop_assert_eq!(e.hot.miss, e.is_table_miss());
+                prop_assert_eq!(e.compiled.fields()[0].value, u128::from(e.cookie()));
+            }
+            for e in t.entries() {
+                let w = want.get(&(e.cookie() as u32)).copied();
+                prop_assert_eq!(Some((e.packet_count(), e.byte_count(), e.last_hit())), w);
+            }
+            for p in 0..24u32 {
+                let found = t.peek(&FlowKey::new(p)).map(|e| e.hot.cookie);
+                prop_assert_eq!(found, want.contains_key(&p).then_some(u64::from(p)));
+            }
+        }
+    }
+}
+
+/// A delete-all empties the table in one pass (`take_all`) with the
+/// result of removing entry by entry: the same entries in the same
+/// order, an empty table that takes new entries, and the lookup-index
+/// setting kept.
+#[test]
+fn delete_all_equals_removing_one_by_one() {
+    let build = |exact: bool| {
+        let mut t = FlowTable::new(0);
+        t.set_lookup_indexes(exact);
+        for p in 0..300 {
+            t.insert(entry(p));
+        }
+        t
+    };
+    for exact in [true, false] {
+        let mut fast = build(exact);
+        let mut slow = build(exact);
+        let gone: Vec<u64> = fast
+            .remove_where(|_| true)
+            .iter()
+            .map(|e| e.hot.cookie)
+            .collect();
+        let order: Vec<(CompiledMatch, u16)> = slow
+            .entries()
+            .map(|e| (e.compiled.clone(), e.priority))
+            .collect();
+        let one_by_one: Vec<u64> = order
+            .iter()
+            .filter_map(|(m, p)| slow.remove_strict(m, *p))
+            .map(|e| e.hot.cookie)
+            .collect();
+        assert_eq!(gone, one_by_one);
+        assert_eq!((fast.len(), slow.len()), (0, 0));
+        for t in [&mut fast, &mut slow] {
+            for p in 0..300 {
+                t.insert(entry(p));
+            }
+            assert_eq!(
+                t.classifier().ethernet_index().is_some(),
+                exact,
+                "exact {exact}"
+            );
+            for p in [0, 150, 299] {
+                assert_eq!(
+                    t.peek(&FlowKey::new(p)).map(|e| e.hot.cookie),
+                    Some(u64::from(p))
+                );
+            }
+        }
+    }
+}
