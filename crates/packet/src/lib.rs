@@ -17,10 +17,12 @@ pub mod field;
 pub mod key;
 pub mod parse;
 pub mod proto;
+pub mod registry;
 pub mod rewrite;
 
 pub use buf::{BufError, PacketBuf};
-pub use field::{exthdr, frag, Field, FieldSet, FieldValue};
+pub use field::{exthdr, frag, Field, FieldSet, FieldValue, FIELD_SET_WORDS};
+pub use registry::{FieldDef, FieldId, OxmId, FIELD_DEFS};
 pub use key::{mac_bits, FlowKey, Layer, Offsets, VID_PRESENT};
 pub use parse::{continue_to, parse, parse_to, ParseError, ParseResult, Reason};
 pub use proto::{ethertype, ipproto};
