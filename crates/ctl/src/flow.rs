@@ -118,7 +118,7 @@ impl MatchBuilder {
         if let Some(old) = self
             .fields
             .iter()
-            .find(|o| o.field.field_id() == p.field.field_id() && o.remap == p.remap)
+            .find(|o| oxm_key(&o.field) == oxm_key(&p.field) && o.remap == p.remap)
         {
             if old.field == p.field {
                 return Ok(());
@@ -139,7 +139,7 @@ impl MatchBuilder {
     fn exact(&self, id: u8) -> Option<u128> {
         self.fields
             .iter()
-            .find(|p| p.field.field_id() == id && !p.field.has_mask())
+            .find(|p| p.field.is_basic() && p.field.field_id() == id && !p.field.has_mask())
             .and_then(|p| p.field.bits())
             .map(|(v, _)| v)
     }
@@ -153,7 +153,8 @@ impl MatchBuilder {
             .fields
             .iter()
             .find(|p| {
-                p.field.field_id() == field::IP_PROTO
+                p.field.is_basic()
+                    && p.field.field_id() == field::IP_PROTO
                     && !(p.remap == Remap::Arp && eth == Some(0x0806))
             })
             .and_then(|p| p.field.bits())
@@ -188,16 +189,16 @@ impl MatchBuilder {
             }
         }
         let mut fields = m.fields;
-        fields.sort_by_key(OxmField::field_id);
+        fields.sort_by_key(oxm_key);
         // The same field twice with the same value (`tcp,nw_proto=6`) is fine.
         fields.dedup();
         for w in fields.windows(2) {
-            if w[0].field_id() == w[1].field_id() {
+            if oxm_key(&w[0]) == oxm_key(&w[1]) {
                 let p = self
                     .fields
                     .iter()
                     .rev()
-                    .find(|p| p.field.field_id() == w[0].field_id());
+                    .find(|p| oxm_key(&p.field) == oxm_key(&w[0]));
                 let (at, len) = p.map_or((0, 0), |p| (p.at, p.len));
                 return Err(SyntaxError::new("field given twice", at, len));
             }
@@ -211,8 +212,21 @@ impl MatchBuilder {
     }
 }
 
+/// What identifies a field in a match: basic fields sort first, by id,
+/// then experimenter fields by experimenter and id.
+fn oxm_key(f: &OxmField) -> (bool, u16, u32, u8) {
+    let exp = match f {
+        OxmField::Experimenter { experimenter, .. } => *experimenter,
+        _ => 0,
+    };
+    (!f.is_basic(), f.class(), exp, f.field_id())
+}
+
 /// What field `f` needs that `m` lacks (spec §7.2.3.6), as a hint.
 fn missing_prereq(f: &OxmField, m: &Match) -> Option<&'static str> {
+    if !f.is_basic() {
+        return None;
+    }
     let exact = |id| {
         m.get(id)
             .filter(|g| !g.has_mask())
@@ -340,7 +354,14 @@ fn match_token(t: &Token<'_>, b: &mut MatchBuilder) -> Result<bool, SyntaxError>
         }
         _ => {
             let Some(def) = fields::lookup(&key) else {
-                return Ok(false);
+                let Some(d) = fields::lookup_experimenter(&key) else {
+                    return Ok(false);
+                };
+                let kind = fields::kind_of(d.syntax);
+                let (v, m) = parse_value(kind, t.need_value()?).map_err(field_err)?;
+                let f = fields::make_experimenter_field(d, v, m).map_err(field_err)?;
+                b.add(pending(t, f, Remap::None))?;
+                return Ok(true);
             };
             let (v, m) = parse_value(def.kind, t.need_value()?).map_err(field_err)?;
             let f = make_field(def.id, v, m).map_err(field_err)?;
@@ -579,7 +600,10 @@ pub fn format_match(m: &Match, priority: Option<u16>) -> String {
     let fmt = |f: &OxmField| -> Option<String> {
         let id = f.field_id();
         if !f.is_basic() {
-            return Some(format!("oxm(class={:#x},field={id})", f.class()));
+            return Some(
+                fields::format_experimenter_field(f)
+                    .unwrap_or_else(|| format!("oxm(class={:#x},field={id})", f.class())),
+            );
         }
         Some(match f {
             OxmField::EthType(_) if sh.is_some() => return None,
@@ -890,7 +914,7 @@ mod tests {
                 }
                 let mut fields: Vec<OxmField> = prereq.to_vec();
                 fields.push(f);
-                fields.sort_by_key(OxmField::field_id);
+                fields.sort_by_key(oxm_key);
                 let m = Match::new(fields);
                 let text = format!("{},actions=drop", format_match(&m, None));
                 let back = parse_flow(&text, FlowUsage::Add)
