@@ -22,10 +22,10 @@ pub mod rewrite;
 
 pub use buf::{BufError, PacketBuf};
 pub use field::{exthdr, frag, Field, FieldSet, FieldValue, FIELD_SET_WORDS};
-pub use registry::{FieldDef, FieldId, OxmId, FIELD_DEFS};
 pub use key::{mac_bits, FlowKey, Layer, Offsets, VID_PRESENT};
 pub use parse::{continue_to, parse, parse_to, ParseError, ParseResult, Reason};
 pub use proto::{ethertype, ipproto};
+pub use registry::{FieldDef, FieldId, OxmId, FIELD_DEFS};
 pub use rewrite::{
     copy_ttl_in, copy_ttl_out, dec_mpls_ttl, dec_nw_ttl, dec_nw_ttl_general, pop_mpls, pop_pbb,
     pop_vlan, push_mpls, push_pbb, push_vlan, recompute_checksums, reparse, set_eth_dst, set_field,

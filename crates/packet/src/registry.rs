@@ -197,7 +197,8 @@ impl Prereq {
         let disjoint_eth = !self.eth_types.is_empty()
             && !other.eth_types.is_empty()
             && !self.eth_types.iter().any(|t| other.eth_types.contains(t));
-        let disjoint_proto = matches!((self.ip_proto, other.ip_proto), (Some(a), Some(b)) if a != b);
+        let disjoint_proto =
+            matches!((self.ip_proto, other.ip_proto), (Some(a), Some(b)) if a != b);
         disjoint_eth || disjoint_proto
     }
 }
@@ -259,6 +260,8 @@ impl FieldDef {
 trait KeyBytes {
     const SIZE: usize;
     fn put_be(&self, out: &mut [u8; 16]);
+    /// The value as a right-aligned integer.
+    fn bits(&self) -> u128;
 }
 
 macro_rules! key_bytes_int {
@@ -268,6 +271,10 @@ macro_rules! key_bytes_int {
             #[inline]
             fn put_be(&self, out: &mut [u8; 16]) {
                 out[..Self::SIZE].copy_from_slice(&self.to_be_bytes());
+            }
+            #[inline(always)]
+            fn bits(&self) -> u128 {
+                u128::from(*self)
             }
         }
     )*};
@@ -279,6 +286,10 @@ impl KeyBytes for [u8; 6] {
     #[inline]
     fn put_be(&self, out: &mut [u8; 16]) {
         out[..6].copy_from_slice(self);
+    }
+    #[inline(always)]
+    fn bits(&self) -> u128 {
+        u128::from(crate::key::mac_bits(self))
     }
 }
 
@@ -379,6 +390,17 @@ macro_rules! field_table {
                 };
                 let w = f.width();
                 b.get(size.saturating_sub(w)..size).map(FieldValue::new)
+            }
+
+            /// Field `f`'s member as a right-aligned integer (the view of
+            /// `OxmField::bits`: a MAC is 48 bits, first byte highest),
+            /// whether or not the packet has the field: the caller checks
+            /// the presence bit.
+            #[inline]
+            pub fn bits(&self, f: Field) -> u128 {
+                match f {
+                    $( Field::$v => KeyBytes::bits(&self.$member), )*
+                }
             }
         }
     };
@@ -575,8 +597,10 @@ mod tests {
     /// can have both (their prerequisites exclude each other).
     #[test]
     fn key_slots_do_not_overlap() {
-        let rows: Vec<(&FieldDef, KeySlot)> =
-            FIELD_DEFS.iter().filter_map(|d| Some((d, d.key?))).collect();
+        let rows: Vec<(&FieldDef, KeySlot)> = FIELD_DEFS
+            .iter()
+            .filter_map(|d| Some((d, d.key?)))
+            .collect();
         for (d, k) in &rows {
             assert!(k.offset + k.size <= core::mem::size_of::<FlowKey>());
             assert!(d.width <= k.size, "{}", d.name);
@@ -615,6 +639,24 @@ mod tests {
             OxmId::basic(Field::Ipv4Src as u8).header(4, true),
             0x8000_1708
         );
+    }
+
+    /// `get` and `bits` read the same member.
+    #[test]
+    fn get_and_bits_agree() {
+        let mut k = FlowKey::new(3);
+        k.present = crate::FieldSet::ALL;
+        k.eth_dst = [1, 2, 3, 4, 5, 6];
+        k.pbb_isid = 0x00ab_cdef;
+        k.ipv6_src = 0x2001_0db8 << 96 | 1;
+        k.tp_dst = 80;
+        for f in Field::ALL {
+            let v = k.get(f).expect("present");
+            assert_eq!(v.as_bytes().len(), f.width(), "{}", f.name());
+            assert_eq!(v.to_u128(), k.bits(f), "{}", f.name());
+        }
+        assert_eq!(k.bits(Field::EthDst), 0x0102_0304_0506);
+        assert_eq!(k.get(Field::PbbIsid).map(|v| v.to_u128()), Some(0xab_cdef));
     }
 
     #[test]
