@@ -71,7 +71,8 @@ pub enum Layer {
 /// after it (a load spanning several stores still in flight waits for
 /// them): each MAC is stored as 4 + 2 bytes (read it with [`mac_bits`]),
 /// `ipv4_src` + `ipv4_dst` as one 8-byte word, `tp_src` + `tp_dst` as one
-/// 4-byte word, `present` as one 8-byte word, other fields one by one.
+/// 4-byte word, `present` as one 8-byte word per 64 registry rows (one
+/// today), other fields one by one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct FlowKey {
     /// Which fields the packet has.

@@ -7,6 +7,9 @@
 //!   OXM-matchable field plus layer offsets; never panic on any bytes.
 //! - [`rewrite`]: set-field, push/pop VLAN/MPLS/PBB, TTL actions; each keeps
 //!   checksums and the key up to date.
+//! - [`registry`]: the field registry, one table of every match field (OXM
+//!   identity, width, prerequisites, key member, ctl names) from which
+//!   [`Field`], [`FieldSet`]'s size and [`FlowKey::get`] are generated.
 //!
 //! This crate knows nothing of the OpenFlow wire format, threads, sockets or
 //! time. It allocates nothing per packet.
