@@ -19,7 +19,7 @@
 use ofp::instruction::Instruction;
 use ofp::message::{flow_mod_command, flow_mod_flags, table_id, FlowMod, NO_BUFFER};
 use ofp::multipart::FlowStatsRequest;
-use ofp::oxm::{field, vid, Match, OxmField};
+use ofp::oxm::{field, vid, Match, OxmField, Prerequisites};
 use ofp::port::port_no;
 
 use crate::actions::{format_instructions, parse_instructions, ActionContext};
@@ -222,64 +222,36 @@ fn oxm_key(f: &OxmField) -> (bool, u16, u32, u8) {
     (!f.is_basic(), f.class(), exp, f.field_id())
 }
 
-/// What field `f` needs that `m` lacks (spec §7.2.3.6), as a hint.
+/// What field `f` needs that `m` lacks (spec §7.2.3.6), as a hint. The
+/// rule is the codec's (`ofp::oxm::Prerequisites`, from the field
+/// registry); the hint names the ovs-ofctl words that satisfy it.
 fn missing_prereq(f: &OxmField, m: &Match) -> Option<&'static str> {
-    if !f.is_basic() {
+    let mut known = Prerequisites::default();
+    for g in &m.fields {
+        known.learn(g);
+    }
+    if known.allows(f) {
         return None;
     }
-    let exact = |id| {
-        m.get(id)
-            .filter(|g| !g.has_mask())
-            .and_then(OxmField::bits)
-            .map(|(v, _)| v)
-    };
-    let eth = exact(field::ETH_TYPE);
-    let proto = exact(field::IP_PROTO);
-    let is_eth = |types: &[u128]| eth.is_some_and(|t| types.contains(&t));
-    let (ok, need) = match f.field_id() {
-        field::IN_PHY_PORT => (m.get(field::IN_PORT).is_some(), "in_port"),
-        field::VLAN_PCP => (
-            m.get(field::VLAN_VID)
-                .and_then(OxmField::bits)
-                .is_some_and(|(v, _)| v != u128::from(vid::NONE)),
-            "a VLAN match (dl_vlan or vlan_vid)",
-        ),
-        field::IP_DSCP | field::IP_ECN | field::IP_PROTO => {
-            (is_eth(&[0x0800, 0x86dd]), "ip or ipv6")
-        }
-        field::IPV4_SRC | field::IPV4_DST => (is_eth(&[0x0800]), "ip (dl_type=0x0800)"),
-        field::TCP_SRC | field::TCP_DST => (proto == Some(6), "tcp or tcp6"),
-        field::UDP_SRC | field::UDP_DST => (proto == Some(17), "udp or udp6"),
-        field::SCTP_SRC | field::SCTP_DST => (proto == Some(132), "sctp or sctp6"),
-        field::ICMPV4_TYPE | field::ICMPV4_CODE => (proto == Some(1) && is_eth(&[0x0800]), "icmp"),
-        field::ARP_OP | field::ARP_SPA | field::ARP_TPA | field::ARP_SHA | field::ARP_THA => {
-            (is_eth(&[0x0806]), "arp")
-        }
-        field::IPV6_SRC | field::IPV6_DST | field::IPV6_FLABEL | field::IPV6_EXTHDR => {
-            (is_eth(&[0x86dd]), "ipv6")
-        }
-        field::ICMPV6_TYPE | field::ICMPV6_CODE => {
-            (proto == Some(58) && is_eth(&[0x86dd]), "icmp6")
-        }
-        field::IPV6_ND_TARGET => (
-            exact(field::ICMPV6_TYPE).is_some_and(|t| t == 135 || t == 136),
-            "icmp6,icmp_type=135 or 136",
-        ),
-        field::IPV6_ND_SLL => (
-            exact(field::ICMPV6_TYPE) == Some(135),
-            "icmp6,icmp_type=135",
-        ),
-        field::IPV6_ND_TLL => (
-            exact(field::ICMPV6_TYPE) == Some(136),
-            "icmp6,icmp_type=136",
-        ),
-        field::MPLS_LABEL | field::MPLS_TC | field::MPLS_BOS => {
-            (is_eth(&[0x8847, 0x8848]), "mpls or mplsm")
-        }
-        field::PBB_ISID => (is_eth(&[0x88e7]), "dl_type=0x88e7"),
-        _ => (true, ""),
-    };
-    (!ok).then_some(need)
+    Some(match f.field_id() {
+        field::IN_PHY_PORT => "in_port",
+        field::VLAN_PCP => "a VLAN match (dl_vlan or vlan_vid)",
+        field::IP_DSCP | field::IP_ECN | field::IP_PROTO => "ip or ipv6",
+        field::IPV4_SRC | field::IPV4_DST => "ip (dl_type=0x0800)",
+        field::TCP_SRC | field::TCP_DST => "tcp or tcp6",
+        field::UDP_SRC | field::UDP_DST => "udp or udp6",
+        field::SCTP_SRC | field::SCTP_DST => "sctp or sctp6",
+        field::ICMPV4_TYPE | field::ICMPV4_CODE => "icmp",
+        field::ARP_OP | field::ARP_SPA | field::ARP_TPA | field::ARP_SHA | field::ARP_THA => "arp",
+        field::IPV6_SRC | field::IPV6_DST | field::IPV6_FLABEL | field::IPV6_EXTHDR => "ipv6",
+        field::ICMPV6_TYPE | field::ICMPV6_CODE => "icmp6",
+        field::IPV6_ND_TARGET => "icmp6,icmp_type=135 or 136",
+        field::IPV6_ND_SLL => "icmp6,icmp_type=135",
+        field::IPV6_ND_TLL => "icmp6,icmp_type=136",
+        field::MPLS_LABEL | field::MPLS_TC | field::MPLS_BOS => "mpls or mplsm",
+        field::PBB_ISID => "dl_type=0x88e7",
+        _ => "its prerequisites",
+    })
 }
 
 fn int_value<T: TryFrom<u128>>(t: &Token<'_>, what: &str) -> Result<T, SyntaxError> {
