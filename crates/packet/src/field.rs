@@ -4,8 +4,8 @@
 //! every OpenFlow 1.3.5 OXM basic field with the same number as its
 //! `oxm_field` (so `Field::IpProto as u8 == 10`), followed by a few packet
 //! facts that are not OXM fields but that rewrites need (TTLs, the inner
-//! VLAN tag, the fragment state). This crate knows nothing of the OXM wire
-//! encoding; the registry gives each field's OXM identity.
+//! VLAN tag, the fragment state). The registry also gives each field's
+//! OXM identity; the OXM value codec is `ofp`'s.
 
 use crate::key::Layer;
 pub use crate::registry::Field;

@@ -11,8 +11,9 @@
 //!   identity, width, prerequisites, key member, ctl names) from which
 //!   [`Field`], [`FieldSet`]'s size and [`FlowKey::get`] are generated.
 //!
-//! This crate knows nothing of the OpenFlow wire format, threads, sockets or
-//! time. It allocates nothing per packet.
+//! This crate knows nothing of the OpenFlow wire format (beyond the
+//! registry's OXM identities of the fields), threads, sockets or time. It
+//! allocates nothing per packet.
 
 pub mod buf;
 pub mod checksum;
