@@ -475,13 +475,27 @@ def start_software(cfg, run):
                                "oxflow with trunk ports" % binary)
         argv = [binary, "run", "--controller", "tcp:" + cfg["controller"],
                 "--listen", "ptcp:" + cfg["listen"], "--dpid", cfg["dpid"]]
-        for lg in cfg["legacy"]:
-            argv += ["--trunk", "%s=%d-%d" % (lg["nic"], lg["first"],
-                                               lg["last"])]
+        for t in trunk_flags(cfg):
+            argv += ["--trunk", t]
         log = os.path.join(sd, "oxflow.log")
         pid = spawn(argv, log, cfg["netns"])
         run["pids"].append({"name": "oxflow", "pid": pid, "log": log})
         wait_port(cfg["listen"], pid, cfg["netns"], log)
+
+
+def trunk_flags(cfg):
+    """The `--trunk NIC=FIRST-LAST` values for mode trunk, one per entry
+    in order, except that an entry continuing the previous one's range on
+    the same NIC extends it (same logical port numbers, one trunk)."""
+    spans = []      # [nic, first, last]
+    for lg in cfg["legacy"]:
+        if spans and spans[-1][0] == lg["nic"] and \
+                spans[-1][2] + 1 == lg["first"]:
+            spans[-1][2] = lg["last"]
+        else:
+            spans.append([lg["nic"], lg["first"], lg["last"]])
+    return ["%s=%d" % (n, a) if a == b else "%s=%d-%d" % (n, a, b)
+            for n, a, b in spans]
 
 
 def wait_port(hostport, pid, netns, log, timeout=20):
