@@ -5,6 +5,7 @@ hand: docs/bench/harmless-2026-11-28.md.)"""
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -28,7 +29,7 @@ def test_report_has_a_row_per_measurement_and_errors_verbatim():
                                   "switch_cpu_pct": 13.4},
                                  {"workload": "gateway",
                                   "error": evaluate.GATEWAY_SKIP_PROXY}],
-                  "load": (2.5, 3.0, 4.25)},
+                  "legacy_cpu_peak_pct": 97.4, "load": (2.5, 3.0, 4.25)},
         "s4": {"ping": {"error": "no ping reply in 30 s"},
                "throughput": [{"error": "bench exited 1 (see x.log)"}]},
     }
@@ -41,6 +42,7 @@ def test_report_has_a_row_per_measurement_and_errors_verbatim():
     assert "| proxy | gateway | skipped: the proxy's location tag" in text
     assert "| s4 | bench exited 1 (see x.log) |" in text
     assert "proxy: 2.5 3.0 4.2" in text
+    assert "% of one core over 1 s: proxy: 97." in text
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="the eval refuses non-root "
@@ -53,3 +55,16 @@ def test_unknown_setup_is_refused():
         env=dict(os.environ, PYTHONPATH=str(REPO_ROOT / "python")))
     assert proc.returncode == 2
     assert "unknown setup 's5'" in proc.stderr
+
+
+def test_cpu_peak_sees_a_busy_process():
+    """The legacy switch's CPU sampler on this (busy) process: a share
+    above zero; on a process that is gone: nothing."""
+    with evaluate.CpuPeak(os.getpid()) as busy:
+        end = time.monotonic() + 1.6
+        while time.monotonic() < end:
+            pass
+    assert busy.peak is not None and busy.peak > 0, busy.peak
+    with evaluate.CpuPeak(2 ** 22 + 1) as gone:
+        time.sleep(0.6)
+    assert gone.peak is None

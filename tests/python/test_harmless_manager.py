@@ -384,3 +384,23 @@ def test_up_status_down_restore_trunk_mode(hlab, tmp_path):
     st = run_cli("status", config)
     assert st.returncode == 1 and "down" in st.stdout
     assert hosts[0].ping(hosts[2].ip(), count=2).received >= 1
+
+
+@needs_lab
+@pytest.mark.skipif(TRUNK_BIN is None, reason="`%s run --help` does not "
+                    "list --trunk" % RELEASE)
+def test_software_side_failing_is_rolled_back_trunk_mode(hlab, tmp_path):
+    """oxflow cannot start (its management listener is the controller's
+    port, taken): `up` stops, restores both entries byte-identically and
+    writes no state."""
+    config = write_config(tmp_path, hlab, mode="trunk")
+    config.write_text(config.read_text().replace(
+        "[server]\n", '[server]\nlisten = "127.0.0.1:%d"\n' % CTL_PORT))
+    up = run_cli("up", config)
+    assert up.returncode == 1, up.stdout + up.stderr
+    assert "up failed: oxflow exited:" in up.stderr, up.stderr
+    assert "Address already in use" in up.stderr, up.stderr
+    for name in ("legacy1a", "legacy1b"):
+        assert "%s restored from its backup (byte-identical)" % name \
+            in up.stderr, up.stderr
+    assert_untouched(hlab, config)

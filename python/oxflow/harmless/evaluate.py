@@ -52,9 +52,12 @@ import argparse
 import json
 import os
 import pathlib
+import re
+import shutil
 import statistics
 import subprocess
 import sys
+import threading
 import time
 
 from oxflow.harmless import lab, legacy_ovs, manager
@@ -188,6 +191,54 @@ def run_bench(binary, setup, gen, cap, args, out, workloads):
     return [{"error": "no throughput table in %s" % res}]
 
 
+class CpuPeak:
+    """Samples a process's CPU time (/proc/PID/stat utime + stime) every
+    0.25 s in a thread while in a `with` block; `.peak` is the highest
+    share of one core over any 1-second stretch (percent). Used on the
+    legacy switch's ovs-vswitchd, whose main thread serves all its
+    (non-PMD) ports."""
+
+    def __init__(self, pid):
+        self.pid, self.peak = pid, None
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _ticks(self):
+        try:
+            with open("/proc/%d/stat" % self.pid) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            return int(fields[11]) + int(fields[12])
+        except (OSError, IndexError, ValueError):
+            return None
+
+    def _run(self):
+        hz = os.sysconf("SC_CLK_TCK")
+        samples = []        # (monotonic time, ticks)
+        while not self._stop.wait(0.25):
+            t = self._ticks()
+            if t is None:
+                return
+            now = time.monotonic()
+            samples.append((now, t))
+            old = [x for x in samples if now - x[0] >= 1.0]
+            if old:
+                t0, k0 = old[-1]
+                pct = 100.0 * (t - k0) / hz / (now - t0)
+                self.peak = pct if self.peak is None else max(self.peak, pct)
+                samples = samples[samples.index(old[-1]):]
+
+    def __enter__(self):
+        if self.pid:
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join()
+        return False
+
+
 def ping_latency(work, server, gen, cap, pings, rounds):
     """RTTs (ms) from h1 to h2 under the os-ken learning switch: the
     median of `rounds` rounds' averages, the lowest and highest round,
@@ -214,9 +265,32 @@ def ping_latency(work, server, gen, cap, pings, rounds):
         ctl.stop()
 
 
+def legacy_counters(legacy, ports):
+    """{role: {"rx", "rx_dropped", "tx", "tx_dropped"}}: the legacy
+    switch's port counters after the bench (OpenFlow port stats of its
+    bridge), showing where frames were lost."""
+    out = {}
+    text = legacy.ovs.ofctl("dump-ports", legacy.ovs.mgmt(),
+                            check=False).stdout
+    stats = {}
+    for m in re.finditer(r"port\s+(\d+): rx pkts=(\d+), bytes=\d+, "
+                         r"drop=(\d+).*?\n\s+tx pkts=(\d+), bytes=\d+, "
+                         r"drop=(\d+)", text):
+        stats[int(m.group(1))] = {
+            "rx": int(m.group(2)), "rx_dropped": int(m.group(3)),
+            "tx": int(m.group(4)), "tx_dropped": int(m.group(5))}
+    for role, port in ports.items():
+        no = legacy.ovs.vsctl("get", "interface", port, "ofport",
+                              check=False).stdout.strip()
+        if no.isdigit() and int(no) in stats:
+            out[role] = stats[int(no)]
+    return out
+
+
 def run_setup(name, args, binary, out):
     work = pathlib.Path(out) / name
-    work.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(work, ignore_errors=True)     # a previous run's
+    work.mkdir(parents=True)
     workloads = [w for w in args.workloads.split(",") if w]
     gateway = "gateway" in workloads
     skipped = []
@@ -242,14 +316,19 @@ def run_setup(name, args, binary, out):
             setup = Setup(name, str(work / "server"), server.ns, nic, binary)
             try:
                 gen, cap = hosts[0][0], hosts[1][0]
-                rows = run_bench(binary, setup, gen, cap, args,
-                                 work / "bench", workloads) \
-                    if workloads else []
+                with CpuPeak(vswitchd_pid(legacy.ovs)) as legacy_cpu:
+                    rows = run_bench(binary, setup, gen, cap, args,
+                                     work / "bench", workloads) \
+                        if workloads else []
+                counters = legacy_counters(legacy, {
+                    "h1": ports[0], "h2": ports[1], "trunk": legacy_end})
                 ping = ping_latency(work, server, gen, cap, args.pings,
                                     args.ping_rounds)
             finally:
                 setup.close()
     return {"throughput": rows + skipped, "ping": ping,
+            "legacy_cpu_peak_pct": legacy_cpu.peak,
+            "legacy_counters": counters,
             "load": os.getloadavg()}
 
 
@@ -297,6 +376,25 @@ def report(results, args):
                 fmt(row.get("max_mpps")), fmt(row.get("offered_mpps")),
                 fmt(row.get("loss_at_max")), fmt(row.get("no_loss_mpps")),
                 fmt(row.get("switch_cpu_pct"), 0)))
+    peaks = ["%s: %s" % (n, fmt(r["legacy_cpu_peak_pct"], 0))
+             for n, r in results.items()
+             if r.get("legacy_cpu_peak_pct") is not None]
+    if peaks:
+        lines += ["", "Legacy switch (its ovs-vswitchd) at its busiest during "
+                  "the bench, % of one core over 1 s: " + "; ".join(peaks)
+                  + "."]
+    drops = []
+    for n, r in results.items():
+        c = r.get("legacy_counters") or {}
+        if "h1" in c and "trunk" in c:
+            drops.append("%s: h1's port rx %d (dropped %d), trunk tx %d "
+                         "(dropped %d) rx %d, h2's port tx %d" % (
+                             n, c["h1"]["rx"], c["h1"]["rx_dropped"],
+                             c["trunk"]["tx"], c["trunk"]["tx_dropped"],
+                             c["trunk"]["rx"], c.get("h2", {}).get("tx", 0)))
+    if drops:
+        lines += ["", "Legacy switch port counters after the bench "
+                  "(frames, all workloads): " + "; ".join(drops) + "."]
     loads = ["%s: %s" % (n, " ".join("%.1f" % x for x in r["load"]))
              for n, r in results.items() if r.get("load")]
     if loads:

@@ -499,12 +499,14 @@ def trunk_flags(cfg):
 
 
 def wait_port(hostport, pid, netns, log, timeout=20):
+    """Until process `pid` listens on TCP HOST:PORT (its own listener:
+    another program on that port does not count)."""
     port = int(hostport.rsplit(":", 1)[1])
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        p = subprocess.run(_in_ns(["ss", "-Hltn", "sport = :%d" % port],
+        p = subprocess.run(_in_ns(["ss", "-Hltnp", "sport = :%d" % port],
                                   netns), capture_output=True, text=True)
-        if p.stdout.strip():
+        if "pid=%d," % pid in p.stdout:
             return
         if not alive(pid):
             text = pathlib.Path(log).read_text(errors="replace")
