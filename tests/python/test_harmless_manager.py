@@ -18,6 +18,7 @@ switch as it was; trunk mode (oxflow --trunk) the same way when the
 binary has it."""
 
 import os
+import re
 import subprocess
 import sys
 import time
@@ -371,6 +372,15 @@ def test_up_status_down_restore_trunk_mode(hlab, tmp_path):
         assert sorted(p["port_no"] for p in rec["ports"]) == [1, 2, 3]
         got = lab.ping_all(hosts, count=3)
         assert all(n >= 2 for n in got.values()), got
+        # through the learning switch's flows on the logical ports (oxflow
+        # runs fail-mode secure: nothing passes without the controller)
+        flows = subprocess.run(
+            ["ip", "netns", "exec", hlab["server"].ns, TRUNK_BIN, "ctl",
+             "dump-flows", "tcp:127.0.0.1:6634"], capture_output=True,
+            text=True, timeout=30)
+        assert flows.returncode == 0, flows.stderr
+        learned = re.findall(r"in_port=([123])\b", flows.stdout)
+        assert len(set(learned)) == 3, flows.stdout
         st = run_cli("status", config)
         assert st.returncode == 0, st.stdout + st.stderr
         assert "mode trunk" in st.stdout and "DEAD" not in st.stdout

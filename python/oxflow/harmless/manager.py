@@ -23,7 +23,7 @@ configuration file is checked completely before anything is touched.
 
 The topology file (TOML, or YAML with the same structure):
 
-    mode = "proxy"                  # or "trunk"
+    mode = "trunk"                  # (the default) or "proxy"
     controller = "127.0.0.1:6653"   # HOST:PORT of the OpenFlow controller
     state_dir = "harmless-state"    # backups, logs, pids (relative to
                                     # the file)
@@ -473,8 +473,12 @@ def start_software(cfg, run):
         if not trunk_supported(binary):
             raise ManagerError("%s run has no --trunk: mode trunk needs an "
                                "oxflow with trunk ports" % binary)
+        # fail-mode secure as the proxy's Open vSwitch: without the
+        # controller nothing is forwarded (standalone would bridge the
+        # access VLANs the migration separated)
         argv = [binary, "run", "--controller", "tcp:" + cfg["controller"],
-                "--listen", "ptcp:" + cfg["listen"], "--dpid", cfg["dpid"]]
+                "--listen", "ptcp:" + cfg["listen"], "--dpid", cfg["dpid"],
+                "--fail-mode", "secure"]
         for t in trunk_flags(cfg):
             argv += ["--trunk", t]
         log = os.path.join(sd, "oxflow.log")
