@@ -146,7 +146,7 @@ class Setup:
             sw = Process([binary, "run", "--trunk", "%s=%d-%d"
                           % ((nic,) + VIDS), "--controller",
                           "tcp:127.0.0.1:%d" % CTL_PORT, "--listen",
-                          "ptcp:127.0.0.1:6634"],
+                          "ptcp:127.0.0.1:6634", "--fail-mode", "secure"],
                          os.path.join(work, "oxflow.log"), netns=netns,
                          name="oxflow").start()
             self.procs.append(sw)
