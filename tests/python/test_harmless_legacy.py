@@ -9,6 +9,8 @@ and the driver's configuration sessions (get_config, replace, merge,
 compare, discard, commit, rollback, a commit failing part-way) with
 byte-identical restores."""
 
+import time
+
 import pytest
 from scapy.layers.l2 import Dot1Q, Ether
 
@@ -242,9 +244,16 @@ def test_getters(lab, dev):
     facts = dev.get_facts()
     assert facts["hostname"] == "legacy1" and facts["vendor"] == "oxflow"
     assert facts["interface_list"] == [p[n] for n in "abct"]
-    intfs = dev.get_interfaces()
+    # Open vSwitch refreshes link state on its own schedule: poll
+    deadline = time.monotonic() + 30
+    while True:
+        intfs = dev.get_interfaces()
+        up = all(i["is_up"] and i["is_enabled"] for i in intfs.values())
+        if up or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
     assert set(intfs) == set(p.values())
-    assert all(i["is_up"] and i["is_enabled"] for i in intfs.values())
+    assert up, intfs
     assert intfs[p["a"]]["mac_address"].count(":") == 5
     vlans = dev.get_vlans()
     assert vlans == {
