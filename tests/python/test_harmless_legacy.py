@@ -9,6 +9,8 @@ and the driver's configuration sessions (get_config, replace, merge,
 compare, discard, commit, rollback, a commit failing part-way) with
 byte-identical restores."""
 
+import time
+
 import pytest
 from scapy.layers.l2 import Dot1Q, Ether
 
@@ -116,7 +118,7 @@ def test_access_vlans_isolate_and_the_trunk_tags(lab):
     # a broadcast from a reaches b untagged and the trunk tagged 10, not c
     sent = frame_from(h["a"], tag=b"a")
     got = send_and_capture(h["a"], sent, [h["b"], h["c"], h["t"]],
-                           keep=marked, timeout=0.5)
+                           keep=marked, timeout=2.0)
     assert got["c"] == []
     assert got["b"] == [bytes(sent)]
     assert len(got["t"]) == 1
@@ -125,12 +127,12 @@ def test_access_vlans_isolate_and_the_trunk_tags(lab):
     assert MARK + b"a" in bytes(tagged[Dot1Q].payload)
     # a frame from c leaves the trunk tagged 20
     got = send_and_capture(h["c"], frame_from(h["c"], tag=b"c"),
-                           [h["a"], h["t"]], keep=marked, timeout=0.5)
+                           [h["a"], h["t"]], keep=marked, timeout=2.0)
     assert got["a"] == []
     assert [Ether(f)[Dot1Q].vlan for f in got["t"]] == [20]
     # a frame tagged 20 on the trunk reaches c only, untagged
     got = send_and_capture(h["t"], frame_from(h["t"], vlan=20, tag=b"t"),
-                           [h["a"], h["b"], h["c"]], keep=marked, timeout=0.5)
+                           [h["a"], h["b"], h["c"]], keep=marked, timeout=2.0)
     assert got["a"] == [] and got["b"] == []
     assert len(got["c"]) == 1 and not Ether(got["c"][0]).haslayer(Dot1Q)
 
@@ -242,9 +244,16 @@ def test_getters(lab, dev):
     facts = dev.get_facts()
     assert facts["hostname"] == "legacy1" and facts["vendor"] == "oxflow"
     assert facts["interface_list"] == [p[n] for n in "abct"]
-    intfs = dev.get_interfaces()
+    # Open vSwitch refreshes link state on its own schedule: poll
+    deadline = time.monotonic() + 30
+    while True:
+        intfs = dev.get_interfaces()
+        up = all(i["is_up"] and i["is_enabled"] for i in intfs.values())
+        if up or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
     assert set(intfs) == set(p.values())
-    assert all(i["is_up"] and i["is_enabled"] for i in intfs.values())
+    assert up, intfs
     assert intfs[p["a"]]["mac_address"].count(":") == 5
     vlans = dev.get_vlans()
     assert vlans == {

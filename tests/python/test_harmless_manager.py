@@ -18,8 +18,10 @@ switch as it was; trunk mode (oxflow --trunk) the same way when the
 binary has it."""
 
 import os
+import re
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -193,6 +195,15 @@ def test_good_topology_file_and_yaml(tmp_path):
         "101\n!\ninterface p2\n switchport mode access\n switchport access "
         "vlan 102\n!\ninterface t\n switchport mode trunk\n switchport "
         "trunk allowed vlan 101-102\n!\nend\n")
+    # mode trunk: one --trunk per NIC and contiguous run of entries
+    cfg = manager.check_config(base_cfg(
+        mode="trunk", b_vlans="103", legacy=base_cfg()["legacy"] + [
+            {"name": "c", "host": "h3", "trunk": "t", "access": ["r1"],
+             "vlans": "107"},
+            {"name": "d", "host": "h4", "trunk": "t", "access": ["s1"],
+             "vlans": "108", "nic": "eth2"}]), tmp_path / "t.toml")
+    assert manager.trunk_flags(cfg) == ["eth1=101-103", "eth1=107",
+                                        "eth2=108"]
     y = tmp_path / "t.yaml"
     y.write_text("mode: trunk\ncontroller: 10.0.0.1:6653\nserver: {nic: "
                  "eth1}\nlegacy:\n - {host: h, trunk: t, access: [p1], "
@@ -334,25 +345,72 @@ def test_commit_failing_half_way_is_rolled_back(hlab, tmp_path):
 
 @needs_lab
 @pytest.mark.skipif(TRUNK_BIN is None, reason="`%s run --help` does not "
-                    "list --trunk (oxflow's trunk ports are not merged "
-                    "yet)" % RELEASE)
-def test_up_down_restore_trunk_mode(hlab, tmp_path):
+                    "list --trunk (build oxflow: cargo build --release -p "
+                    "oxflow)" % RELEASE)
+def test_up_status_down_restore_trunk_mode(hlab, tmp_path):
+    """The same as in proxy mode with oxflow's own trunk ports: one
+    process (`oxflow run --trunk eth0=101-102 --trunk eth0=103`) instead
+    of the proxy and a second switch."""
     config = write_config(tmp_path, hlab, mode="trunk")
     hosts = hlab["hosts"]
+    since = time.time()
     up = run_cli("up", config)
     assert up.returncode == 0, up.stdout + up.stderr
+    assert "saved to" in up.stdout and "up: mode trunk, 3 logical ports" \
+        in up.stdout, up.stdout
     try:
+        running = hlab["legacy"].running_config()
+        assert " switchport access vlan 103\n" in running
+        assert " switchport trunk allowed vlan 101-103\n" in running
+        # the names are oxflow's IFACE.VID, and only records of this
+        # oxflow count (the proxy test's controller saw the same names)
         rec = lab.wait_census(hlab["ctl"].ports_file, "port_desc",
-                              lambda r: sorted(p["name"] for p in r["ports"])
+                              lambda r: r["time"] >= since and sorted(
+                                  p["name"] for p in r["ports"])
                               == ["%s.%d" % (hlab["nic"], v)
                                   for v in (101, 102, 103)])
         assert sorted(p["port_no"] for p in rec["ports"]) == [1, 2, 3]
         got = lab.ping_all(hosts, count=3)
         assert all(n >= 2 for n in got.values()), got
+        # through the learning switch's flows on the logical ports (oxflow
+        # runs fail-mode secure: nothing passes without the controller)
+        flows = subprocess.run(
+            ["ip", "netns", "exec", hlab["server"].ns, TRUNK_BIN, "ctl",
+             "dump-flows", "tcp:127.0.0.1:6634"], capture_output=True,
+            text=True, timeout=30)
+        assert flows.returncode == 0, flows.stderr
+        learned = re.findall(r"in_port=([123])\b", flows.stdout)
+        assert len(set(learned)) == 3, flows.stdout
         st = run_cli("status", config)
-        assert st.returncode == 0 and "mode trunk" in st.stdout, st.stdout
+        assert st.returncode == 0, st.stdout + st.stderr
+        assert "mode trunk" in st.stdout and "DEAD" not in st.stdout
+        assert st.stdout.count("running") == 1, st.stdout    # oxflow
     finally:
         down = run_cli("down", config, "--restore")
     assert down.returncode == 0, down.stdout + down.stderr
+    assert down.stdout.count("byte-identical") == 2, down.stdout
     assert hlab["legacy"].running_config().encode() == \
         hlab["initial"].encode()
+    st = run_cli("status", config)
+    assert st.returncode == 1 and "down" in st.stdout
+    assert hosts[0].ping(hosts[2].ip(), count=2).received >= 1
+
+
+@needs_lab
+@pytest.mark.skipif(TRUNK_BIN is None, reason="`%s run --help` does not "
+                    "list --trunk" % RELEASE)
+def test_software_side_failing_is_rolled_back_trunk_mode(hlab, tmp_path):
+    """oxflow cannot start (its management listener is the controller's
+    port, taken): `up` stops, restores both entries byte-identically and
+    writes no state."""
+    config = write_config(tmp_path, hlab, mode="trunk")
+    config.write_text(config.read_text().replace(
+        "[server]\n", '[server]\nlisten = "127.0.0.1:%d"\n' % CTL_PORT))
+    up = run_cli("up", config)
+    assert up.returncode == 1, up.stdout + up.stderr
+    assert "up failed: oxflow exited:" in up.stderr, up.stderr
+    assert "Address already in use" in up.stderr, up.stderr
+    for name in ("legacy1a", "legacy1b"):
+        assert "%s restored from its backup (byte-identical)" % name \
+            in up.stderr, up.stderr
+    assert_untouched(hlab, config)

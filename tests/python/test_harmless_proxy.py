@@ -217,7 +217,7 @@ def test_controller_vlan_push_lands_inside_the_access_tag(hybrid, tmp_path):
         h1, h2 = hybrid["hosts"][0], hybrid["hosts"][1]
         sent = Ether(src=h1.mac(), dst="02:00:00:00:77:02") / (
             b"OXHM-QINQ" + bytes(40))
-        got = send_and_capture(h1, sent, [h2], timeout=1.0,
+        got = send_and_capture(h1, sent, [h2], timeout=2.0,
                                keep=lambda f: b"OXHM-QINQ" in f)
         assert len(got["h2"]) == 1, got
         frame = Ether(got["h2"][0])

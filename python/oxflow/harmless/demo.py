@@ -1,6 +1,6 @@
 """`make demo-harmless`: HARMLESS in one command.
 
-    python -m oxflow.harmless.demo [--hosts N] [--mode proxy|trunk] [--keep]
+    python -m oxflow.harmless.demo [--hosts N] [--mode trunk|proxy] [--keep]
 
 1. builds the lab in network namespaces (prefix "hm"): hosts h1..hN on an
    emulated legacy switch (a private Open vSwitch acting as a plain 802.1Q
@@ -10,8 +10,9 @@
    server;
 3. `oxflow harmless up`: backs up the legacy switch's configuration,
    gives each host's port its own VLAN and makes the trunk carry them,
-   starts the software side (proxy mode: a trunk-only Open vSwitch and
-   `oxflow harmless proxy`; trunk mode: `oxflow run --trunk`);
+   starts the software side (trunk mode, the default: one `oxflow run
+   --trunk NIC=FIRST-LAST`, oxflow's own trunk ports; proxy mode: a
+   trunk-only Open vSwitch and `oxflow harmless proxy`);
 4. shows that the controller sees N ports and that every host pings every
    other one (through the controller's flows now: the VLANs keep them
    apart on the legacy switch);
@@ -108,7 +109,7 @@ def run(args, work):
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m oxflow.harmless.demo")
     ap.add_argument("--hosts", type=int, default=4)
-    ap.add_argument("--mode", choices=manager.MODES, default="proxy")
+    ap.add_argument("--mode", choices=manager.MODES, default="trunk")
     ap.add_argument("--keep", action="store_true",
                     help="keep the work directory (logs, backups)")
     args = ap.parse_args(argv)

@@ -11,8 +11,8 @@ namespace. The server half differs:
 - `proxy`: an Open vSwitch with only the trunk (port 1), connected to
   `oxflow harmless proxy --vlans 101-102`, which the controller sees as
   ports 1 and 2;
-- `trunk`: `oxflow run --trunk eth0=101-102` (only when the binary has
-  `--trunk`);
+- `trunk`: `oxflow run --trunk eth0=101-102`, oxflow alone (its trunk
+  ports: one process, no second switch);
 - `s4`: the paper's S4, one ovs-vswitchd with two bridges joined by patch
   ports: `br0` holds the trunk and only translates (VLAN v <-> patch port;
   pop on the way in, push on the way out), `br-of` has the patch ports as
@@ -21,17 +21,27 @@ namespace. The server half differs:
 For each setup: `oxflow bench run throughput --switch external` run in the
 server's namespace (the bench is the controller: it installs the workload
 as flows on ports 1 -> 2 and measures the forwarding rate from h1 to h2),
-then the os-ken learning switch and `ping` from h1 to h2 (average RTT of
-`--pings` echo requests after a warm-up).
+then the os-ken learning switch and `ping` from h1 to h2: after a
+warm-up, `--ping-rounds` rounds of `--pings` echo requests each; the
+report gives the median of the rounds' average RTTs and their spread
+(lowest and highest round), since the machine is shared.
 
-The access gateway workload matches the customers' own VLAN tags on the
-input port; frames tagged by a customer are dropped by the legacy
-switch's access ports (802.1Q access ports take untagged frames), and the
-proxy cannot match below its location tag, so `gateway` is not in the
-default list (asking for it reports what happened).
+The access gateway workload (`gateway`) sends frames carrying the
+customers' own VLAN tags (100..109) and matches them on the input port.
+An 802.1Q access port drops such frames, so when `gateway` is among the
+workloads h1's port of the legacy switch is an 802.1Q tunnel port
+(`switchport mode dot1q-tunnel` on a Cisco switch; Open vSwitch
+`vlan_mode=dot1q-tunnel` with the 0x8100 outer TPID): it pushes the access
+VLAN outside the customer's tag, so the trunk carries [101][customer
+VID]. `trunk` (oxflow removes only the outer tag) and `s4` (the
+translating bridge pops one tag; every Open vSwitch here parses two tags,
+`vlan-limit=0`) hand the customer tag to the OpenFlow pipeline; the proxy
+cannot (its location tag is the outer one and it refuses every other
+VLAN match), so `gateway` is skipped for `proxy` with that reason.
 
-    oxflow harmless eval [--setups proxy,s4[,trunk]] [--workloads l2,l3,lb_acl]
-        [--sizes 100,1000] [--seconds 1] [--pings 50] [--full] [--out DIR]
+    oxflow harmless eval [--setups trunk,proxy,s4]
+        [--workloads l2,l3,lb_acl,gateway] [--sizes 100,1000] [--seconds 1]
+        [--pings 50] [--ping-rounds 5] [--full] [--out DIR]
 
 Writes DIR/results.json and DIR/report.md (a table per measurement) and
 prints the report. Needs root and Open vSwitch. `--full`: sizes
@@ -42,8 +52,12 @@ import argparse
 import json
 import os
 import pathlib
+import re
+import shutil
+import statistics
 import subprocess
 import sys
+import threading
 import time
 
 from oxflow.harmless import lab, legacy_ovs, manager
@@ -52,6 +66,19 @@ from oxflow.netns import OvsSwitch, Process, Topology
 CTL_PORT = 6653
 PROXY_PORT = 6654
 VIDS = (101, 102)
+# network namespace / interface prefix (oxflow.netns.Topology)
+PREFIX = os.environ.get("OXFLOW_HARMLESS_PREFIX", "hm")
+
+
+GATEWAY_SKIP_PROXY = (
+    "skipped: the proxy's location tag is the outer tag and it refuses "
+    "any other VLAN match (OFPBMC_BAD_FIELD), so the customer tag cannot "
+    "be matched")
+
+
+def two_tags(ovs):
+    """Makes Open vSwitch `ovs` parse (and match) two VLAN headers."""
+    ovs.vsctl("set", "Open_vSwitch", ".", "other_config:vlan-limit=0")
 
 
 def s4_switch(work, netns, nic):
@@ -70,6 +97,7 @@ def s4_switch(work, netns, nic):
                  "interface", "of%d" % v, "type=patch",
                  "options:peer=tr%d" % v, "ofport_request=%d" % i]
     of.vsctl(*args)
+    two_tags(of)
     for i, v in enumerate(VIDS, 1):
         of.ofctl("add-flow", "br0", "in_port=1,dl_vlan=%d,actions="
                  "pop_vlan,output:%d" % (v, i + 1))
@@ -118,7 +146,7 @@ class Setup:
             sw = Process([binary, "run", "--trunk", "%s=%d-%d"
                           % ((nic,) + VIDS), "--controller",
                           "tcp:127.0.0.1:%d" % CTL_PORT, "--listen",
-                          "ptcp:127.0.0.1:6634"],
+                          "ptcp:127.0.0.1:6634", "--fail-mode", "secure"],
                          os.path.join(work, "oxflow.log"), netns=netns,
                          name="oxflow").start()
             self.procs.append(sw)
@@ -134,10 +162,10 @@ class Setup:
             p.stop()
 
 
-def run_bench(binary, setup, gen, cap, args, out):
+def run_bench(binary, setup, gen, cap, args, out, workloads):
     """`oxflow bench run throughput --switch external` in the server's
     namespace; the rows of its throughput table as dicts."""
-    sets = {"workloads": args.workloads, "sizes": args.sizes,
+    sets = {"workloads": ",".join(workloads), "sizes": args.sizes,
             "seconds": args.seconds, "warmup": 1,
             "search": "true" if args.full else "false", "settle": 10,
             "controller": "listen:127.0.0.1:%d" % CTL_PORT,
@@ -163,9 +191,58 @@ def run_bench(binary, setup, gen, cap, args, out):
     return [{"error": "no throughput table in %s" % res}]
 
 
-def ping_latency(work, server, gen, cap, pings):
-    """Average RTT (ms) and loss from h1 to h2 under the os-ken learning
-    switch."""
+class CpuPeak:
+    """Samples a process's CPU time (/proc/PID/stat utime + stime) every
+    0.25 s in a thread while in a `with` block; `.peak` is the highest
+    share of one core over any 1-second stretch (percent). Used on the
+    legacy switch's ovs-vswitchd, whose main thread serves all its
+    (non-PMD) ports."""
+
+    def __init__(self, pid):
+        self.pid, self.peak = pid, None
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _ticks(self):
+        try:
+            with open("/proc/%d/stat" % self.pid) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            return int(fields[11]) + int(fields[12])
+        except (OSError, IndexError, ValueError):
+            return None
+
+    def _run(self):
+        hz = os.sysconf("SC_CLK_TCK")
+        samples = []        # (monotonic time, ticks)
+        while not self._stop.wait(0.25):
+            t = self._ticks()
+            if t is None:
+                return
+            now = time.monotonic()
+            samples.append((now, t))
+            old = [x for x in samples if now - x[0] >= 1.0]
+            if old:
+                t0, k0 = old[-1]
+                pct = 100.0 * (t - k0) / hz / (now - t0)
+                self.peak = pct if self.peak is None else max(self.peak, pct)
+                samples = samples[samples.index(old[-1]):]
+
+    def __enter__(self):
+        if self.pid:
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join()
+        return False
+
+
+def ping_latency(work, server, gen, cap, pings, rounds):
+    """RTTs (ms) from h1 to h2 under the os-ken learning switch: the
+    median of `rounds` rounds' averages, the lowest and highest round,
+    and the echo requests answered."""
     ctl = lab.start_controller(work, CTL_PORT, netns=server.ns)
     try:
         deadline = time.monotonic() + 30
@@ -173,18 +250,54 @@ def ping_latency(work, server, gen, cap, pings):
             if time.monotonic() > deadline:
                 return {"error": "no ping reply in 30 s"}
         gen.ping(cap.ip(), count=5, interval=0.05)        # learn, warm up
-        r = gen.ping(cap.ip(), count=pings, interval=0.02,
-                     timeout=2)
-        return {"rtt_avg_ms": r.rtt_avg_ms, "sent": r.transmitted,
-                "received": r.received}
+        avgs, sent, received = [], 0, 0
+        for _ in range(rounds):
+            r = gen.ping(cap.ip(), count=pings, interval=0.02, timeout=2)
+            sent, received = sent + r.transmitted, received + r.received
+            if r.rtt_avg_ms is not None:
+                avgs.append(r.rtt_avg_ms)
+        if not avgs:
+            return {"error": "no ping reply in %d rounds" % rounds}
+        return {"rtt_avg_ms": statistics.median(avgs),
+                "rtt_round_min_ms": min(avgs), "rtt_round_max_ms": max(avgs),
+                "rounds": avgs, "sent": sent, "received": received}
     finally:
         ctl.stop()
 
 
+def legacy_counters(legacy, ports):
+    """{role: {"rx", "rx_dropped", "tx", "tx_dropped"}}: the legacy
+    switch's port counters after the bench (OpenFlow port stats of its
+    bridge), showing where frames were lost."""
+    out = {}
+    text = legacy.ovs.ofctl("dump-ports", legacy.ovs.mgmt(),
+                            check=False).stdout
+    stats = {}
+    for m in re.finditer(r"port\s+(\d+): rx pkts=(\d+), bytes=\d+, "
+                         r"drop=(\d+).*?\n\s+tx pkts=(\d+), bytes=\d+, "
+                         r"drop=(\d+)", text):
+        stats[int(m.group(1))] = {
+            "rx": int(m.group(2)), "rx_dropped": int(m.group(3)),
+            "tx": int(m.group(4)), "tx_dropped": int(m.group(5))}
+    for role, port in ports.items():
+        no = legacy.ovs.vsctl("get", "interface", port, "ofport",
+                              check=False).stdout.strip()
+        if no.isdigit() and int(no) in stats:
+            out[role] = stats[int(no)]
+    return out
+
+
 def run_setup(name, args, binary, out):
     work = pathlib.Path(out) / name
-    work.mkdir(parents=True, exist_ok=True)
-    with Topology(prefix="hm") as topo:
+    shutil.rmtree(work, ignore_errors=True)     # a previous run's
+    work.mkdir(parents=True)
+    workloads = [w for w in args.workloads.split(",") if w]
+    gateway = "gateway" in workloads
+    skipped = []
+    if gateway and name == "proxy":
+        workloads.remove("gateway")
+        skipped.append({"workload": "gateway", "error": GATEWAY_SKIP_PROXY})
+    with Topology(prefix=PREFIX) as topo:
         lg = lab.add_legacy_ns(topo)
         hosts = lab.add_hosts(topo, 2, lg.ns)
         server, legacy_end, nic = lab.add_server(topo, legacy_ns=lg.ns)
@@ -194,15 +307,29 @@ def run_setup(name, args, binary, out):
             access=dict(zip(ports, VIDS)), trunks={legacy_end: list(VIDS)},
             netns=lg.ns)
         with legacy:
+            if gateway:
+                # h1's port as an 802.1Q tunnel port (module comment)
+                two_tags(legacy.ovs)
+                legacy.ovs.vsctl("set", "port", ports[0],
+                                 "vlan_mode=dot1q-tunnel",
+                                 "other_config:qinq-ethtype=802.1q")
             setup = Setup(name, str(work / "server"), server.ns, nic, binary)
             try:
                 gen, cap = hosts[0][0], hosts[1][0]
-                rows = run_bench(binary, setup, gen, cap, args,
-                                 work / "bench")
-                ping = ping_latency(work, server, gen, cap, args.pings)
+                with CpuPeak(vswitchd_pid(legacy.ovs)) as legacy_cpu:
+                    rows = run_bench(binary, setup, gen, cap, args,
+                                     work / "bench", workloads) \
+                        if workloads else []
+                counters = legacy_counters(legacy, {
+                    "h1": ports[0], "h2": ports[1], "trunk": legacy_end})
+                ping = ping_latency(work, server, gen, cap, args.pings,
+                                    args.ping_rounds)
             finally:
                 setup.close()
-    return {"throughput": rows, "ping": ping}
+    return {"throughput": rows + skipped, "ping": ping,
+            "legacy_cpu_peak_pct": legacy_cpu.peak,
+            "legacy_counters": counters,
+            "load": os.getloadavg()}
 
 
 def fmt(v, digits=3):
@@ -214,29 +341,65 @@ def fmt(v, digits=3):
 def report(results, args):
     lines = ["# HARMLESS evaluation", "",
              "Setups: %s; workloads %s; sizes %s; %s-second windows; "
-             "%d pings." % (", ".join(results), args.workloads, args.sizes,
-                            args.seconds, args.pings), "",
+             "%d rounds of %d pings." % (
+                 ", ".join(results), args.workloads, args.sizes,
+                 args.seconds, getattr(args, "ping_rounds", 1), args.pings),
+             "",
              "## Ping latency, h1 -> h2 (os-ken learning switch)", "",
-             "| setup | avg RTT (ms) | received |", "|---|---|---|"]
+             "| setup | median avg RTT (ms) | rounds' spread (ms) | "
+             "received |", "|---|---|---|---|"]
     for name, r in results.items():
         p = r["ping"]
         if "error" in p:
-            lines.append("| %s | %s | |" % (name, p["error"]))
+            lines.append("| %s | %s | | |" % (name, p["error"]))
         else:
-            lines.append("| %s | %s | %d/%d |" % (
-                name, fmt(p["rtt_avg_ms"]), p["received"], p["sent"]))
+            spread = "%s-%s" % (fmt(p["rtt_round_min_ms"]),
+                                fmt(p["rtt_round_max_ms"])) \
+                if "rtt_round_min_ms" in p else "-"
+            lines.append("| %s | %s | %s | %d/%d |" % (
+                name, fmt(p["rtt_avg_ms"]), spread, p["received"],
+                p["sent"]))
     lines += ["", "## Throughput, 64-byte frames h1 -> h2 (Mpps)", "",
               "| setup | workload | flows | max Mpps | offered Mpps | "
-              "loss at max | no-loss Mpps |", "|---|---|---|---|---|---|---|"]
+              "loss at max | no-loss Mpps | switch CPU % |",
+              "|---|---|---|---|---|---|---|---|"]
     for name, r in results.items():
         for row in r["throughput"]:
             if "error" in row:
-                lines.append("| %s | %s | | | | | |" % (name, row["error"]))
+                cells = [row["workload"], row["error"]] \
+                    if row.get("workload") else [row["error"], ""]
+                lines.append("| %s | %s | %s | | | | | |" % (
+                    (name,) + tuple(cells)))
                 continue
-            lines.append("| %s | %s | %s | %s | %s | %s | %s |" % (
+            lines.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
                 name, row.get("workload"), fmt(row.get("flows")),
                 fmt(row.get("max_mpps")), fmt(row.get("offered_mpps")),
-                fmt(row.get("loss_at_max")), fmt(row.get("no_loss_mpps"))))
+                fmt(row.get("loss_at_max")), fmt(row.get("no_loss_mpps")),
+                fmt(row.get("switch_cpu_pct"), 0)))
+    peaks = ["%s: %s" % (n, fmt(r["legacy_cpu_peak_pct"], 0))
+             for n, r in results.items()
+             if r.get("legacy_cpu_peak_pct") is not None]
+    if peaks:
+        lines += ["", "Legacy switch (its ovs-vswitchd) at its busiest during "
+                  "the bench, % of one core over 1 s: " + "; ".join(peaks)
+                  + "."]
+    drops = []
+    for n, r in results.items():
+        c = r.get("legacy_counters") or {}
+        if "h1" in c and "trunk" in c:
+            drops.append("%s: h1's port rx %d (dropped %d), trunk tx %d "
+                         "(dropped %d) rx %d, h2's port tx %d" % (
+                             n, c["h1"]["rx"], c["h1"]["rx_dropped"],
+                             c["trunk"]["tx"], c["trunk"]["tx_dropped"],
+                             c["trunk"]["rx"], c.get("h2", {}).get("tx", 0)))
+    if drops:
+        lines += ["", "Legacy switch port counters after the bench "
+                  "(frames, all workloads): " + "; ".join(drops) + "."]
+    loads = ["%s: %s" % (n, " ".join("%.1f" % x for x in r["load"]))
+             for n, r in results.items() if r.get("load")]
+    if loads:
+        lines += ["", "Load average (1, 5, 15 min) after each setup: "
+                  + "; ".join(loads) + "."]
     return "\n".join(lines) + "\n"
 
 
@@ -244,12 +407,14 @@ def main(argv=None):
     ap = argparse.ArgumentParser(prog="oxflow harmless eval",
                                  description=__doc__.split("\n\n")[0])
     ap.add_argument("--setups", default=None,
-                    help="comma-separated: proxy, s4, trunk (default: "
-                    "proxy,s4, plus trunk when oxflow has --trunk)")
-    ap.add_argument("--workloads", default="l2,l3,lb_acl")
+                    help="comma-separated: trunk, proxy, s4 (default: all "
+                    "three; trunk only when oxflow has --trunk)")
+    ap.add_argument("--workloads", default="l2,l3,lb_acl,gateway")
     ap.add_argument("--sizes", default="100,1000")
     ap.add_argument("--seconds", type=float, default=1)
-    ap.add_argument("--pings", type=int, default=50)
+    ap.add_argument("--pings", type=int, default=50,
+                    help="echo requests per round (20 ms apart)")
+    ap.add_argument("--ping-rounds", type=int, default=5)
     ap.add_argument("--full", action="store_true",
                     help="sizes 100..100000, 2 s windows, no-loss search")
     ap.add_argument("--out", default=None,
@@ -263,8 +428,8 @@ def main(argv=None):
     if args.setups:
         setups = [s.strip() for s in args.setups.split(",") if s.strip()]
     else:
-        setups = ["proxy", "s4"] + (["trunk"] if manager.trunk_supported(
-            binary) else [])
+        setups = (["trunk"] if manager.trunk_supported(binary) else []) + \
+            ["proxy", "s4"]
     for s in setups:
         if s not in ("proxy", "s4", "trunk"):
             ap.error("--setups: unknown setup %r" % s)

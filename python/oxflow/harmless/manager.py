@@ -23,7 +23,7 @@ configuration file is checked completely before anything is touched.
 
 The topology file (TOML, or YAML with the same structure):
 
-    mode = "proxy"                  # or "trunk"
+    mode = "trunk"                  # (the default) or "proxy"
     controller = "127.0.0.1:6653"   # HOST:PORT of the OpenFlow controller
     state_dir = "harmless-state"    # backups, logs, pids (relative to
                                     # the file)
@@ -473,24 +473,44 @@ def start_software(cfg, run):
         if not trunk_supported(binary):
             raise ManagerError("%s run has no --trunk: mode trunk needs an "
                                "oxflow with trunk ports" % binary)
+        # fail-mode secure as the proxy's Open vSwitch: without the
+        # controller nothing is forwarded (standalone would bridge the
+        # access VLANs the migration separated)
         argv = [binary, "run", "--controller", "tcp:" + cfg["controller"],
-                "--listen", "ptcp:" + cfg["listen"], "--dpid", cfg["dpid"]]
-        for lg in cfg["legacy"]:
-            argv += ["--trunk", "%s=%d-%d" % (lg["nic"], lg["first"],
-                                               lg["last"])]
+                "--listen", "ptcp:" + cfg["listen"], "--dpid", cfg["dpid"],
+                "--fail-mode", "secure"]
+        for t in trunk_flags(cfg):
+            argv += ["--trunk", t]
         log = os.path.join(sd, "oxflow.log")
         pid = spawn(argv, log, cfg["netns"])
         run["pids"].append({"name": "oxflow", "pid": pid, "log": log})
         wait_port(cfg["listen"], pid, cfg["netns"], log)
 
 
+def trunk_flags(cfg):
+    """The `--trunk NIC=FIRST-LAST` values for mode trunk, one per entry
+    in order, except that an entry continuing the previous one's range on
+    the same NIC extends it (same logical port numbers, one trunk)."""
+    spans = []      # [nic, first, last]
+    for lg in cfg["legacy"]:
+        if spans and spans[-1][0] == lg["nic"] and \
+                spans[-1][2] + 1 == lg["first"]:
+            spans[-1][2] = lg["last"]
+        else:
+            spans.append([lg["nic"], lg["first"], lg["last"]])
+    return ["%s=%d" % (n, a) if a == b else "%s=%d-%d" % (n, a, b)
+            for n, a, b in spans]
+
+
 def wait_port(hostport, pid, netns, log, timeout=20):
+    """Until process `pid` listens on TCP HOST:PORT (its own listener:
+    another program on that port does not count)."""
     port = int(hostport.rsplit(":", 1)[1])
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        p = subprocess.run(_in_ns(["ss", "-Hltn", "sport = :%d" % port],
+        p = subprocess.run(_in_ns(["ss", "-Hltnp", "sport = :%d" % port],
                                   netns), capture_output=True, text=True)
-        if p.stdout.strip():
+        if "pid=%d," % pid in p.stdout:
             return
         if not alive(pid):
             text = pathlib.Path(log).read_text(errors="replace")
