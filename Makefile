@@ -38,7 +38,7 @@ demo:
 # HARMLESS in one command (docs/harmless.md): emulated legacy switch ->
 # `oxflow harmless up` -> the os-ken app sees N ports -> all hosts ping ->
 # `down --restore` (byte-identical). Needs root and Open vSwitch.
-# MODE=proxy|trunk, HOSTS=N.
+# MODE=trunk (default: oxflow --trunk) | proxy, HOSTS=N.
 .PHONY: demo-harmless
 demo-harmless:
 	@bash scripts/demo_harmless.sh
