@@ -93,6 +93,12 @@ pub struct Pipeline {
     /// Hashes the lists and programs of `recent_programs` (random seed;
     /// a replica's clone keeps it, and only its own lists meet it).
     recent_hasher: hashbrown::DefaultHashBuilder,
+    /// BEBA / OpenState: the state tables (one per flow table), the global
+    /// state and the packet templates. Shared by every replica (a clone is
+    /// a reference count): the control thread's STATE_MOD and a worker's
+    /// SET_STATE write the same stores, and the next packet on any worker
+    /// sees the write (`stateful` crate comment).
+    pub(crate) stateful: Arc<stateful::Stateful>,
     /// Queue ids that some port has besides the default queue 0 (set by
     /// the switch from its port configuration): a set-queue action to an
     /// id no port has is BAD_ACTION/BAD_QUEUE. Which port the frame
@@ -145,7 +151,17 @@ impl Pipeline {
             recent_programs: Vec::new(),
             recent_hasher: Default::default(),
             queue_ids: Default::default(),
+            stateful: Arc::new(stateful::Stateful::new(
+                n as u8,
+                stateful::DEFAULT_CAPACITY,
+            )),
         }
+    }
+
+    /// The BEBA state tables, global state and templates (shared with
+    /// every replica made after this call).
+    pub fn stateful(&self) -> &Arc<stateful::Stateful> {
+        &self.stateful
     }
 
     /// `instructions` as an entry keeps them, and compiled; shared with a
