@@ -43,6 +43,10 @@ pub struct ActionSet {
     pub group: Option<u32>,
     /// (port, max_len)
     pub output: Option<(u32, u16)>,
+    /// Extension actions (`crate::ext`), in the order written, run after
+    /// set-queue and before the group or output (the state they write
+    /// does not depend on the packet's rewrites before them).
+    pub ext: SmallVec<[crate::ext::api::ExtOp; 1]>,
 }
 
 impl ActionSet {
@@ -87,6 +91,7 @@ impl ActionSet {
                 Op::PushPbb(t) => self.push_pbb = Some(t),
                 Op::PopPbb => self.pop_pbb = true,
                 Op::Nop => {}
+                Op::Ext(e) => self.ext.push(e),
                 // Fused ops (`program::fuse`) are not written to sets;
                 // should one be, it counts as the ops it stands for.
                 Op::SetMacs { dst, src } => self.write(&[
@@ -173,6 +178,9 @@ impl ActionSet {
         }
         if let Some(q) = self.set_queue {
             emit!(true, Op::SetQueue(q));
+        }
+        for e in &self.ext {
+            emit!(true, Op::Ext(*e));
         }
         match (self.group, self.output) {
             (Some(g), _) => emit!(true, Op::Group(g)),

@@ -99,6 +99,10 @@ pub struct Pipeline {
     /// SET_STATE write the same stores, and the next packet on any worker
     /// sees the write (`stateful` crate comment).
     pub(crate) stateful: Arc<stateful::Stateful>,
+    /// Whether some flow entry added so far matches an extension field or
+    /// runs an extension action (`crate::ext`); it only grows, as
+    /// `parse_layer`. While set, the templates step aside.
+    pub(crate) ext_flows: bool,
     /// Queue ids that some port has besides the default queue 0 (set by
     /// the switch from its port configuration): a set-queue action to an
     /// id no port has is BAD_ACTION/BAD_QUEUE. Which port the frame
@@ -151,10 +155,8 @@ impl Pipeline {
             recent_programs: Vec::new(),
             recent_hasher: Default::default(),
             queue_ids: Default::default(),
-            stateful: Arc::new(stateful::Stateful::new(
-                n as u8,
-                stateful::DEFAULT_CAPACITY,
-            )),
+            stateful: Arc::new(stateful::Stateful::new(n as u8, stateful::DEFAULT_CAPACITY)),
+            ext_flows: false,
         }
     }
 
@@ -211,7 +213,11 @@ impl Pipeline {
     /// need, and L3 when IP fragments are dropped.
     #[inline]
     pub fn parse_layer(&self) -> Layer {
-        if self.config.frag_drop {
+        if self.ext_in_use() {
+            // A state look-up or SET_STATE extracts its scope's fields,
+            // any of which may be L4.
+            Layer::L4
+        } else if self.config.frag_drop {
             self.parse_layer.max(Layer::L3)
         } else {
             self.parse_layer
