@@ -160,6 +160,13 @@ impl Pipeline {
         }
     }
 
+    /// New, empty state tables holding about `capacity` flows each (the
+    /// default is `stateful::DEFAULT_CAPACITY`). Replicas made before
+    /// keep the old ones: call before making any.
+    pub fn set_state_capacity(&mut self, capacity: usize) {
+        self.stateful = Arc::new(stateful::Stateful::new(self.tables.len() as u8, capacity));
+    }
+
     /// The BEBA state tables, global state and templates (shared with
     /// every replica made after this call).
     pub fn stateful(&self) -> &Arc<stateful::Stateful> {

@@ -1,0 +1,194 @@
+"""BEBA / OpenState end to end (issue 31): the os-ken apps of
+python/oxflow/apps/beba/ configure a real oxflow switch whose ports are
+veth pairs to hosts in network namespaces, and real traffic (UDP from
+Python sockets, ping) exercises the state tables in the switch:
+
+- port knocking: the right knock sequence opens UDP port 22 for that
+  source only, a wrong order does not, and the idle timeout of the last
+  knock closes it again; `oxflow ctl beba-dump-states` shows the states
+  the knocks wrote;
+- MAC learning: hosts ping each other with no controller round trip; the
+  state table learns each host's port, and once learned a unicast frame
+  is no longer flooded to the other ports.
+
+Namespace and interface names start with "sb".
+"""
+
+import os
+import re
+import sys
+import time
+
+import pytest
+
+from dp_util import port_stats, require_oxflow, wait_until
+from oxflow.apps.beba import maclearning, portknock
+from oxflow.netns import Topology, free_tcp_port
+from oxflow.switch import Switch, controller_process
+
+pytestmark = pytest.mark.skipif(
+    os.geteuid() != 0, reason="needs root (namespaces)")
+
+RECEIVER = r"""
+import socket, sys
+socks = []
+for p in sys.argv[2:]:
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind((sys.argv[1], int(p)))
+    socks.append(s)
+import select
+print("ready", flush=True)
+while True:
+    r, _, _ = select.select(socks, [], [])
+    for s in r:
+        d = s.recv(2048)
+        print("%d %s" % (s.getsockname()[1], d.decode()), flush=True)
+"""
+
+SENDER = r"""
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for p in sys.argv[3:]:
+    s.sendto(sys.argv[2].encode(), (sys.argv[1], int(p)))
+"""
+
+
+class App:
+    """An os-ken app and an oxflow switch with one host per port."""
+
+    def __init__(self, tmp, app, n_hosts, prefix="sb"):
+        self.tmp = tmp
+        self.app = app
+        self.n_hosts = n_hosts
+        self.prefix = prefix
+
+    def __enter__(self):
+        require_oxflow()
+        self.topo = Topology(prefix=self.prefix)
+        self.hosts = []
+        for i in range(1, self.n_hosts + 1):
+            h = self.topo.add_host("h%d" % i)
+            self.topo.add_switch_link(h, "10.0.0.%d/24" % i,
+                                      mac="00:00:00:00:00:%02x" % i)
+            self.hosts.append(h)
+        port = free_tcp_port()
+        self.ctrl = controller_process(port, self.tmp / "controller.log",
+                                       apps=[self.app])
+        self.ctrl.__enter__()
+        self.ctrl.wait_for_port(port)
+        self.sw = Switch(self.topo, dpid=0xbeba,
+                         controllers=["tcp:127.0.0.1:%d" % port],
+                         log_path=self.tmp / "oxflow.log",
+                         extra_args=["--workers", "2"])
+        self.sw.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.sw.stop()
+        self.ctrl.__exit__(*exc)
+        self.topo.close()
+        return False
+
+    def flows(self):
+        out = self.sw.ctl("dump-flows", check=True).stdout
+        return [l for l in out.splitlines() if "priority=" in l]
+
+    def wait_configured(self, n_flows):
+        wait_until(lambda: len(self.flows()) >= n_flows, timeout=30,
+                   what="%d flows from %s (controller log: %s)" % (
+                       n_flows, self.app, self.tmp / "controller.log"))
+
+    def states(self, table=0):
+        """{key hex: state} from `oxflow ctl beba-dump-states`."""
+        out = self.sw.ctl("beba-dump-states", table, check=True).stdout
+        return {m.group(1): int(m.group(2)) for m in re.finditer(
+            r"key=0x([0-9a-f]+) state=(\d+)", out)}
+
+
+@pytest.fixture
+def knock(tmp_path):
+    with App(tmp_path, "oxflow.apps.beba.portknock", 2) as a:
+        # 1 ARP + 4 knocks + open + wrong knock + test port.
+        a.wait_configured(8)
+        rx = a.hosts[1].popen(
+            [sys.executable, "-u", "-c", RECEIVER, "10.0.0.2",
+             str(portknock.OPEN_PORT), str(portknock.TEST_PORT)],
+            stdout=__import__("subprocess").PIPE, text=True)
+        try:
+            assert rx.stdout.readline().strip() == "ready"
+            a.rx = rx
+            a.got = []
+            yield a
+        finally:
+            rx.kill()
+            rx.wait()
+
+
+def send(a, host, tag, *ports):
+    a.hosts[host].run([sys.executable, "-c", SENDER, "10.0.0.2", tag]
+                      + [str(p) for p in ports])
+
+
+def received(a, tag, timeout):
+    """Whether the server got datagram `tag` within `timeout` s."""
+    import select
+    deadline = time.monotonic() + timeout
+    while True:
+        if any(tag in l for l in a.got):
+            return True
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return False
+        r, _, _ = select.select([a.rx.stdout], [], [], left)
+        if r:
+            a.got.append(a.rx.stdout.readline())
+
+
+def test_portknock(knock):
+    a = knock
+    # The path works (the test port is always open); the ARP flood flow
+    # lets h1 resolve h2.
+    wait_until(lambda: (send(a, 0, "probe", portknock.TEST_PORT),
+                        received(a, "probe", 0.5))[1],
+               timeout=20, what="the test port through the switch")
+    # Port 22 is closed before knocking.
+    send(a, 0, "closed", portknock.OPEN_PORT)
+    # Wrong order: 10, 12, 11, 13 resets at the wrong knock.
+    send(a, 0, "x", 10, 12, 11, 13)
+    send(a, 0, "wrong-order", portknock.OPEN_PORT)
+    assert not received(a, "closed", 1.0)
+    assert not received(a, "wrong-order", 0.5)
+    # The wrong knock (13 in state 0) left h1 in DEFAULT.
+    assert a.states().get("0a000001", 0) == 0
+    # Right order: open, for h1 only.
+    send(a, 0, "x", *portknock.KNOCKS)
+    send(a, 0, "open", portknock.OPEN_PORT)
+    assert received(a, "open", 5.0)
+    assert a.states()["0a000001"] == len(portknock.KNOCKS)
+    # The idle timeout of the last knock closes it again (no packet of
+    # h1 meanwhile).
+    time.sleep(portknock.LAST_KNOCK_IDLE_S + 1.0)
+    send(a, 0, "after-idle", portknock.OPEN_PORT)
+    assert not received(a, "after-idle", 1.0)
+    assert a.states().get("0a000001", 0) == 0
+
+
+def test_maclearning(tmp_path):
+    with App(tmp_path, "oxflow.apps.beba.maclearning",
+             maclearning.PORTS) as a:
+        a.wait_configured(maclearning.PORTS * (maclearning.PORTS + 1))
+        h1, h2 = a.hosts[0], a.hosts[1]
+        wait_until(lambda: h1.ping("10.0.0.2", count=1, timeout=2)
+                   .received == 1, timeout=20, what="h1 pings h2")
+        assert h1.ping("10.0.0.3", count=1, timeout=2).received == 1
+        # Each host's MAC learned at its port (key = eth_src).
+        st = a.states()
+        assert st.get("000000000001") == 1, st
+        assert st.get("000000000002") == 2, st
+        assert st.get("000000000003") == 3, st
+        # Learned: unicast h1 <-> h2 goes to port 2 / 1 only, never to
+        # h4's port (ARP is already resolved).
+        before = port_stats(a.sw)[4]["tx_pkts"]
+        assert h1.ping("10.0.0.2", count=5, interval=0.05,
+                       timeout=3).received == 5
+        assert port_stats(a.sw)[4]["tx_pkts"] == before
