@@ -43,9 +43,11 @@ pub struct ActionSet {
     pub group: Option<u32>,
     /// (port, max_len)
     pub output: Option<(u32, u16)>,
-    /// Extension actions (`crate::ext`), in the order written, run after
-    /// set-queue and before the group or output (the state they write
-    /// does not depend on the packet's rewrites before them).
+    /// Extension actions (`crate::ext`), in the order written, run first
+    /// of all: they see the packet as it entered the set (BEBA's
+    /// SET_STATE in a group bucket keys the state by the packet before
+    /// the bucket's set-fields, as the BEBA switch, which runs a bucket
+    /// as a list, does for the apps that put it first).
     pub ext: SmallVec<[crate::ext::api::ExtOp; 1]>,
 }
 
@@ -149,6 +151,9 @@ impl ActionSet {
                 }
             };
         }
+        for e in &self.ext {
+            emit!(true, Op::Ext(*e));
+        }
         emit!(self.copy_ttl_in, Op::CopyTtlIn);
         emit!(self.pop_vlan, Op::PopVlan);
         emit!(self.pop_pbb, Op::PopPbb);
@@ -178,9 +183,6 @@ impl ActionSet {
         }
         if let Some(q) = self.set_queue {
             emit!(true, Op::SetQueue(q));
-        }
-        for e in &self.ext {
-            emit!(true, Op::Ext(*e));
         }
         match (self.group, self.output) {
             (Some(g), _) => emit!(true, Op::Group(g)),
