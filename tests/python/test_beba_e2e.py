@@ -60,20 +60,22 @@ for p in sys.argv[3:]:
 class App:
     """An os-ken app and an oxflow switch with one host per port."""
 
-    def __init__(self, tmp, app, n_hosts, prefix="sb"):
+    def __init__(self, tmp, app, n_hosts, prefix="sb", addrs=None):
         self.tmp = tmp
         self.app = app
-        self.n_hosts = n_hosts
+        # Host i (port i): 10.0.0.i, MAC 00:..:0i unless `addrs` lists
+        # (ip, mac) per host.
+        self.addrs = addrs or [("10.0.0.%d" % i, "00:00:00:00:00:%02x" % i)
+                               for i in range(1, n_hosts + 1)]
         self.prefix = prefix
 
     def __enter__(self):
         require_oxflow()
         self.topo = Topology(prefix=self.prefix)
         self.hosts = []
-        for i in range(1, self.n_hosts + 1):
+        for i, (ip, mac) in enumerate(self.addrs, 1):
             h = self.topo.add_host("h%d" % i)
-            self.topo.add_switch_link(h, "10.0.0.%d/24" % i,
-                                      mac="00:00:00:00:00:%02x" % i)
+            self.topo.add_switch_link(h, ip + "/24", mac=mac)
             self.hosts.append(h)
         port = free_tcp_port()
         self.ctrl = controller_process(port, self.tmp / "controller.log",
@@ -270,3 +272,45 @@ def test_forwarding_consistency(tmp_path):
                 sport.to_bytes(2, "little").hex() + (80).to_bytes(
                     2, "little").hex()
             assert st.get(key) == n, (key, st)
+
+
+def test_fast_failover_with_rollback(tmp_path):
+    from dp_util import port_link_down
+    from oxflow.apps.beba import fast_failover as ff
+    # h1 on IN_PORT; h2 (primary) and h3 (backup) are the same server
+    # (10.0.0.2, MAC 00:..:02) behind two paths.
+    server = ("10.0.0.2", "00:00:00:00:00:02")
+    with App(tmp_path, "oxflow.apps.beba.fast_failover", 3,
+             addrs=[("10.0.0.1", "00:00:00:00:00:01"), server,
+                    server]) as a:
+        a.wait_configured(6)
+        h1, h2 = a.hosts[0], a.hosts[1]
+        key = "000000000001" + "000000000002"
+        wait_until(lambda: h1.ping("10.0.0.2", count=1, timeout=2)
+                   .received == 1, timeout=20, what="ping on the primary")
+        # Replies on the primary keep the flow in state 0 (DEFAULT).
+        assert a.states().get(key, 0) == 0
+        # The primary goes down: the FAST_FAILOVER group's backup bucket
+        # moves the flow to FAILED and the backup answers.
+        h2.run(["ip", "link", "set", "eth0", "down"])
+        wait_until(lambda: port_link_down(a.sw, ff.PRIMARY), timeout=15,
+                   what="primary port down")
+        wait_until(lambda: h1.ping("10.0.0.2", count=1, timeout=2)
+                   .received == 1, timeout=20, what="ping on the backup")
+        out = a.sw.ctl("beba-dump-states", 0, check=True).stdout
+        assert re.search(r"key=0x%s state=%d .*hard_timeout=%d .*"
+                         r"hard_rollback=%d" % (key, ff.FAILED,
+                                                ff.PROBE_S * 1_000_000,
+                                                ff.PROBE), out), out
+        # The primary comes back; the hard timeout rolls the flow back to
+        # PROBE, whose packets go both ways; the primary's reply (bi-flow
+        # scope) puts the flow back in state 0.
+        h2.run(["ip", "link", "set", "eth0", "up"])
+        wait_until(lambda: port_link_down(a.sw, ff.PRIMARY) is False,
+                   timeout=15, what="primary port up")
+        wait_until(lambda: a.states().get(key) == ff.PROBE,
+                   timeout=ff.PROBE_S + 10, interval=0.5,
+                   what="rollback to PROBE")
+        wait_until(lambda: (h1.ping("10.0.0.2", count=1, timeout=2),
+                            a.states().get(key, 0) == 0)[1],
+                   timeout=20, what="back on the primary")
