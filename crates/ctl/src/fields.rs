@@ -1,19 +1,23 @@
 //! The field registry: every match/set-field name ovs-ofctl accepts for
 //! OpenFlow 1.3, the OXM field it stands for, and how its value is written.
 //!
-//! [`FIELDS`] is the one table to extend when a field is added: a row lists
-//! the accepted names (the first is the one printed in matches), the OXM id,
-//! the value syntax ([`Kind`]) and, for the OpenFlow 1.0 style names whose
-//! meaning depends on the protocol (`tp_src`, `nw_src` under `arp`, ...), the
-//! [`Remap`] rule applied once the whole match is known.
+//! The names come from the field registry ([`packet::registry`]): its rows
+//! give each field's accepted names (the first is the one printed in
+//! matches), OXM identity and value syntax ([`Kind`]). [`fields()`] lists
+//! them with the OpenFlow 1.0 style names whose meaning depends on the
+//! protocol (`tp_src`, `nw_src` under `arp`, ...) and their [`Remap`] rule,
+//! applied once the whole match is known.
 //!
 //! Values are handled as right-aligned integers (`OxmField::bits`), so one
 //! parser/printer pair per [`Kind`] serves every field.
 
 use std::net::{Ipv4Addr, Ipv6Addr};
 
-use ofp::oxm::{field, OxmField};
+use std::sync::OnceLock;
+
+use ofp::oxm::{class, field, OxmField};
 use ofp::port::port_no;
+use packet::registry::Syntax;
 
 /// How a field's value is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -126,7 +130,20 @@ pub struct FieldDef {
     pub remap: Remap,
 }
 
-const fn def(names: &'static [&'static str], id: u8, kind: Kind, remap: Remap) -> FieldDef {
+/// ovs-ofctl's OpenFlow 1.0 style names whose field depends on the rest of
+/// the match: ctl syntax, not fields, so they live here rather than in the
+/// field registry.
+const ALIASES: &[FieldDef] = &[
+    alias(&["nw_proto"], field::IP_PROTO, Dec, Remap::Arp),
+    alias(&["nw_src"], field::IPV4_SRC, Ipv4, Remap::Arp),
+    alias(&["nw_dst"], field::IPV4_DST, Ipv4, Remap::Arp),
+    alias(&["tp_src"], field::TCP_SRC, Dec, Remap::Transport),
+    alias(&["tp_dst"], field::TCP_DST, Dec, Remap::Transport),
+    alias(&["icmp_type"], field::ICMPV4_TYPE, Dec, Remap::Icmp),
+    alias(&["icmp_code"], field::ICMPV4_CODE, Dec, Remap::Icmp),
+];
+
+const fn alias(names: &'static [&'static str], id: u8, kind: Kind, remap: Remap) -> FieldDef {
     FieldDef {
         names,
         id,
@@ -137,94 +154,126 @@ const fn def(names: &'static [&'static str], id: u8, kind: Kind, remap: Remap) -
 
 use Kind::*;
 
-/// Every OXM-backed field name. `dl_vlan`, `vlan_tci` and `nw_tos` are
-/// special (a value transformation, not just a name) and handled in `flow`.
-pub const FIELDS: &[FieldDef] = &[
-    def(&["in_port"], field::IN_PORT, Port, Remap::None),
-    def(&["in_phy_port"], field::IN_PHY_PORT, Port, Remap::None),
-    def(&["metadata"], field::METADATA, Hex, Remap::None),
-    def(&["dl_dst", "eth_dst"], field::ETH_DST, Mac, Remap::None),
-    def(&["dl_src", "eth_src"], field::ETH_SRC, Mac, Remap::None),
-    def(&["dl_type", "eth_type"], field::ETH_TYPE, Hex, Remap::None),
-    def(&["vlan_vid"], field::VLAN_VID, Hex, Remap::None),
-    def(
-        &["dl_vlan_pcp", "vlan_pcp"],
-        field::VLAN_PCP,
-        Dec,
-        Remap::None,
-    ),
-    def(&["ip_dscp"], field::IP_DSCP, Dec, Remap::None),
-    def(&["nw_ecn", "ip_ecn"], field::IP_ECN, Dec, Remap::None),
-    def(&["nw_proto"], field::IP_PROTO, Dec, Remap::Arp),
-    def(&["ip_proto"], field::IP_PROTO, Dec, Remap::None),
-    def(&["nw_src"], field::IPV4_SRC, Ipv4, Remap::Arp),
-    def(&["ip_src", "ipv4_src"], field::IPV4_SRC, Ipv4, Remap::None),
-    def(&["nw_dst"], field::IPV4_DST, Ipv4, Remap::Arp),
-    def(&["ip_dst", "ipv4_dst"], field::IPV4_DST, Ipv4, Remap::None),
-    def(&["tp_src"], field::TCP_SRC, Dec, Remap::Transport),
-    def(&["tp_dst"], field::TCP_DST, Dec, Remap::Transport),
-    def(&["tcp_src"], field::TCP_SRC, Dec, Remap::None),
-    def(&["tcp_dst"], field::TCP_DST, Dec, Remap::None),
-    def(&["udp_src"], field::UDP_SRC, Dec, Remap::None),
-    def(&["udp_dst"], field::UDP_DST, Dec, Remap::None),
-    def(&["sctp_src"], field::SCTP_SRC, Dec, Remap::None),
-    def(&["sctp_dst"], field::SCTP_DST, Dec, Remap::None),
-    def(&["icmp_type"], field::ICMPV4_TYPE, Dec, Remap::Icmp),
-    def(&["icmp_code"], field::ICMPV4_CODE, Dec, Remap::Icmp),
-    def(&["icmpv4_type"], field::ICMPV4_TYPE, Dec, Remap::None),
-    def(&["icmpv4_code"], field::ICMPV4_CODE, Dec, Remap::None),
-    def(&["arp_op"], field::ARP_OP, Dec, Remap::None),
-    def(&["arp_spa"], field::ARP_SPA, Ipv4, Remap::None),
-    def(&["arp_tpa"], field::ARP_TPA, Ipv4, Remap::None),
-    def(&["arp_sha"], field::ARP_SHA, Mac, Remap::None),
-    def(&["arp_tha"], field::ARP_THA, Mac, Remap::None),
-    def(&["ipv6_src"], field::IPV6_SRC, Ipv6, Remap::None),
-    def(&["ipv6_dst"], field::IPV6_DST, Ipv6, Remap::None),
-    def(
-        &["ipv6_label", "ipv6_flabel"],
-        field::IPV6_FLABEL,
-        Hex,
-        Remap::None,
-    ),
-    def(&["icmpv6_type"], field::ICMPV6_TYPE, Dec, Remap::None),
-    def(&["icmpv6_code"], field::ICMPV6_CODE, Dec, Remap::None),
-    def(
-        &["nd_target", "ipv6_nd_target"],
-        field::IPV6_ND_TARGET,
-        Ipv6,
-        Remap::None,
-    ),
-    def(
-        &["nd_sll", "ipv6_nd_sll"],
-        field::IPV6_ND_SLL,
-        Mac,
-        Remap::None,
-    ),
-    def(
-        &["nd_tll", "ipv6_nd_tll"],
-        field::IPV6_ND_TLL,
-        Mac,
-        Remap::None,
-    ),
-    def(&["mpls_label"], field::MPLS_LABEL, Dec, Remap::None),
-    def(&["mpls_tc"], field::MPLS_TC, Dec, Remap::None),
-    def(&["mpls_bos"], field::MPLS_BOS, Dec, Remap::None),
-    def(&["pbb_isid"], field::PBB_ISID, Dec, Remap::None),
-    def(&["tun_id", "tunnel_id"], field::TUNNEL_ID, Hex, Remap::None),
-    def(&["ipv6_exthdr"], field::IPV6_EXTHDR, Exthdr, Remap::None),
-];
+/// How ctl writes a value of registry syntax `s`.
+pub fn kind_of(s: Syntax) -> Kind {
+    match s {
+        Syntax::Dec => Dec,
+        Syntax::Hex => Hex,
+        Syntax::Port => Port,
+        Syntax::Mac => Mac,
+        Syntax::Ipv4 => Ipv4,
+        Syntax::Ipv6 => Ipv6,
+        Syntax::Exthdr => Exthdr,
+    }
+}
+
+/// Every OXM basic field name: the field registry's rows
+/// ([`packet::FIELD_DEFS`]) with an OPENFLOW_BASIC identity and ctl names,
+/// then [`ALIASES`]. `dl_vlan`, `vlan_tci` and `nw_tos` are special (a
+/// value transformation, not just a name) and handled in `flow`.
+pub fn fields() -> &'static [FieldDef] {
+    static ROWS: OnceLock<Vec<FieldDef>> = OnceLock::new();
+    ROWS.get_or_init(|| {
+        packet::FIELD_DEFS
+            .iter()
+            .filter_map(|d| {
+                let oxm = d.oxm.filter(|o| o.class == class::OPENFLOW_BASIC)?;
+                (!d.ctl.is_empty()).then_some(FieldDef {
+                    names: d.ctl,
+                    id: oxm.field,
+                    kind: kind_of(d.syntax),
+                    remap: Remap::None,
+                })
+            })
+            .chain(ALIASES.iter().copied())
+            .collect()
+    })
+}
+
+/// The registry row of an experimenter field ctl calls `name` (BEBA
+/// `state`, `global_state`).
+pub fn lookup_experimenter(name: &str) -> Option<&'static packet::FieldDef> {
+    packet::registry::by_ctl_name(name)
+        .filter(|d| d.oxm.is_some_and(|o| o.class == class::EXPERIMENTER))
+}
+
+/// The experimenter OXM field for registry row `d` with `value`/`mask`
+/// (a full mask is dropped).
+pub fn make_experimenter_field(
+    d: &packet::FieldDef,
+    value: u128,
+    mask: Option<u128>,
+) -> Result<OxmField, String> {
+    let name = d.ctl_name().unwrap_or(d.name);
+    let oxm = d
+        .oxm
+        .filter(|o| o.class == class::EXPERIMENTER)
+        .ok_or_else(|| format!("{name} is not an experimenter field"))?;
+    let full = if d.width >= 16 {
+        u128::MAX
+    } else {
+        (1u128 << (8 * d.width)) - 1
+    };
+    let mask = mask.filter(|m| *m != full);
+    if mask.is_some() && !d.maskable {
+        return Err(format!("field {name} cannot be masked"));
+    }
+    if value & !full != 0 || mask.is_some_and(|m| m & !full != 0) {
+        return Err(format!("value out of range for field {name}"));
+    }
+    if mask.is_some_and(|m| value & !m != 0) {
+        return Err(format!("field {name}: value bits outside the mask"));
+    }
+    let mut payload = value.to_be_bytes()[16 - d.width..].to_vec();
+    if let Some(m) = mask {
+        payload.extend_from_slice(&m.to_be_bytes()[16 - d.width..]);
+    }
+    Ok(OxmField::Experimenter {
+        field: oxm.field,
+        has_mask: mask.is_some(),
+        experimenter: oxm.experimenter,
+        payload,
+    })
+}
+
+/// `NAME=VALUE[/MASK]` for an experimenter field the registry knows, or
+/// `None`.
+pub fn format_experimenter_field(f: &OxmField) -> Option<String> {
+    let OxmField::Experimenter {
+        field,
+        has_mask,
+        experimenter,
+        payload,
+    } = f
+    else {
+        return None;
+    };
+    let d = packet::registry::by_oxm(packet::OxmId::experimenter(*experimenter, *field))?;
+    let want = if *has_mask { 2 * d.width } else { d.width };
+    if payload.len() != want {
+        return None;
+    }
+    let int = |b: &[u8]| b.iter().fold(0u128, |a, x| (a << 8) | u128::from(*x));
+    let value = int(&payload[..d.width]);
+    let mask = has_mask.then(|| int(&payload[d.width..]));
+    Some(format!(
+        "{}={}",
+        d.ctl_name()?,
+        format_value(kind_of(d.syntax), value, mask)
+    ))
+}
 
 /// The registry row for a name.
 pub fn lookup(name: &str) -> Option<&'static FieldDef> {
-    FIELDS.iter().find(|d| d.names.contains(&name))
+    fields().iter().find(|d| d.names.contains(&name))
 }
 
 /// The first row for an OXM id (its printed name and kind).
 pub fn by_id(id: u8) -> Option<&'static FieldDef> {
-    FIELDS
+    fields()
         .iter()
         .find(|d| d.id == id && d.remap == Remap::None)
-        .or_else(|| FIELDS.iter().find(|d| d.id == id))
+        .or_else(|| fields().iter().find(|d| d.id == id))
 }
 
 /// Name used in matches: OpenFlow 1.0 style where ovs-ofctl prints one.

@@ -19,7 +19,7 @@
 use ofp::instruction::Instruction;
 use ofp::message::{flow_mod_command, flow_mod_flags, table_id, FlowMod, NO_BUFFER};
 use ofp::multipart::FlowStatsRequest;
-use ofp::oxm::{field, vid, Match, OxmField};
+use ofp::oxm::{field, vid, Match, OxmField, Prerequisites};
 use ofp::port::port_no;
 
 use crate::actions::{format_instructions, parse_instructions, ActionContext};
@@ -118,7 +118,7 @@ impl MatchBuilder {
         if let Some(old) = self
             .fields
             .iter()
-            .find(|o| o.field.field_id() == p.field.field_id() && o.remap == p.remap)
+            .find(|o| oxm_key(&o.field) == oxm_key(&p.field) && o.remap == p.remap)
         {
             if old.field == p.field {
                 return Ok(());
@@ -139,7 +139,7 @@ impl MatchBuilder {
     fn exact(&self, id: u8) -> Option<u128> {
         self.fields
             .iter()
-            .find(|p| p.field.field_id() == id && !p.field.has_mask())
+            .find(|p| p.field.is_basic() && p.field.field_id() == id && !p.field.has_mask())
             .and_then(|p| p.field.bits())
             .map(|(v, _)| v)
     }
@@ -153,7 +153,8 @@ impl MatchBuilder {
             .fields
             .iter()
             .find(|p| {
-                p.field.field_id() == field::IP_PROTO
+                p.field.is_basic()
+                    && p.field.field_id() == field::IP_PROTO
                     && !(p.remap == Remap::Arp && eth == Some(0x0806))
             })
             .and_then(|p| p.field.bits())
@@ -188,16 +189,16 @@ impl MatchBuilder {
             }
         }
         let mut fields = m.fields;
-        fields.sort_by_key(OxmField::field_id);
+        fields.sort_by_key(oxm_key);
         // The same field twice with the same value (`tcp,nw_proto=6`) is fine.
         fields.dedup();
         for w in fields.windows(2) {
-            if w[0].field_id() == w[1].field_id() {
+            if oxm_key(&w[0]) == oxm_key(&w[1]) {
                 let p = self
                     .fields
                     .iter()
                     .rev()
-                    .find(|p| p.field.field_id() == w[0].field_id());
+                    .find(|p| oxm_key(&p.field) == oxm_key(&w[0]));
                 let (at, len) = p.map_or((0, 0), |p| (p.at, p.len));
                 return Err(SyntaxError::new("field given twice", at, len));
             }
@@ -211,61 +212,46 @@ impl MatchBuilder {
     }
 }
 
-/// What field `f` needs that `m` lacks (spec §7.2.3.6), as a hint.
+/// What identifies a field in a match: basic fields sort first, by id,
+/// then experimenter fields by experimenter and id.
+fn oxm_key(f: &OxmField) -> (bool, u16, u32, u8) {
+    let exp = match f {
+        OxmField::Experimenter { experimenter, .. } => *experimenter,
+        _ => 0,
+    };
+    (!f.is_basic(), f.class(), exp, f.field_id())
+}
+
+/// What field `f` needs that `m` lacks (spec §7.2.3.6), as a hint. The
+/// rule is the codec's (`ofp::oxm::Prerequisites`, from the field
+/// registry); the hint names the ovs-ofctl words that satisfy it.
 fn missing_prereq(f: &OxmField, m: &Match) -> Option<&'static str> {
-    let exact = |id| {
-        m.get(id)
-            .filter(|g| !g.has_mask())
-            .and_then(OxmField::bits)
-            .map(|(v, _)| v)
-    };
-    let eth = exact(field::ETH_TYPE);
-    let proto = exact(field::IP_PROTO);
-    let is_eth = |types: &[u128]| eth.is_some_and(|t| types.contains(&t));
-    let (ok, need) = match f.field_id() {
-        field::IN_PHY_PORT => (m.get(field::IN_PORT).is_some(), "in_port"),
-        field::VLAN_PCP => (
-            m.get(field::VLAN_VID)
-                .and_then(OxmField::bits)
-                .is_some_and(|(v, _)| v != u128::from(vid::NONE)),
-            "a VLAN match (dl_vlan or vlan_vid)",
-        ),
-        field::IP_DSCP | field::IP_ECN | field::IP_PROTO => {
-            (is_eth(&[0x0800, 0x86dd]), "ip or ipv6")
-        }
-        field::IPV4_SRC | field::IPV4_DST => (is_eth(&[0x0800]), "ip (dl_type=0x0800)"),
-        field::TCP_SRC | field::TCP_DST => (proto == Some(6), "tcp or tcp6"),
-        field::UDP_SRC | field::UDP_DST => (proto == Some(17), "udp or udp6"),
-        field::SCTP_SRC | field::SCTP_DST => (proto == Some(132), "sctp or sctp6"),
-        field::ICMPV4_TYPE | field::ICMPV4_CODE => (proto == Some(1) && is_eth(&[0x0800]), "icmp"),
-        field::ARP_OP | field::ARP_SPA | field::ARP_TPA | field::ARP_SHA | field::ARP_THA => {
-            (is_eth(&[0x0806]), "arp")
-        }
-        field::IPV6_SRC | field::IPV6_DST | field::IPV6_FLABEL | field::IPV6_EXTHDR => {
-            (is_eth(&[0x86dd]), "ipv6")
-        }
-        field::ICMPV6_TYPE | field::ICMPV6_CODE => {
-            (proto == Some(58) && is_eth(&[0x86dd]), "icmp6")
-        }
-        field::IPV6_ND_TARGET => (
-            exact(field::ICMPV6_TYPE).is_some_and(|t| t == 135 || t == 136),
-            "icmp6,icmp_type=135 or 136",
-        ),
-        field::IPV6_ND_SLL => (
-            exact(field::ICMPV6_TYPE) == Some(135),
-            "icmp6,icmp_type=135",
-        ),
-        field::IPV6_ND_TLL => (
-            exact(field::ICMPV6_TYPE) == Some(136),
-            "icmp6,icmp_type=136",
-        ),
-        field::MPLS_LABEL | field::MPLS_TC | field::MPLS_BOS => {
-            (is_eth(&[0x8847, 0x8848]), "mpls or mplsm")
-        }
-        field::PBB_ISID => (is_eth(&[0x88e7]), "dl_type=0x88e7"),
-        _ => (true, ""),
-    };
-    (!ok).then_some(need)
+    let mut known = Prerequisites::default();
+    for g in &m.fields {
+        known.learn(g);
+    }
+    if known.allows(f) {
+        return None;
+    }
+    Some(match f.field_id() {
+        field::IN_PHY_PORT => "in_port",
+        field::VLAN_PCP => "a VLAN match (dl_vlan or vlan_vid)",
+        field::IP_DSCP | field::IP_ECN | field::IP_PROTO => "ip or ipv6",
+        field::IPV4_SRC | field::IPV4_DST => "ip (dl_type=0x0800)",
+        field::TCP_SRC | field::TCP_DST => "tcp or tcp6",
+        field::UDP_SRC | field::UDP_DST => "udp or udp6",
+        field::SCTP_SRC | field::SCTP_DST => "sctp or sctp6",
+        field::ICMPV4_TYPE | field::ICMPV4_CODE => "icmp",
+        field::ARP_OP | field::ARP_SPA | field::ARP_TPA | field::ARP_SHA | field::ARP_THA => "arp",
+        field::IPV6_SRC | field::IPV6_DST | field::IPV6_FLABEL | field::IPV6_EXTHDR => "ipv6",
+        field::ICMPV6_TYPE | field::ICMPV6_CODE => "icmp6",
+        field::IPV6_ND_TARGET => "icmp6,icmp_type=135 or 136",
+        field::IPV6_ND_SLL => "icmp6,icmp_type=135",
+        field::IPV6_ND_TLL => "icmp6,icmp_type=136",
+        field::MPLS_LABEL | field::MPLS_TC | field::MPLS_BOS => "mpls or mplsm",
+        field::PBB_ISID => "dl_type=0x88e7",
+        _ => "its prerequisites",
+    })
 }
 
 fn int_value<T: TryFrom<u128>>(t: &Token<'_>, what: &str) -> Result<T, SyntaxError> {
@@ -340,7 +326,14 @@ fn match_token(t: &Token<'_>, b: &mut MatchBuilder) -> Result<bool, SyntaxError>
         }
         _ => {
             let Some(def) = fields::lookup(&key) else {
-                return Ok(false);
+                let Some(d) = fields::lookup_experimenter(&key) else {
+                    return Ok(false);
+                };
+                let kind = fields::kind_of(d.syntax);
+                let (v, m) = parse_value(kind, t.need_value()?).map_err(field_err)?;
+                let f = fields::make_experimenter_field(d, v, m).map_err(field_err)?;
+                b.add(pending(t, f, Remap::None))?;
+                return Ok(true);
             };
             let (v, m) = parse_value(def.kind, t.need_value()?).map_err(field_err)?;
             let f = make_field(def.id, v, m).map_err(field_err)?;
@@ -579,7 +572,10 @@ pub fn format_match(m: &Match, priority: Option<u16>) -> String {
     let fmt = |f: &OxmField| -> Option<String> {
         let id = f.field_id();
         if !f.is_basic() {
-            return Some(format!("oxm(class={:#x},field={id})", f.class()));
+            return Some(
+                fields::format_experimenter_field(f)
+                    .unwrap_or_else(|| format!("oxm(class={:#x},field={id})", f.class())),
+            );
         }
         Some(match f {
             OxmField::EthType(_) if sh.is_some() => return None,
@@ -890,7 +886,7 @@ mod tests {
                 }
                 let mut fields: Vec<OxmField> = prereq.to_vec();
                 fields.push(f);
-                fields.sort_by_key(OxmField::field_id);
+                fields.sort_by_key(oxm_key);
                 let m = Match::new(fields);
                 let text = format!("{},actions=drop", format_match(&m, None));
                 let back = parse_flow(&text, FlowUsage::Add)

@@ -802,7 +802,8 @@ impl Match {
     }
 }
 
-/// The fields other fields' prerequisites depend on (spec Table 12), as a
+/// The fields other fields' prerequisites depend on (spec Table 12, the
+/// field registry's `prereq` column in `packet::registry`), as a
 /// set of fields guarantees them: what [`Match::check_prerequisites`]
 /// collects from a match, and what a flow entry's consistency check keeps
 /// while it walks the entry's actions (`pipeline::consistency`), so both
@@ -845,52 +846,27 @@ impl Prerequisites {
     /// Whether `f`'s prerequisites hold (module rules of
     /// [`Match::check_prerequisites`]).
     pub fn allows(&self, f: &OxmField) -> bool {
-        const IPV4: u16 = 0x0800;
-        const IPV6: u16 = 0x86dd;
-        const ARP: u16 = 0x0806;
-        const MPLS: u16 = 0x8847;
-        const MPLS_MC: u16 = 0x8848;
-        const PBB: u16 = 0x88e7;
-
-        let eth = |types: &[u16]| self.eth_type.is_some_and(|t| types.contains(&t));
-        let proto = |p: u8| self.ip_proto == Some(p);
-        let icmp6 = |types: &[u8]| self.icmpv6_type.is_some_and(|t| types.contains(&t));
-        match f {
-            OxmField::InPhyPort(_) => self.in_port,
-            OxmField::VlanPcp(_) => self.vlan_vid.is_some_and(|v| v != vid::NONE),
-            OxmField::IpDscp(_) | OxmField::IpEcn(_) | OxmField::IpProto(_) => eth(&[IPV4, IPV6]),
-            OxmField::Ipv4Src(..) | OxmField::Ipv4Dst(..) => eth(&[IPV4]),
-            OxmField::TcpSrc(_) | OxmField::TcpDst(_) => proto(6),
-            OxmField::UdpSrc(_) | OxmField::UdpDst(_) => proto(17),
-            OxmField::SctpSrc(_) | OxmField::SctpDst(_) => proto(132),
-            OxmField::Icmpv4Type(_) | OxmField::Icmpv4Code(_) => proto(1) && eth(&[IPV4]),
-            OxmField::ArpOp(_)
-            | OxmField::ArpSpa(..)
-            | OxmField::ArpTpa(..)
-            | OxmField::ArpSha(..)
-            | OxmField::ArpTha(..) => eth(&[ARP]),
-            OxmField::Ipv6Src(..)
-            | OxmField::Ipv6Dst(..)
-            | OxmField::Ipv6Flabel(..)
-            | OxmField::Ipv6Exthdr(..) => eth(&[IPV6]),
-            OxmField::Icmpv6Type(_) | OxmField::Icmpv6Code(_) => proto(58) && eth(&[IPV6]),
-            OxmField::Ipv6NdTarget(_) => icmp6(&[135, 136]),
-            OxmField::Ipv6NdSll(_) => icmp6(&[135]),
-            OxmField::Ipv6NdTll(_) => icmp6(&[136]),
-            OxmField::MplsLabel(_) | OxmField::MplsTc(_) | OxmField::MplsBos(_) => {
-                eth(&[MPLS, MPLS_MC])
-            }
-            OxmField::PbbIsid(..) => eth(&[PBB]),
-            OxmField::InPort(_)
-            | OxmField::Metadata(..)
-            | OxmField::EthDst(..)
-            | OxmField::EthSrc(..)
-            | OxmField::EthType(_)
-            | OxmField::VlanVid(..)
-            | OxmField::TunnelId(..)
-            | OxmField::Experimenter { .. }
-            | OxmField::Other { .. } => true,
-        }
+        // The rules are the field registry's `prereq` column; a basic field
+        // is found by its number (the registry numbers `packet::Field` by
+        // `oxm_field`).
+        let Some(need) = f
+            .is_basic()
+            .then(|| packet::Field::from_u8(f.field_id()))
+            .flatten()
+            .filter(|fl| fl.oxm_field() == Some(f.field_id()))
+            .map(|fl| fl.def().prereq)
+        else {
+            return true;
+        };
+        (!need.in_port || self.in_port)
+            && (!need.vlan_present || self.vlan_vid.is_some_and(|v| v != vid::NONE))
+            && (need.eth_types.is_empty()
+                || self.eth_type.is_some_and(|t| need.eth_types.contains(&t)))
+            && need.ip_proto.is_none_or(|p| self.ip_proto == Some(p))
+            && (need.icmpv6_types.is_empty()
+                || self
+                    .icmpv6_type
+                    .is_some_and(|t| need.icmpv6_types.contains(&t)))
     }
 }
 

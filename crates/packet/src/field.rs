@@ -1,121 +1,17 @@
 //! Field identifiers and the presence bitmap of a [`FlowKey`](crate::FlowKey).
 //!
-//! [`Field`] lists every OpenFlow 1.3.5 OXM basic field with the same number
-//! as its `oxm_field` (so `Field::IpProto as u8 == 10`), followed by a few
-//! packet facts that are not OXM fields but that rewrites need (TTLs, the
-//! inner VLAN tag, the fragment state). This crate knows nothing of the OXM
-//! wire encoding; the numbering only makes the mapping in `ofp`/`pipeline`
-//! a cast.
+//! [`Field`] is generated from the field registry ([`crate::registry`]):
+//! every OpenFlow 1.3.5 OXM basic field with the same number as its
+//! `oxm_field` (so `Field::IpProto as u8 == 10`), followed by a few packet
+//! facts that are not OXM fields but that rewrites need (TTLs, the inner
+//! VLAN tag, the fragment state). The registry also gives each field's
+//! OXM identity; the OXM value codec is `ofp`'s.
 
 use crate::key::Layer;
-
-/// A field of the flow key.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-#[repr(u8)]
-pub enum Field {
-    InPort = 0,
-    InPhyPort = 1,
-    Metadata = 2,
-    EthDst = 3,
-    EthSrc = 4,
-    EthType = 5,
-    VlanVid = 6,
-    VlanPcp = 7,
-    IpDscp = 8,
-    IpEcn = 9,
-    IpProto = 10,
-    Ipv4Src = 11,
-    Ipv4Dst = 12,
-    TcpSrc = 13,
-    TcpDst = 14,
-    UdpSrc = 15,
-    UdpDst = 16,
-    SctpSrc = 17,
-    SctpDst = 18,
-    Icmpv4Type = 19,
-    Icmpv4Code = 20,
-    ArpOp = 21,
-    ArpSpa = 22,
-    ArpTpa = 23,
-    ArpSha = 24,
-    ArpTha = 25,
-    Ipv6Src = 26,
-    Ipv6Dst = 27,
-    Ipv6Flabel = 28,
-    Icmpv6Type = 29,
-    Icmpv6Code = 30,
-    Ipv6NdTarget = 31,
-    Ipv6NdSll = 32,
-    Ipv6NdTll = 33,
-    MplsLabel = 34,
-    MplsTc = 35,
-    MplsBos = 36,
-    PbbIsid = 37,
-    TunnelId = 38,
-    Ipv6Exthdr = 39,
-    // ---- not OXM fields: facts the rewrites and the pipeline use ----
-    /// IPv4 TTL or IPv6 hop limit.
-    IpTtl = 40,
-    /// TTL of the outermost MPLS label stack entry.
-    MplsTtl = 41,
-    /// VID of the second (inner) VLAN tag, with the 0x1000 present bit.
-    InnerVlanVid = 42,
-    /// PCP of the second (inner) VLAN tag.
-    InnerVlanPcp = 43,
-    /// Fragment state ([`frag`] flags).
-    IpFrag = 44,
-}
+pub use crate::registry::Field;
+use crate::registry::{FieldId, FIELD_DEFS, ROWS};
 
 impl Field {
-    /// Every field, in numeric order.
-    pub const ALL: [Field; 45] = [
-        Field::InPort,
-        Field::InPhyPort,
-        Field::Metadata,
-        Field::EthDst,
-        Field::EthSrc,
-        Field::EthType,
-        Field::VlanVid,
-        Field::VlanPcp,
-        Field::IpDscp,
-        Field::IpEcn,
-        Field::IpProto,
-        Field::Ipv4Src,
-        Field::Ipv4Dst,
-        Field::TcpSrc,
-        Field::TcpDst,
-        Field::UdpSrc,
-        Field::UdpDst,
-        Field::SctpSrc,
-        Field::SctpDst,
-        Field::Icmpv4Type,
-        Field::Icmpv4Code,
-        Field::ArpOp,
-        Field::ArpSpa,
-        Field::ArpTpa,
-        Field::ArpSha,
-        Field::ArpTha,
-        Field::Ipv6Src,
-        Field::Ipv6Dst,
-        Field::Ipv6Flabel,
-        Field::Icmpv6Type,
-        Field::Icmpv6Code,
-        Field::Ipv6NdTarget,
-        Field::Ipv6NdSll,
-        Field::Ipv6NdTll,
-        Field::MplsLabel,
-        Field::MplsTc,
-        Field::MplsBos,
-        Field::PbbIsid,
-        Field::TunnelId,
-        Field::Ipv6Exthdr,
-        Field::IpTtl,
-        Field::MplsTtl,
-        Field::InnerVlanVid,
-        Field::InnerVlanPcp,
-        Field::IpFrag,
-    ];
-
     /// The field with number `n`, if any.
     pub fn from_u8(n: u8) -> Option<Field> {
         Field::ALL.get(usize::from(n)).copied()
@@ -123,174 +19,165 @@ impl Field {
 
     /// The OXM `oxm_field` number, for the OXM basic fields only.
     pub fn oxm_field(self) -> Option<u8> {
-        let n = self as u8;
-        (n <= Field::Ipv6Exthdr as u8).then_some(n)
+        self.oxm()
+            .filter(|o| o.class == crate::registry::CLASS_BASIC)
+            .map(|o| o.field)
     }
 
     /// Width in bytes of the field's value as OXM carries it (big-endian).
+    #[inline]
     pub fn width(self) -> usize {
-        use Field::*;
-        match self {
-            InPort | InPhyPort | Ipv4Src | Ipv4Dst | ArpSpa | ArpTpa | Ipv6Flabel | MplsLabel => 4,
-            Metadata | TunnelId => 8,
-            EthDst | EthSrc | ArpSha | ArpTha | Ipv6NdSll | Ipv6NdTll => 6,
-            EthType | VlanVid | TcpSrc | TcpDst | UdpSrc | UdpDst | SctpSrc | SctpDst | ArpOp
-            | Ipv6Exthdr | InnerVlanVid => 2,
-            Ipv6Src | Ipv6Dst | Ipv6NdTarget => 16,
-            PbbIsid => 3,
-            VlanPcp | IpDscp | IpEcn | IpProto | Icmpv4Type | Icmpv4Code | Icmpv6Type
-            | Icmpv6Code | MplsTc | MplsBos | IpTtl | MplsTtl | InnerVlanPcp | IpFrag => 1,
-        }
+        FIELD_DEFS[self as usize].width
     }
 
     /// The layer of the parse that fills this field in a
     /// [`FlowKey`](crate::FlowKey) (`Layer::None`: a pipeline field the
     /// parser does not touch).
+    #[inline]
     pub fn layer(self) -> Layer {
-        use Field::*;
-        match self {
-            EthDst | EthSrc | EthType | VlanVid | VlanPcp | MplsLabel | MplsTc | MplsBos
-            | MplsTtl | PbbIsid | InnerVlanVid | InnerVlanPcp => Layer::L2,
-            IpDscp | IpEcn | IpProto | Ipv4Src | Ipv4Dst | ArpOp | ArpSpa | ArpTpa | ArpSha
-            | ArpTha | Ipv6Src | Ipv6Dst | Ipv6Flabel | Ipv6Exthdr | IpTtl | IpFrag => Layer::L3,
-            TcpSrc | TcpDst | UdpSrc | UdpDst | SctpSrc | SctpDst | Icmpv4Type | Icmpv4Code
-            | Icmpv6Type | Icmpv6Code | Ipv6NdTarget | Ipv6NdSll | Ipv6NdTll => Layer::L4,
-            InPort | InPhyPort | Metadata | TunnelId => Layer::None,
-        }
+        FIELD_DEFS[self as usize].layer
     }
 
     /// A short snake-case name (`"eth_dst"`, `"ipv6_nd_sll"`, ...), as the
     /// test vectors and diagnostics use.
     pub fn name(self) -> &'static str {
-        FIELD_NAMES[self as usize]
+        FIELD_DEFS[self as usize].name
     }
 
     /// The field called `name` (see [`Field::name`]).
     pub fn from_name(name: &str) -> Option<Field> {
-        FIELD_NAMES
-            .iter()
-            .position(|n| *n == name)
-            .and_then(|i| Field::from_u8(i as u8))
+        crate::registry::by_name(name).and_then(|d| d.field)
     }
 
-    /// This field's bit in a [`FieldSet`].
+    /// The field's registry row index (its bit in a [`FieldSet`]).
+    #[inline]
+    pub const fn id(self) -> FieldId {
+        FieldId(self as u16)
+    }
+
+    /// Index of the word holding this field's bit in a [`FieldSet`].
+    #[inline]
+    pub const fn word(self) -> usize {
+        self as usize / 64
+    }
+
+    /// This field's bit within its [`FieldSet`] word ([`Field::word`]).
     #[inline]
     pub const fn bit(self) -> u64 {
-        1 << (self as u8)
+        1 << (self as usize % 64)
     }
 }
 
-const FIELD_NAMES: [&str; 45] = [
-    "in_port",
-    "in_phy_port",
-    "metadata",
-    "eth_dst",
-    "eth_src",
-    "eth_type",
-    "vlan_vid",
-    "vlan_pcp",
-    "ip_dscp",
-    "ip_ecn",
-    "ip_proto",
-    "ipv4_src",
-    "ipv4_dst",
-    "tcp_src",
-    "tcp_dst",
-    "udp_src",
-    "udp_dst",
-    "sctp_src",
-    "sctp_dst",
-    "icmpv4_type",
-    "icmpv4_code",
-    "arp_op",
-    "arp_spa",
-    "arp_tpa",
-    "arp_sha",
-    "arp_tha",
-    "ipv6_src",
-    "ipv6_dst",
-    "ipv6_flabel",
-    "icmpv6_type",
-    "icmpv6_code",
-    "ipv6_nd_target",
-    "ipv6_nd_sll",
-    "ipv6_nd_tll",
-    "mpls_label",
-    "mpls_tc",
-    "mpls_bos",
-    "pbb_isid",
-    "tunnel_id",
-    "ipv6_exthdr",
-    "ip_ttl",
-    "mpls_ttl",
-    "inner_vlan_vid",
-    "inner_vlan_pcp",
-    "ip_frag",
-];
+/// Number of 64-bit words of a [`FieldSet`]: one bit per registry row.
+pub const FIELD_SET_WORDS: usize = ROWS.div_ceil(64);
 
-/// A set of [`Field`]s as a 64-bit bitmap (bit n = field number n). The flow
-/// key uses it to say which fields the packet has: an absent field differs
-/// from a field whose value is zero.
+/// A set of fields as a bitmap with one bit per registry row (bit n of the
+/// set = row n; a [`Field`]'s bit is its number). The flow key uses it to
+/// say which fields the packet has: an absent field differs from a field
+/// whose value is zero. Its size follows the registry: with up to 64 rows
+/// it is one word, as cheap to store and test as a `u64`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub struct FieldSet(pub u64);
+pub struct FieldSet(pub [u64; FIELD_SET_WORDS]);
 
 impl FieldSet {
     /// The empty set.
-    pub const EMPTY: FieldSet = FieldSet(0);
+    pub const EMPTY: FieldSet = FieldSet([0; FIELD_SET_WORDS]);
 
     /// Every field (and every bit a later field would take).
-    pub const ALL: FieldSet = FieldSet(u64::MAX);
+    pub const ALL: FieldSet = FieldSet([u64::MAX; FIELD_SET_WORDS]);
 
     /// Builds a set from a list of fields.
     pub const fn of(fields: &[Field]) -> FieldSet {
-        let mut bits = 0;
+        let mut s = FieldSet::EMPTY;
         let mut i = 0;
         while i < fields.len() {
-            bits |= fields[i].bit();
+            s.0[fields[i].word()] |= fields[i].bit();
             i += 1;
         }
-        FieldSet(bits)
+        s
+    }
+
+    /// The fields in either set.
+    pub const fn union(self, other: FieldSet) -> FieldSet {
+        let mut s = self;
+        let mut i = 0;
+        while i < FIELD_SET_WORDS {
+            s.0[i] |= other.0[i];
+            i += 1;
+        }
+        s
+    }
+
+    /// The fields in both sets.
+    pub const fn intersection(self, other: FieldSet) -> FieldSet {
+        let mut s = self;
+        let mut i = 0;
+        while i < FIELD_SET_WORDS {
+            s.0[i] &= other.0[i];
+            i += 1;
+        }
+        s
     }
 
     #[inline]
     pub fn contains(self, f: Field) -> bool {
-        self.0 & f.bit() != 0
+        self.0[f.word()] & f.bit() != 0
+    }
+
+    /// Whether the set holds registry row `id` (a `module` row's field).
+    #[inline]
+    pub fn contains_id(self, id: FieldId) -> bool {
+        let i = usize::from(id.0);
+        self.0.get(i / 64).is_some_and(|w| w & (1 << (i % 64)) != 0)
+    }
+
+    /// Adds registry row `id` (ignored if the registry has no such row).
+    #[inline]
+    pub fn insert_id(&mut self, id: FieldId) {
+        let i = usize::from(id.0);
+        if let Some(w) = self.0.get_mut(i / 64) {
+            *w |= 1 << (i % 64);
+        }
     }
 
     #[inline]
     pub fn contains_all(self, other: FieldSet) -> bool {
-        self.0 & other.0 == other.0
+        self.0.iter().zip(other.0).all(|(a, b)| a & b == b)
     }
 
     #[inline]
     pub fn insert(&mut self, f: Field) {
-        self.0 |= f.bit();
+        self.0[f.word()] |= f.bit();
     }
 
     #[inline]
     pub fn insert_all(&mut self, other: FieldSet) {
-        self.0 |= other.0;
+        for (a, b) in self.0.iter_mut().zip(other.0) {
+            *a |= b;
+        }
     }
 
     #[inline]
     pub fn remove(&mut self, f: Field) {
-        self.0 &= !f.bit();
+        self.0[f.word()] &= !f.bit();
     }
 
     #[inline]
     pub fn remove_all(&mut self, other: FieldSet) {
-        self.0 &= !other.0;
+        for (a, b) in self.0.iter_mut().zip(other.0) {
+            *a &= !b;
+        }
     }
 
     #[inline]
     pub fn is_empty(self) -> bool {
-        self.0 == 0
+        self.0.iter().all(|w| *w == 0)
     }
 
     /// Whether the two sets have a field in common.
     #[inline]
     pub fn intersects(self, other: FieldSet) -> bool {
-        self.0 & other.0 != 0
+        self.0.iter().zip(other.0).any(|(a, b)| a & b != 0)
     }
 
     /// The fields in the set, in numeric order.
@@ -371,7 +258,7 @@ mod tests {
             assert_eq!(*f as usize, i);
             assert_eq!(Field::from_u8(i as u8), Some(*f));
         }
-        assert_eq!(Field::from_u8(45), None);
+        assert_eq!(Field::from_u8(Field::ALL.len() as u8), None);
         assert_eq!(Field::Ipv6Exthdr.oxm_field(), Some(39));
         assert_eq!(Field::IpTtl.oxm_field(), None);
         for f in Field::ALL {

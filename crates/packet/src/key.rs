@@ -1,7 +1,7 @@
 //! The flow key: every OXM-matchable field of a packet, plus where each
 //! layer starts so rewrites need not parse again.
 
-use crate::field::{Field, FieldSet, FieldValue};
+use crate::field::{Field, FieldSet};
 
 /// OFPVID_PRESENT: set in [`FlowKey::vlan_vid`] when the packet has a tag.
 pub const VID_PRESENT: u16 = 0x1000;
@@ -71,7 +71,8 @@ pub enum Layer {
 /// after it (a load spanning several stores still in flight waits for
 /// them): each MAC is stored as 4 + 2 bytes (read it with [`mac_bits`]),
 /// `ipv4_src` + `ipv4_dst` as one 8-byte word, `tp_src` + `tp_dst` as one
-/// 4-byte word, `present` as one 8-byte word, other fields one by one.
+/// 4-byte word, `present` as one 8-byte word per 64 registry rows (one
+/// today), other fields one by one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct FlowKey {
     /// Which fields the packet has.
@@ -185,7 +186,7 @@ impl FlowKey {
     #[inline]
     pub fn reset_packet_fields(&mut self) {
         *self = FlowKey {
-            present: FieldSet(self.present.0 & PIPELINE_FIELDS.0),
+            present: self.present.intersection(PIPELINE_FIELDS),
             in_port: self.in_port,
             in_phy_port: self.in_phy_port,
             metadata: self.metadata,
@@ -198,58 +199,6 @@ impl FlowKey {
     #[inline]
     pub fn has(&self, f: Field) -> bool {
         self.present.contains(f)
-    }
-
-    /// The value of field `f` in OXM byte order, or `None` if the packet
-    /// does not have it. This is the generic accessor for a field registry;
-    /// hot code reads the struct fields directly.
-    pub fn get(&self, f: Field) -> Option<FieldValue> {
-        use Field::*;
-        if !self.has(f) {
-            return None;
-        }
-        let v = |bytes: &[u8]| Some(FieldValue::new(bytes));
-        match f {
-            InPort => v(&self.in_port.to_be_bytes()),
-            InPhyPort => v(&self.in_phy_port.to_be_bytes()),
-            Metadata => v(&self.metadata.to_be_bytes()),
-            TunnelId => v(&self.tunnel_id.to_be_bytes()),
-            EthDst => v(&self.eth_dst),
-            EthSrc => v(&self.eth_src),
-            EthType => v(&self.eth_type.to_be_bytes()),
-            VlanVid => v(&self.vlan_vid.to_be_bytes()),
-            VlanPcp => v(&[self.vlan_pcp]),
-            InnerVlanVid => v(&self.inner_vlan_vid.to_be_bytes()),
-            InnerVlanPcp => v(&[self.inner_vlan_pcp]),
-            IpDscp => v(&[self.ip_dscp]),
-            IpEcn => v(&[self.ip_ecn]),
-            IpProto => v(&[self.ip_proto]),
-            IpTtl => v(&[self.ip_ttl]),
-            IpFrag => v(&[self.ip_frag]),
-            Ipv4Src => v(&self.ipv4_src.to_be_bytes()),
-            Ipv4Dst => v(&self.ipv4_dst.to_be_bytes()),
-            TcpSrc | UdpSrc | SctpSrc => v(&self.tp_src.to_be_bytes()),
-            TcpDst | UdpDst | SctpDst => v(&self.tp_dst.to_be_bytes()),
-            Icmpv4Type | Icmpv6Type => v(&[self.icmp_type]),
-            Icmpv4Code | Icmpv6Code => v(&[self.icmp_code]),
-            ArpOp => v(&self.arp_op.to_be_bytes()),
-            ArpSpa => v(&self.arp_spa.to_be_bytes()),
-            ArpTpa => v(&self.arp_tpa.to_be_bytes()),
-            ArpSha => v(&self.arp_sha),
-            ArpTha => v(&self.arp_tha),
-            Ipv6Src => v(&self.ipv6_src.to_be_bytes()),
-            Ipv6Dst => v(&self.ipv6_dst.to_be_bytes()),
-            Ipv6Flabel => v(&self.ipv6_flabel.to_be_bytes()),
-            Ipv6NdTarget => v(&self.nd_target.to_be_bytes()),
-            Ipv6NdSll => v(&self.nd_sll),
-            Ipv6NdTll => v(&self.nd_tll),
-            MplsLabel => v(&self.mpls_label.to_be_bytes()),
-            MplsTc => v(&[self.mpls_tc]),
-            MplsBos => v(&[self.mpls_bos]),
-            MplsTtl => v(&[self.mpls_ttl]),
-            PbbIsid => v(&self.pbb_isid.to_be_bytes()[1..]),
-            Ipv6Exthdr => v(&self.ipv6_exthdr.to_be_bytes()),
-        }
     }
 }
 

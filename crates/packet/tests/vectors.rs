@@ -159,3 +159,46 @@ fn rewrite_vectors() {
         }
     }
 }
+
+/// The field registry's `layer` column is the parser's: over every parse
+/// vector, a field is present after `parse_to(its layer)` exactly when a
+/// full parse has it, and never after a shallower parse; every parsed row
+/// of the registry is extracted by some vector.
+#[test]
+fn registry_layers_are_the_parsers() {
+    let vectors = load("parse.json");
+    let mut seen = packet::FieldSet::EMPTY;
+    for v in &vectors {
+        let name = v["name"].as_str().unwrap();
+        let frame = bytes(&v["hex"]);
+        let mut full = FlowKey::new(1);
+        let _ = parse(&frame, &mut full);
+        seen.insert_all(full.present);
+        for f in Field::ALL.into_iter().filter(|f| f.layer() != Layer::None) {
+            let mut k = FlowKey::new(1);
+            let _ = packet::parse_to(&frame, &mut k, f.layer());
+            assert_eq!(
+                k.has(f),
+                full.has(f),
+                "{name}: {} at {:?}",
+                f.name(),
+                f.layer()
+            );
+            let shallower = match f.layer() {
+                Layer::L4 => Layer::L3,
+                Layer::L3 => Layer::L2,
+                _ => continue,
+            };
+            let mut k = FlowKey::new(1);
+            let _ = packet::parse_to(&frame, &mut k, shallower);
+            assert!(
+                !k.has(f),
+                "{name}: {} present after {shallower:?}",
+                f.name()
+            );
+        }
+    }
+    for f in Field::ALL.into_iter().filter(|f| f.layer() != Layer::None) {
+        assert!(seen.contains(f), "no vector extracts {}", f.name());
+    }
+}

@@ -57,49 +57,8 @@ pub(crate) fn full_mask(f: Field) -> u128 {
 /// `OxmField::bits`). The caller checks the presence bit first.
 #[inline]
 pub fn key_bits(key: &FlowKey, f: Field) -> u128 {
-    use Field::*;
-    let mac = |m: &[u8; 6]| u128::from(packet::mac_bits(m));
-    match f {
-        InPort => key.in_port.into(),
-        InPhyPort => key.in_phy_port.into(),
-        Metadata => key.metadata.into(),
-        TunnelId => key.tunnel_id.into(),
-        EthDst => mac(&key.eth_dst),
-        EthSrc => mac(&key.eth_src),
-        EthType => key.eth_type.into(),
-        VlanVid => key.vlan_vid.into(),
-        VlanPcp => key.vlan_pcp.into(),
-        InnerVlanVid => key.inner_vlan_vid.into(),
-        InnerVlanPcp => key.inner_vlan_pcp.into(),
-        IpDscp => key.ip_dscp.into(),
-        IpEcn => key.ip_ecn.into(),
-        IpProto => key.ip_proto.into(),
-        IpTtl => key.ip_ttl.into(),
-        IpFrag => key.ip_frag.into(),
-        Ipv4Src => key.ipv4_src.into(),
-        Ipv4Dst => key.ipv4_dst.into(),
-        TcpSrc | UdpSrc | SctpSrc => key.tp_src.into(),
-        TcpDst | UdpDst | SctpDst => key.tp_dst.into(),
-        Icmpv4Type | Icmpv6Type => key.icmp_type.into(),
-        Icmpv4Code | Icmpv6Code => key.icmp_code.into(),
-        ArpOp => key.arp_op.into(),
-        ArpSpa => key.arp_spa.into(),
-        ArpTpa => key.arp_tpa.into(),
-        ArpSha => mac(&key.arp_sha),
-        ArpTha => mac(&key.arp_tha),
-        Ipv6Src => key.ipv6_src,
-        Ipv6Dst => key.ipv6_dst,
-        Ipv6Flabel => key.ipv6_flabel.into(),
-        Ipv6NdTarget => key.nd_target,
-        Ipv6NdSll => mac(&key.nd_sll),
-        Ipv6NdTll => mac(&key.nd_tll),
-        MplsLabel => key.mpls_label.into(),
-        MplsTc => key.mpls_tc.into(),
-        MplsBos => key.mpls_bos.into(),
-        MplsTtl => key.mpls_ttl.into(),
-        PbbIsid => key.pbb_isid.into(),
-        Ipv6Exthdr => key.ipv6_exthdr.into(),
-    }
+    // Generated from the field registry (`packet::registry`).
+    key.bits(f)
 }
 
 impl CompiledMatch {

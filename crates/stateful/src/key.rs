@@ -25,7 +25,7 @@
 
 use ofp::beba::{BebaErrorCode, MAX_FIELD_COUNT, MAX_KEY_LEN};
 use ofp::oxm::class;
-use packet::{Field, FlowKey, VID_PRESENT};
+use packet::{Field, FlowKey, OxmId, VID_PRESENT};
 
 /// A flow key: up to [`MAX_KEY_LEN`] bytes, zero after `len`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -163,10 +163,11 @@ impl Extractor {
             let has_mask = h & 0x100 != 0;
             let field = ((h >> 9) & 0x7f) as u8;
             let len = (h & 0xff) as usize;
-            let f = Field::from_u8(field)
-                .filter(|f| f.oxm_field().is_some())
+            let f = (cls == class::OPENFLOW_BASIC && !has_mask)
+                .then(|| Field::from_oxm(OxmId::basic(field)))
+                .flatten()
                 .filter(|f| !matches!(f, Field::InPhyPort | Field::Ipv6Exthdr));
-            let Some(f) = f.filter(|_| cls == class::OPENFLOW_BASIC && !has_mask) else {
+            let Some(f) = f else {
                 return Err(BebaErrorCode::SetExtractor);
             };
             if len != f.width() {

@@ -54,8 +54,8 @@ pub use state_mod::{Extractor, SetFlowState, StateMod};
 
 use crate::message::Experimenter;
 
-/// BEBA's experimenter id (`BEBA_VENDOR_ID`).
-pub const BEBA_EXPERIMENTER: u32 = 0xBEBA_BEBA;
+/// BEBA's experimenter id (`BEBA_VENDOR_ID`); the field registry's.
+pub const BEBA_EXPERIMENTER: u32 = packet::registry::BEBA_EXPERIMENTER;
 
 /// Most bytes in a flow key (`OFPSC_MAX_KEY_LEN`).
 pub const MAX_KEY_LEN: usize = 48;

@@ -36,7 +36,7 @@ pub(super) const TCP_PORTS: FieldSet = FieldSet::of(&[Field::TcpSrc, Field::TcpD
 /// Every field the chain template knows of a frame (`CHAIN_FIELDS` and
 /// both protocols' ports): a table matching on these alone can be looked
 /// up with a frame's `FrameFields`.
-pub(super) const FRAME_FIELDS: FieldSet = FieldSet(CHAIN_FIELDS.0 | UDP_PORTS.0 | TCP_PORTS.0);
+pub(super) const FRAME_FIELDS: FieldSet = CHAIN_FIELDS.union(UDP_PORTS).union(TCP_PORTS);
 
 /// Whether the chain template may serve a batch of this pipeline (module
 /// comment; the caller checked the port and that the route template does
