@@ -21,6 +21,7 @@ use ofp::beba::{
 };
 use ofp::error::{BadActionCode, BadMatchCode, ErrorCode};
 use ofp::oxm::OxmField;
+use packet::registry::{self, module_field, OxmId};
 use packet::FlowKey;
 use stateful::Transition;
 
@@ -48,14 +49,31 @@ fn standard(e: BebaDecodeError, action: bool) -> ErrorCode {
     }
 }
 
+/// A `state` / `global_state` field (the field registry's module rows,
+/// `packet::registry::module_field`) into `m`.
 fn match_field(f: &OxmField, m: &mut ExtMatch) -> Result<(), ErrorCode> {
-    let field = match BebaField::from_oxm(f) {
-        Some(r) => r.map_err(|e| standard(e, false))?,
-        None => return Err(ErrorCode::BadMatch(BadMatchCode::BadField)),
+    let bad_field = ErrorCode::BadMatch(BadMatchCode::BadField);
+    let OxmField::Experimenter {
+        experimenter,
+        field,
+        ..
+    } = f
+    else {
+        return Err(bad_field);
     };
-    let (slot, value, mask) = match field {
-        BebaField::State(v, mask) => (&mut m.state, v, mask),
-        BebaField::GlobalState(v, mask) => (&mut m.global_state, v, mask),
+    let row = registry::by_oxm(OxmId::experimenter(*experimenter, *field)).ok_or(bad_field)?;
+    let slot = if row.id == module_field::STATE {
+        &mut m.state
+    } else if row.id == module_field::GLOBAL_STATE {
+        &mut m.global_state
+    } else {
+        return Err(bad_field);
+    };
+    // The codec checks the payload (length, value bits outside the mask).
+    let (value, mask) = match BebaField::from_oxm(f) {
+        Some(Ok(BebaField::State(v, k) | BebaField::GlobalState(v, k))) => (v, k),
+        Some(Err(e)) => return Err(standard(e, false)),
+        None => return Err(bad_field),
     };
     let mask = mask.unwrap_or(u32::MAX);
     if slot.is_some() {
