@@ -314,3 +314,59 @@ def test_fast_failover_with_rollback(tmp_path):
         wait_until(lambda: (h1.ping("10.0.0.2", count=1, timeout=2),
                             a.states().get(key, 0) == 0)[1],
                    timeout=20, what="back on the primary")
+
+
+def test_ddos_two_stages(tmp_path):
+    from scapy.layers.inet import IP, TCP
+    from scapy.layers.l2 import Ether
+    from dp_util import HostSocket
+    from oxflow.apps.beba import ddos
+
+    def syn(sport):
+        return bytes(Ether(src="00:00:00:00:00:01", dst="00:00:00:00:00:02")
+                     / IP(src=ddos.CLIENT, dst=ddos.VICTIM,
+                          tos=ddos.DSCP_NORMAL << 2)
+                     / TCP(sport=sport, dport=80, flags="S"))
+
+    def to_victim():
+        return port_stats(a.sw)[ddos.VICTIM_PORT]["tx_pkts"]
+
+    with App(tmp_path, "oxflow.apps.beba.ddos", 2) as a, \
+            HostSocket(a.hosts[0]) as h1:
+        a.wait_configured(6)
+        # Slow new connections (~3 per second, under the meter's 10):
+        # each is marked known in stage 1 and reaches the victim.
+        before = to_victim()
+        slow = list(range(1000, 1005))
+        for sport in slow:
+            h1.send(syn(sport))
+            time.sleep(0.3)
+        wait_until(lambda: to_victim() - before == len(slow), timeout=10,
+                   what="the slow connections at the victim")
+        # A burst of 100 new connections: over the rate the meter remarks
+        # them, stage 2 marks those connections as attackers and drops.
+        before = to_victim()
+        burst = list(range(2000, 2100))
+        h1.send([syn(sport) for sport in burst])
+        time.sleep(1.0)
+        passed = to_victim() - before
+        assert passed < 50, passed
+        attackers = [k for k, s in a.states(1).items() if s == 1]
+        assert len(attackers) + passed >= len(burst), (passed, attackers)
+        # Stage 1 knows every connection now (state 1).
+        known = a.states(0)
+        assert sum(1 for s in known.values() if s == 1) >= len(slow) + 100
+        # Later packets: an attacker's are dropped (stage 2 state 1), a
+        # slow connection's still pass.
+        key_of = lambda sport: "0a000001" + "0a000002" + \
+            sport.to_bytes(2, "little").hex() + (80).to_bytes(
+                2, "little").hex()  # noqa: E731
+        attacker = next(p for p in burst if key_of(p) in attackers)
+        before = to_victim()
+        h1.send(syn(attacker))
+        time.sleep(0.3)
+        h1.send(syn(slow[0]))
+        wait_until(lambda: to_victim() - before >= 1, timeout=10,
+                   what="the slow connection's packet")
+        time.sleep(0.3)
+        assert to_victim() - before == 1
