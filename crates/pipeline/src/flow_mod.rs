@@ -157,7 +157,12 @@ impl Pipeline {
                     }
                 }
                 Instruction::Experimenter { .. } => {
-                    return Err(ErrorCode::BadInstruction(BadInstructionCode::UnsupInst));
+                    // An extension's packet generation: its actions are
+                    // checked as apply-actions'.
+                    let (_, actions) = crate::ext::registry::pkt_gen(i)?;
+                    for a in &actions {
+                        self.check_action(a, false)?;
+                    }
                 }
                 Instruction::WriteMetadata { .. } | Instruction::ClearActions => {}
             }

@@ -385,6 +385,10 @@ pub struct Program {
     /// goto (no meter, clear, write or metadata), with that goto's table.
     /// Computed by `compile`.
     pub chain: Option<(ChainStep, u8)>,
+    /// An extension's packet generation (BEBA's IN_SWITCH_PKT_GEN,
+    /// `crate::ext`): the template id and the compiled action list the
+    /// generated packet runs through, after apply-actions.
+    pub pkt_gen: Option<(u32, Box<[Op]>)>,
 }
 
 /// The apply-actions of an entry the chain template goes through
@@ -419,7 +423,7 @@ impl Program {
                 .iter()
                 .any(|o| matches!(o, Op::Ext(_)))
         };
-        ext(&self.apply) || ext(&self.write)
+        ext(&self.apply) || ext(&self.write) || self.pkt_gen.is_some()
     }
 
     /// Whether the whole program does nothing to the packet (no
@@ -467,7 +471,11 @@ impl Program {
                     p.metadata = Some((*metadata, *mask))
                 }
                 Instruction::GotoTable(t) => p.goto = Some(*t),
-                Instruction::Experimenter { .. } => {}
+                Instruction::Experimenter { .. } => {
+                    if let Ok((id, actions)) = crate::ext::registry::pkt_gen(i) {
+                        p.pkt_gen = Some((id, compile_actions(&actions)));
+                    }
+                }
             }
         }
         for op in p.apply.as_deref().unwrap_or_default() {
@@ -480,7 +488,11 @@ impl Program {
             p.writes.insert(Field::Metadata);
         }
         p.layer = p.deepest_layer();
-        let only = p.meter.is_none() && !p.clear && p.write.is_none() && p.metadata.is_none();
+        let only = p.meter.is_none()
+            && !p.clear
+            && p.write.is_none()
+            && p.metadata.is_none()
+            && p.pkt_gen.is_none();
         p.apply_only = only && p.goto.is_none();
         p.only_output = match p.apply.as_deref() {
             Some(&[Op::Output { port, .. }]) if port < port_no::IN_PORT && p.apply_only => {

@@ -198,6 +198,7 @@ impl Pipeline {
                 metadata,
                 goto,
                 writes,
+                pkt_gen,
                 ..
             } = program;
             written.insert_all(*writes);
@@ -220,6 +221,9 @@ impl Pipeline {
                 if self.execute_ops(pkt, key, ops, &mut ctx, tail, out) == Flow::Stop {
                     return;
                 }
+            }
+            if let Some((template, ops)) = pkt_gen {
+                self.generate(*template, ops, ctx.now, out);
             }
             if *clear {
                 set = None;

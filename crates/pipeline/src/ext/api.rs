@@ -5,6 +5,7 @@
 use crate::ext::beba_op::BebaOp;
 use ofp::action::Action;
 use ofp::error::ErrorCode;
+use ofp::instruction::Instruction;
 use ofp::oxm::OxmField;
 
 /// An extension's match fields of one entry (module comment): each a
@@ -81,6 +82,10 @@ pub enum ExtOp {
 /// pipeline): BEBA's state tables, global state and templates.
 pub type ExtState = stateful::Stateful;
 
+/// A packet generation: the template id and the actions the generated
+/// packet runs through.
+pub type PktGen = (u32, Vec<Action>);
+
 /// One extension's entry points (`crate::ext`).
 pub struct Extension {
     pub experimenter: u32,
@@ -93,4 +98,8 @@ pub struct Extension {
     /// The OXM fields of an extension match (reports built from
     /// compiled matches).
     pub to_oxm: fn(&ExtMatch) -> Vec<OxmField>,
+    /// An experimenter instruction that generates a packet: the template
+    /// id and the action list it runs through; an error refuses the
+    /// instruction.
+    pub pkt_gen: fn(&Instruction) -> Result<PktGen, ErrorCode>,
 }

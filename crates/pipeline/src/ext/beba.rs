@@ -13,13 +13,15 @@
 //!   matching `state` there matches nothing.
 //! - State times are microseconds: the packet's time (ns) / 1000.
 
-use crate::ext::api::{ExtMatch, ExtOp, ExtState, ExtValues, Extension};
+use crate::ext::api::{ExtMatch, ExtOp, ExtState, ExtValues, Extension, PktGen};
 use crate::ext::beba_op::BebaOp;
 use ofp::action::Action;
 use ofp::beba::{
-    BebaAction, BebaDecodeError, BebaErrorCode, BebaField, Refusal, BEBA_EXPERIMENTER,
+    BebaAction, BebaDecodeError, BebaErrorCode, BebaField, InSwitchPktGen, Refusal,
+    BEBA_EXPERIMENTER,
 };
-use ofp::error::{BadActionCode, BadMatchCode, ErrorCode};
+use ofp::error::{BadActionCode, BadInstructionCode, BadMatchCode, ErrorCode};
+use ofp::instruction::Instruction;
 use ofp::oxm::OxmField;
 use packet::registry::{self, module_field, OxmId};
 use packet::FlowKey;
@@ -31,7 +33,20 @@ pub const EXTENSION: Extension = Extension {
     check_action,
     compile_action,
     to_oxm,
+    pkt_gen,
 };
+
+/// IN_SWITCH_PKT_GEN: template id and actions.
+fn pkt_gen(i: &Instruction) -> Result<PktGen, ErrorCode> {
+    match InSwitchPktGen::from_instruction(i) {
+        Some(Ok(g)) => Ok((g.pkttmp_id, g.actions)),
+        Some(Err(e)) => Err(match e.refusal {
+            Refusal::Standard(c) => c,
+            Refusal::Beba(_) => ErrorCode::BadInstruction(BadInstructionCode::BadExpType),
+        }),
+        None => Err(ErrorCode::BadInstruction(BadInstructionCode::UnsupInst)),
+    }
+}
 
 /// A BEBA refusal as the standard code a flow-mod error carries (the
 /// flow-mod path reports standard errors; `docs/beba.md`).

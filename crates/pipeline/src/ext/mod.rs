@@ -74,6 +74,42 @@ impl Pipeline {
         }
     }
 
+    /// Generates a packet from template `template` (BEBA's InSP) and runs
+    /// it through `ops` as received on port 0: never a packet-in (an
+    /// output to CONTROLLER is skipped), never the tables. An unknown or
+    /// empty template generates nothing.
+    pub(crate) fn generate(
+        &mut self,
+        template: u32,
+        ops: &[crate::program::Op],
+        now: Nanos,
+        out: &mut impl crate::output::Output,
+    ) {
+        use crate::program::Op;
+        let Some(frame) = self.stateful().templates().get(template) else {
+            return;
+        };
+        if frame.is_empty() {
+            return;
+        }
+        let in_port = stateful::insp::GENERATED_IN_PORT;
+        let mut pkt = packet::PacketBuf::from_slice(&frame);
+        let mut key = FlowKey::new(in_port);
+        let _ = packet::parse(pkt.data(), &mut key);
+        let mut ctx = crate::exec::Ctx::received(in_port, now);
+        for op in ops {
+            if matches!(op, Op::Output { port, .. } if *port == ofp::port::port_no::CONTROLLER) {
+                continue;
+            }
+            let one = std::slice::from_ref(op);
+            if self.execute_ops(&mut pkt, &mut key, one, &mut ctx, false, out)
+                == crate::exec::Flow::Stop
+            {
+                return;
+            }
+        }
+    }
+
     /// Whether the templates must leave every packet to the one executor:
     /// some entry uses an extension, or an extension is active.
     pub(crate) fn ext_in_use(&self) -> bool {

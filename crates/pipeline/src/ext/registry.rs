@@ -1,9 +1,10 @@
 //! The registry of extensions (`crate::ext`): by experimenter id.
 
-use crate::ext::api::{ExtMatch, ExtOp, Extension};
+use crate::ext::api::{ExtMatch, ExtOp, Extension, PktGen};
 use crate::ext::beba;
 use ofp::action::Action;
-use ofp::error::{BadMatchCode, ErrorCode};
+use ofp::error::{BadInstructionCode, BadMatchCode, ErrorCode};
+use ofp::instruction::Instruction;
 use ofp::oxm::OxmField;
 
 /// The registry (module comment).
@@ -29,6 +30,16 @@ pub fn compile_action(a: &Action) -> Option<ExtOp> {
         return None;
     };
     (by_id(*experimenter)?.compile_action)(a)
+}
+
+/// An experimenter instruction's packet generation (template id and
+/// actions); one no extension knows is BAD_INSTRUCTION/UNSUP_INST.
+pub fn pkt_gen(i: &Instruction) -> Result<PktGen, ErrorCode> {
+    let unsup = ErrorCode::BadInstruction(BadInstructionCode::UnsupInst);
+    let Instruction::Experimenter { experimenter, .. } = i else {
+        return Err(unsup);
+    };
+    (by_id(*experimenter).ok_or(unsup)?.pkt_gen)(i)
 }
 
 /// The OXM fields of an extension match, every extension's.

@@ -237,3 +237,64 @@ fn global_state_is_matched_and_written() {
     assert_eq!(p.stateful().global_state(), 1);
     assert_eq!(send(&mut p, udp(1, 7), SEC), vec![2]);
 }
+
+#[derive(Default)]
+struct Frames(Vec<(u32, Vec<u8>)>, usize);
+
+impl Output for Frames {
+    fn port(&mut self, port: u32, data: &[u8], _queue: Option<u32>) {
+        self.0.push((port, data.to_vec()));
+    }
+    fn packet_in(&mut self, _ev: PacketInEvent<'_>) {
+        self.1 += 1;
+    }
+    fn unsupported(&mut self, _what: Unsupported, _data: &[u8]) {}
+}
+
+#[test]
+fn in_switch_packet_generation_emits_the_template() {
+    use ofp::beba::{InSwitchPktGen, PktTmpMod};
+    let mut p = Pipeline::default();
+    p.ports.insert(1, PortInfo::up());
+    p.ports.insert(2, PortInfo::up());
+    let template = udp(77, 4242);
+    p.stateful()
+        .apply_pkttmp_mod(&PktTmpMod::Add {
+            pkttmp_id: 5,
+            data: template.clone(),
+        })
+        .expect("template");
+    let gen = |id| {
+        InSwitchPktGen {
+            pkttmp_id: id,
+            actions: vec![
+                crate::tests::out(2),
+                crate::tests::out(ofp::port::port_no::CONTROLLER),
+            ],
+        }
+        .to_instruction()
+    };
+    p.flow_mod(&fm(cmd::ADD, 0, 5, udp_dst(9), vec![gen(5)]), 0)
+        .expect("flow mod");
+    p.flow_mod(&fm(cmd::ADD, 0, 5, udp_dst(8), vec![gen(6)]), 0)
+        .expect("flow mod");
+    let mut out = Frames::default();
+    let mut buf = PacketBuf::from_slice(&udp(1, 9));
+    p.process(&mut buf, 1, SEC, &mut out).expect("parse");
+    assert_eq!(out.0, vec![(2, template)], "the template, to port 2");
+    assert_eq!(out.1, 0, "never a packet-in");
+    // An unknown template generates nothing.
+    let mut out = Frames::default();
+    let mut buf = PacketBuf::from_slice(&udp(1, 8));
+    p.process(&mut buf, 1, SEC, &mut out).expect("parse");
+    assert!(out.0.is_empty());
+    // Actions to a port that does not exist are refused.
+    let bad = InSwitchPktGen {
+        pkttmp_id: 5,
+        actions: vec![crate::tests::out(9)],
+    }
+    .to_instruction();
+    assert!(p
+        .flow_mod(&fm(cmd::ADD, 0, 5, udp_dst(7), vec![bad]), 0)
+        .is_err());
+}
