@@ -4,7 +4,7 @@ codec and their BEBA content replayed through the `stateful` semantics
 (crates/stateful/examples/beba_replay.rs), in order: every message must
 decode, every state-mod must be accepted (no BEBA error), and each app
 installs the stateful tables, flows, groups and meters it describes.
-End-to-end tests with traffic come with the switch's state tables.
+End-to-end tests with traffic: test_beba_e2e.py.
 """
 
 import subprocess

@@ -43,6 +43,12 @@ pub struct ActionSet {
     pub group: Option<u32>,
     /// (port, max_len)
     pub output: Option<(u32, u16)>,
+    /// Extension actions (`crate::ext`), in the order written, run first
+    /// of all: they see the packet as it entered the set (BEBA's
+    /// SET_STATE in a group bucket keys the state by the packet before
+    /// the bucket's set-fields, as the BEBA switch, which runs a bucket
+    /// as a list, does for the apps that put it first).
+    pub ext: SmallVec<[crate::ext::api::ExtOp; 1]>,
 }
 
 impl ActionSet {
@@ -87,6 +93,7 @@ impl ActionSet {
                 Op::PushPbb(t) => self.push_pbb = Some(t),
                 Op::PopPbb => self.pop_pbb = true,
                 Op::Nop => {}
+                Op::Ext(e) => self.ext.push(e),
                 // Fused ops (`program::fuse`) are not written to sets;
                 // should one be, it counts as the ops it stands for.
                 Op::SetMacs { dst, src } => self.write(&[
@@ -143,6 +150,9 @@ impl ActionSet {
                     return;
                 }
             };
+        }
+        for e in &self.ext {
+            emit!(true, Op::Ext(*e));
         }
         emit!(self.copy_ttl_in, Op::CopyTtlIn);
         emit!(self.pop_vlan, Op::PopVlan);

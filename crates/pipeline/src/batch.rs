@@ -139,7 +139,9 @@ impl Pipeline {
         let layer = self.parse_layer();
         // With the templates off, no template serves (`refuses` keeps
         // them out the same way: the general path drops such packets).
-        let off = refuses || !self.templates;
+        // Extensions (`crate::ext`: BEBA's state look-ups and actions)
+        // run in the one executor only.
+        let off = refuses || !self.templates || self.ext_in_use();
         // The templates (`crate::template`): the Ethernet one for
         // pipelines that need no more than L2, the route one for routers.
         let template = !off && layer == Layer::L2;

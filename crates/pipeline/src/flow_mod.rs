@@ -132,7 +132,7 @@ impl Pipeline {
             Action::SetQueue(q) if *q != 0 && !self.queue_ids.contains(q) => {
                 bad(BadActionCode::BadQueue)
             }
-            Action::Experimenter { .. } => bad(BadActionCode::BadExperimenter),
+            Action::Experimenter { .. } => self.check_ext_action(a),
             _ => Ok(()),
         }
     }
@@ -157,7 +157,12 @@ impl Pipeline {
                     }
                 }
                 Instruction::Experimenter { .. } => {
-                    return Err(ErrorCode::BadInstruction(BadInstructionCode::UnsupInst));
+                    // An extension's packet generation: its actions are
+                    // checked as apply-actions'.
+                    let (_, actions) = crate::ext::registry::pkt_gen(i)?;
+                    for a in &actions {
+                        self.check_action(a, false)?;
+                    }
                 }
                 Instruction::WriteMetadata { .. } | Instruction::ClearActions => {}
             }
@@ -277,6 +282,8 @@ impl Pipeline {
     /// add, whether it replaced nothing (`Prepared::fresh`; an add of a
     /// `p` that is fresh does not look for an entry to replace).
     fn add_or_modify(&mut self, fm: &FlowMod, p: &Prepared, now: Nanos) -> Result<bool, ErrorCode> {
+        // Replicas replay through here too: they agree on `ext_flows`.
+        self.ext_flows |= !p.compiled.ext().is_empty() || p.program.uses_ext();
         let layer = p.compiled.layer().max(p.program.layer());
         let cookie_ok = |cookie: u64| cookie & fm.cookie_mask == fm.cookie & fm.cookie_mask;
         let table = self

@@ -50,6 +50,7 @@ mod chunk;
 pub mod classifier;
 pub mod consistency;
 mod exec;
+pub mod ext;
 mod flow_hash;
 pub mod flow_mod;
 pub mod group;

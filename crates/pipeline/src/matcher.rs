@@ -38,6 +38,9 @@ pub struct CompiledMatch {
     fields: Arc<[FieldMatch]>,
     /// Presence bits a packet must have.
     required: FieldSet,
+    /// Extension fields (`crate::ext`): matched against the values an
+    /// extension supplies at lookup time, not against the key.
+    ext: crate::ext::api::ExtMatch,
 }
 
 /// All-ones mask of a field's width.
@@ -65,12 +68,19 @@ impl CompiledMatch {
     }
 
     /// Compiles a flow-mod match: prerequisites first (BAD_MATCH/BAD_PREREQ),
-    /// then every field. Experimenter and other-class fields are refused
-    /// with BAD_MATCH/BAD_FIELD: this switch matches on none.
+    /// then every field. Experimenter fields go to the extension of their
+    /// experimenter id (`crate::ext`); other-class fields and unknown
+    /// experimenters are refused with BAD_MATCH/BAD_FIELD.
     pub fn compile(m: &Match) -> Result<CompiledMatch, DecodeError> {
         m.check_prerequisites()?;
         let mut fields = Vec::with_capacity(m.fields.len());
+        let mut ext = crate::ext::api::ExtMatch::default();
         for f in &m.fields {
+            if matches!(f, OxmField::Experimenter { .. }) {
+                crate::ext::registry::match_field(f, &mut ext)
+                    .map_err(|code| DecodeError::new(code, "match: experimenter field"))?;
+                continue;
+            }
             let bad_field = || {
                 DecodeError::new(
                     ErrorCode::BadMatch(BadMatchCode::BadField),
@@ -92,7 +102,15 @@ impl CompiledMatch {
                 mask,
             });
         }
-        Ok(CompiledMatch::from_fields(fields))
+        let mut c = CompiledMatch::from_fields(fields);
+        c.ext = ext;
+        Ok(c)
+    }
+
+    /// The extension fields (`crate::ext`).
+    #[inline]
+    pub fn ext(&self) -> &crate::ext::api::ExtMatch {
+        &self.ext
     }
 
     /// Builds a match from triples (normalised: zero masks dropped, values
@@ -113,6 +131,7 @@ impl CompiledMatch {
         CompiledMatch {
             fields: fields.into(),
             required,
+            ext: Default::default(),
         }
     }
 
@@ -137,7 +156,7 @@ impl CompiledMatch {
 
     /// True for the empty (match everything) match.
     pub fn is_empty(&self) -> bool {
-        self.fields.is_empty()
+        self.fields.is_empty() && self.ext.is_empty()
     }
 
     /// Whether the packet described by `key` matches.
@@ -161,19 +180,21 @@ impl CompiledMatch {
     /// is at least as specific as `filter` (the request's match), i.e. every
     /// packet `self` matches is matched by `filter`.
     pub fn is_subsumed_by(&self, filter: &CompiledMatch) -> bool {
-        filter.fields.iter().all(|g| match self.get(g.field) {
-            Some(f) => f.mask & g.mask == g.mask && f.value & g.mask == g.value,
-            None => false,
-        })
+        self.ext.is_subsumed_by(&filter.ext)
+            && filter.fields.iter().all(|g| match self.get(g.field) {
+                Some(f) => f.mask & g.mask == g.mask && f.value & g.mask == g.value,
+                None => false,
+            })
     }
 
     /// Whether some packet could match both (CHECK_OVERLAP): on every field
     /// both constrain, the values agree on the bits both masks cover.
     pub fn overlaps(&self, other: &CompiledMatch) -> bool {
-        self.fields.iter().all(|f| match other.get(f.field) {
-            Some(g) => (f.value ^ g.value) & f.mask & g.mask == 0,
-            None => true,
-        })
+        self.ext.overlaps(&other.ext)
+            && self.fields.iter().all(|f| match other.get(f.field) {
+                Some(g) => (f.value ^ g.value) & f.mask & g.mask == 0,
+                None => true,
+            })
     }
 
     /// Back to an `ofp_match` (for reports built from compiled state, e.g.
@@ -187,6 +208,7 @@ impl CompiledMatch {
                 let mask = (f.mask != full).then_some(f.mask);
                 OxmField::from_bits(f.field as u8, f.value, mask)
             })
+            .chain(crate::ext::registry::to_oxm(&self.ext))
             .collect();
         Match::new(fields)
     }

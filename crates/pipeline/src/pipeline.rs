@@ -93,6 +93,16 @@ pub struct Pipeline {
     /// Hashes the lists and programs of `recent_programs` (random seed;
     /// a replica's clone keeps it, and only its own lists meet it).
     recent_hasher: hashbrown::DefaultHashBuilder,
+    /// BEBA / OpenState: the state tables (one per flow table), the global
+    /// state and the packet templates. Shared by every replica (a clone is
+    /// a reference count): the control thread's STATE_MOD and a worker's
+    /// SET_STATE write the same stores, and the next packet on any worker
+    /// sees the write (`stateful` crate comment).
+    pub(crate) stateful: Arc<stateful::Stateful>,
+    /// Whether some flow entry added so far matches an extension field or
+    /// runs an extension action (`crate::ext`); it only grows, as
+    /// `parse_layer`. While set, the templates step aside.
+    pub(crate) ext_flows: bool,
     /// Queue ids that some port has besides the default queue 0 (set by
     /// the switch from its port configuration): a set-queue action to an
     /// id no port has is BAD_ACTION/BAD_QUEUE. Which port the frame
@@ -145,7 +155,22 @@ impl Pipeline {
             recent_programs: Vec::new(),
             recent_hasher: Default::default(),
             queue_ids: Default::default(),
+            stateful: Arc::new(stateful::Stateful::new(n as u8, stateful::DEFAULT_CAPACITY)),
+            ext_flows: false,
         }
+    }
+
+    /// New, empty state tables holding about `capacity` flows each (the
+    /// default is `stateful::DEFAULT_CAPACITY`). Replicas made before
+    /// keep the old ones: call before making any.
+    pub fn set_state_capacity(&mut self, capacity: usize) {
+        self.stateful = Arc::new(stateful::Stateful::new(self.tables.len() as u8, capacity));
+    }
+
+    /// The BEBA state tables, global state and templates (shared with
+    /// every replica made after this call).
+    pub fn stateful(&self) -> &Arc<stateful::Stateful> {
+        &self.stateful
     }
 
     /// `instructions` as an entry keeps them, and compiled; shared with a
@@ -195,7 +220,11 @@ impl Pipeline {
     /// need, and L3 when IP fragments are dropped.
     #[inline]
     pub fn parse_layer(&self) -> Layer {
-        if self.config.frag_drop {
+        if self.ext_in_use() {
+            // A state look-up or SET_STATE extracts its scope's fields,
+            // any of which may be L4.
+            Layer::L4
+        } else if self.config.frag_drop {
             self.parse_layer.max(Layer::L3)
         } else {
             self.parse_layer

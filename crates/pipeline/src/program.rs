@@ -57,6 +57,8 @@ pub enum Op {
     PopPbb,
     /// Ignored by the packet path (module comment).
     Nop,
+    /// An extension's action (`crate::ext`), e.g. BEBA's SET_STATE.
+    Ext(crate::ext::api::ExtOp),
     /// Fused (see [`fuse`]): set-field `eth_dst` and set-field `eth_src`,
     /// next to each other in a list, in either order.
     SetMacs {
@@ -130,7 +132,9 @@ impl Op {
             Action::SetField(f) => to_set_field(f).map_or(Op::Nop, Op::SetField),
             Action::PushPbb(t) => Op::PushPbb(*t),
             Action::PopPbb => Op::PopPbb,
-            Action::Experimenter { .. } => Op::Nop,
+            Action::Experimenter { .. } => {
+                crate::ext::registry::compile_action(a).map_or(Op::Nop, Op::Ext)
+            }
         }
     }
 }
@@ -143,7 +147,9 @@ impl Op {
     /// asks for the whole packet (L4).
     pub fn layer(&self) -> Layer {
         match self {
-            Op::Output { .. } | Op::Group(_) | Op::SetQueue(_) | Op::Nop => Layer::None,
+            Op::Output { .. } | Op::Group(_) | Op::SetQueue(_) | Op::Nop | Op::Ext(_) => {
+                Layer::None
+            }
             Op::SetField(sf) if sf.field().layer() <= Layer::L2 => Layer::L2,
             Op::SetMacs { .. } | Op::SetEthDstOutput { .. } => Layer::L2,
             Op::DecNwTtl | Op::SetNwTtl(_) | Op::Route { .. } => Layer::L3,
@@ -164,7 +170,9 @@ impl Op {
     pub fn writes(&self) -> FieldSet {
         use Field::*;
         match self {
-            Op::Output { .. } | Op::Group(_) | Op::SetQueue(_) | Op::Nop => FieldSet::EMPTY,
+            Op::Output { .. } | Op::Group(_) | Op::SetQueue(_) | Op::Nop | Op::Ext(_) => {
+                FieldSet::EMPTY
+            }
             // A new ethertype or IP protocol changes how the rest of the
             // packet parses.
             Op::SetField(sf) if matches!(sf.field(), EthType | IpProto) => FieldSet::ALL,
@@ -377,6 +385,10 @@ pub struct Program {
     /// goto (no meter, clear, write or metadata), with that goto's table.
     /// Computed by `compile`.
     pub chain: Option<(ChainStep, u8)>,
+    /// An extension's packet generation (BEBA's IN_SWITCH_PKT_GEN,
+    /// `crate::ext`): the template id and the compiled action list the
+    /// generated packet runs through, after apply-actions.
+    pub pkt_gen: Option<(u32, Box<[Op]>)>,
 }
 
 /// The apply-actions of an entry the chain template goes through
@@ -403,6 +415,17 @@ pub struct Nat {
 }
 
 impl Program {
+    /// Whether the program runs an extension action (`crate::ext`).
+    pub fn uses_ext(&self) -> bool {
+        let ext = |ops: &Option<Box<[Op]>>| {
+            ops.as_deref()
+                .unwrap_or_default()
+                .iter()
+                .any(|o| matches!(o, Op::Ext(_)))
+        };
+        ext(&self.apply) || ext(&self.write) || self.pkt_gen.is_some()
+    }
+
     /// Whether the whole program does nothing to the packet (no
     /// instruction but, perhaps, an empty apply-actions): the packet is
     /// dropped after its counters (the action set it has is empty where
@@ -448,7 +471,11 @@ impl Program {
                     p.metadata = Some((*metadata, *mask))
                 }
                 Instruction::GotoTable(t) => p.goto = Some(*t),
-                Instruction::Experimenter { .. } => {}
+                Instruction::Experimenter { .. } => {
+                    if let Ok((id, actions)) = crate::ext::registry::pkt_gen(i) {
+                        p.pkt_gen = Some((id, compile_actions(&actions)));
+                    }
+                }
             }
         }
         for op in p.apply.as_deref().unwrap_or_default() {
@@ -461,7 +488,11 @@ impl Program {
             p.writes.insert(Field::Metadata);
         }
         p.layer = p.deepest_layer();
-        let only = p.meter.is_none() && !p.clear && p.write.is_none() && p.metadata.is_none();
+        let only = p.meter.is_none()
+            && !p.clear
+            && p.write.is_none()
+            && p.metadata.is_none()
+            && p.pkt_gen.is_none();
         p.apply_only = only && p.goto.is_none();
         p.only_output = match p.apply.as_deref() {
             Some(&[Op::Output { port, .. }]) if port < port_no::IN_PORT && p.apply_only => {

@@ -346,6 +346,12 @@ pub struct FlowTable {
     /// (`Program::chainable`): while there is one, the template does not
     /// look packets up here without an exact index (`unchained`).
     unchained: usize,
+    /// How many entries match an extension field (`crate::ext`): while
+    /// there is one, lookups with the extension's values scan the
+    /// entries in priority order (`lookup_ext`) and strict searches
+    /// compare whole matches, as the classifier indexes the standard
+    /// fields only.
+    ext_entries: usize,
 }
 
 /// Runs modify `f` on one entry, keeping `unchained` (the table's
@@ -380,6 +386,7 @@ impl FlowTable {
             next_seq: 0,
             timed: 0,
             unchained: 0,
+            ext_entries: 0,
         }
     }
 
@@ -485,6 +492,40 @@ impl FlowTable {
         hit
     }
 
+    /// Whether some entry matches an extension field.
+    #[inline(always)]
+    pub(crate) fn has_ext(&self) -> bool {
+        self.ext_entries > 0
+    }
+
+    /// Looks `key` up with the extension field values `ext`, counting
+    /// the lookup: the classifier's answer when no entry matches an
+    /// extension field, else the first entry in priority order whose
+    /// match and extension match both hold (`ext_entries`).
+    pub(crate) fn lookup_ext(
+        &mut self,
+        key: &FlowKey,
+        ext: &crate::ext::api::ExtValues,
+    ) -> Option<usize> {
+        if self.ext_entries == 0 {
+            return self.lookup(key);
+        }
+        self.counters.lookup_count += 1;
+        let hit = self
+            .order
+            .handles()
+            .filter_map(|h| self.pos_of_handle(h))
+            .find(|p| {
+                self.cold
+                    .get(*p)
+                    .is_some_and(|c| c.compiled.matches(key) && c.compiled.ext().matches(ext))
+            });
+        if hit.is_some() {
+            self.counters.matched_count += 1;
+        }
+        hit
+    }
+
     /// The table's lookup structure (the templates of `crate::template`
     /// look packets up in it directly).
     #[inline]
@@ -554,6 +595,13 @@ impl FlowTable {
 
     /// Position of the entry with exactly this match and priority.
     pub fn find_strict(&self, m: &CompiledMatch, priority: u16) -> Option<usize> {
+        if self.ext_entries > 0 || !m.ext().is_empty() {
+            return self
+                .order
+                .with_priority(priority)
+                .filter_map(|h| self.pos_of_handle(h))
+                .find(|p| self.cold.get(*p).is_some_and(|c| c.compiled == *m));
+        }
         let r = self.classifier.find(m, priority)?;
         self.pos_of_handle(r.handle)
     }
@@ -581,6 +629,7 @@ impl FlowTable {
         self.handle_at.push(handle);
         self.timed += usize::from(cold.has_timeout());
         self.unchained += usize::from(!hot.program().chainable());
+        self.ext_entries += usize::from(!cold.compiled.ext().is_empty());
         self.hot.push(hot);
         self.cold.push(cold);
     }
@@ -604,6 +653,7 @@ impl FlowTable {
         self.classifier.remove(Ref { rank, handle }, &cold.compiled);
         self.timed -= usize::from(cold.has_timeout());
         self.unchained -= usize::from(!hot.program().chainable());
+        self.ext_entries -= usize::from(!cold.compiled.ext().is_empty());
         Some(FlowEntry { hot, cold })
     }
 
@@ -667,6 +717,7 @@ impl FlowTable {
         self.classifier = self.classifier.emptied();
         self.timed = 0;
         self.unchained = 0;
+        self.ext_entries = 0;
         out
     }
 

@@ -89,6 +89,20 @@ pub trait TableKind {
     /// at `pos` and returns what the executor runs for it.
     fn apply(&mut self, pos: usize, len: usize, now: Nanos) -> Option<Applied<'_>>;
 
+    /// Whether some entry matches an extension field (`crate::ext`):
+    /// then lookups go through [`TableKind::lookup_ext`] and lookups
+    /// made in advance do not count.
+    fn has_ext(&self) -> bool {
+        false
+    }
+
+    /// [`TableKind::lookup`] with the extension field values of the
+    /// packet in this table.
+    fn lookup_ext(&mut self, key: &FlowKey, ext: &crate::ext::api::ExtValues) -> Option<usize> {
+        let _ = ext;
+        self.lookup(key)
+    }
+
     /// Compiles an entry's instructions for the packet path.
     fn compile(instructions: &[Instruction]) -> Program
     where
@@ -112,6 +126,16 @@ impl TableKind for FlowTable {
     #[inline(always)]
     fn lookup_known(&mut self, found: Option<usize>) -> Option<usize> {
         FlowTable::lookup_known(self, found)
+    }
+
+    #[inline(always)]
+    fn has_ext(&self) -> bool {
+        FlowTable::has_ext(self)
+    }
+
+    #[inline]
+    fn lookup_ext(&mut self, key: &FlowKey, ext: &crate::ext::api::ExtValues) -> Option<usize> {
+        FlowTable::lookup_ext(self, key, ext)
     }
 
     #[inline(always)]

@@ -28,7 +28,7 @@ pub mod key;
 pub mod store;
 pub mod table;
 
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 use ofp::beba::{
     BebaAction, BebaErrorCode, PktTmpMod, Refusal, StateChanged, StateEntryStats, StateMod,
@@ -60,6 +60,10 @@ pub struct Stateful {
     tables: Box<[StateTable]>,
     global: AtomicU32,
     templates: Templates,
+    /// Set once some table has been made stateful (never cleared): a
+    /// pipeline with no stateful table reads only this word per table
+    /// visit (see [`Stateful::active`]).
+    active: AtomicBool,
 }
 
 impl Stateful {
@@ -72,6 +76,7 @@ impl Stateful {
                 .collect(),
             global: AtomicU32::new(0),
             templates: Templates::default(),
+            active: AtomicBool::new(false),
         }
     }
 
@@ -87,6 +92,13 @@ impl Stateful {
     /// experimenter field to what controllers see.
     pub fn any_stateful(&self) -> bool {
         self.tables.iter().any(StateTable::is_stateful)
+    }
+
+    /// Whether some table has ever been made stateful: until then no
+    /// packet needs a state look-up.
+    #[inline(always)]
+    pub fn active(&self) -> bool {
+        self.active.load(Ordering::Relaxed)
     }
 
     /// The global state (the packet's `global_state` field).
@@ -127,6 +139,9 @@ impl Stateful {
         match m {
             StateMod::StatefulTableConfig { table_id, stateful } => {
                 self.table_or(*table_id)?.set_stateful(*stateful);
+                if *stateful {
+                    self.active.store(true, Ordering::Release);
+                }
                 Ok(None)
             }
             StateMod::SetLookupExtractor(e) | StateMod::SetUpdateExtractor(e) => {

@@ -118,6 +118,10 @@ impl Pipeline {
                 Op::PushPbb(t) => packet::push_pbb(pkt, key, t),
                 Op::PopPbb => packet::pop_pbb(pkt, key),
                 Op::Nop => Ok(()),
+                Op::Ext(ref e) => {
+                    self.execute_ext(e, key, ctx.now);
+                    Ok(())
+                }
                 Op::SetMacs { ref dst, ref src } => packet::set_macs(pkt, key, dst, src),
                 Op::Route {
                     ref dst,

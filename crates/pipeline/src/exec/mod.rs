@@ -150,16 +150,26 @@ impl Pipeline {
             let Some(table) = tables.get_mut(usize::from(table_id)) else {
                 return;
             };
-            // A lookup made beforehand for this table with a key that
-            // agrees with this one on every field the table matches on
-            // gives the same answer (tables do not change meanwhile).
-            let known = hint.and_then(|at| {
-                let (_, pos) = at.iter().find(|(t, _)| *t == u32::from(table_id))?;
-                (written.is_empty() || !written.intersects(table.match_fields())).then_some(*pos)
-            });
-            let found = match known {
-                Some(pos) => table.lookup_known((pos != u32::MAX).then_some(pos as usize)),
-                None => table.lookup(key),
+            // A table with entries matching an extension field, or one
+            // an extension looks every packet up in (a BEBA stateful
+            // table), is looked up with the extension's values, never in
+            // advance (`crate::ext`).
+            let found = if table.has_ext() || self.ext_table_active(table_id) {
+                let ext = self.ext_values(table_id, key, ctx.now);
+                table.lookup_ext(key, &ext)
+            } else {
+                // A lookup made beforehand for this table with a key that
+                // agrees with this one on every field the table matches on
+                // gives the same answer (tables do not change meanwhile).
+                let known = hint.and_then(|at| {
+                    let (_, pos) = at.iter().find(|(t, _)| *t == u32::from(table_id))?;
+                    (written.is_empty() || !written.intersects(table.match_fields()))
+                        .then_some(*pos)
+                });
+                match known {
+                    Some(pos) => table.lookup_known((pos != u32::MAX).then_some(pos as usize)),
+                    None => table.lookup(key),
+                }
             };
             // Table miss without a table-miss entry: drop (1.3 default).
             let Some(idx) = found else {
@@ -188,6 +198,7 @@ impl Pipeline {
                 metadata,
                 goto,
                 writes,
+                pkt_gen,
                 ..
             } = program;
             written.insert_all(*writes);
@@ -210,6 +221,9 @@ impl Pipeline {
                 if self.execute_ops(pkt, key, ops, &mut ctx, tail, out) == Flow::Stop {
                     return;
                 }
+            }
+            if let Some((template, ops)) = pkt_gen {
+                self.generate(*template, ops, ctx.now, out);
             }
             if *clear {
                 set = None;

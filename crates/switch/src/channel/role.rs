@@ -77,11 +77,14 @@ pub fn forbidden_to_slave(msg: &Message) -> bool {
         | Message::MeterMod(_) => true,
         Message::MultipartRequest(m) => {
             matches!(&m.body, MultipartRequestBody::TableFeatures(t) if !t.is_empty())
+                || crate::datapath::beba::beba_modifies(msg)
         }
-        // FlexForward's changes of forwarding mode (its GET_FWMODE reads).
+        // FlexForward's changes of forwarding mode (its GET_FWMODE reads);
+        // BEBA's STATE_MOD and PKTTMP_MOD.
         Message::Experimenter(e) => {
             use ofp::flexforward::{exp_type, FLEX_EXPERIMENTER};
-            e.experimenter == FLEX_EXPERIMENTER && e.exp_type != exp_type::GET_FWMODE
+            (e.experimenter == FLEX_EXPERIMENTER && e.exp_type != exp_type::GET_FWMODE)
+                || crate::datapath::beba::beba_modifies(msg)
         }
         _ => false,
     }

@@ -88,6 +88,7 @@
 //! [`Datapath::tick`] / [`Datapath::set_mode`].
 
 mod admin;
+pub mod beba;
 pub mod buffers;
 pub mod bundle;
 pub mod features;
@@ -651,6 +652,7 @@ impl Datapath {
         self.poll_links();
         self.expire();
         self.expire_bundles();
+        self.sweep_states();
         self.save_if_due();
     }
 
@@ -829,6 +831,9 @@ impl crate::channel::datapath::Datapath for Datapath {
             }
             if e.experimenter == ofp::flexforward::FLEX_EXPERIMENTER {
                 return self.flex_message(msg.xid, e, raw);
+            }
+            if e.experimenter == ofp::beba::BEBA_EXPERIMENTER {
+                return self.beba_message(msg.xid, e, raw);
             }
         }
         let modifies = matches!(

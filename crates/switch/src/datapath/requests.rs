@@ -106,6 +106,9 @@ impl Datapath {
                 Q::Experimenter(e) if ofp::port_admin::PortAdmin::parse(&e).is_some() => {
                     self.port_admin(xid, &e, raw)
                 }
+                Q::Experimenter(e) if e.experimenter == ofp::beba::BEBA_EXPERIMENTER => {
+                    self.beba_multipart(xid, &e, raw)
+                }
                 body => match self.multipart(body) {
                     Ok(body) => mp::split_reply(Multipart::new(body), MAX_REPLY)
                         .into_iter()

@@ -1,0 +1,199 @@
+//! BEBA / OpenState in the pipeline (issue 31): the `state` and
+//! `global_state` match fields, the actions SET_STATE, SET_GLOBAL_STATE
+//! and INC_STATE. The semantics are `stateful`'s (`Pipeline::stateful`,
+//! shared by every replica, `crate::ext::api::ExtState`); this module connects them to the executor.
+//!
+//! - A table that is stateful (with its scopes set) is looked up with the
+//!   packet's state from its state table: DEFAULT for an unknown flow,
+//!   NULL when the packet lacks a lookup-scope field. The look-up is made
+//!   for every packet the table sees, entries matching `state` or not:
+//!   it applies due timeouts and refreshes the flow's idle timer.
+//! - `global_state` is the switch's global state, in every table.
+//! - A table that is not stateful gives its packets no `state`: an entry
+//!   matching `state` there matches nothing.
+//! - State times are microseconds: the packet's time (ns) / 1000.
+
+use crate::ext::api::{ExtMatch, ExtOp, ExtState, ExtValues, Extension, PktGen};
+use crate::ext::beba_op::BebaOp;
+use ofp::action::Action;
+use ofp::beba::{
+    BebaAction, BebaDecodeError, BebaErrorCode, BebaField, InSwitchPktGen, Refusal,
+    BEBA_EXPERIMENTER,
+};
+use ofp::error::{BadActionCode, BadInstructionCode, BadMatchCode, ErrorCode};
+use ofp::instruction::Instruction;
+use ofp::oxm::OxmField;
+use packet::registry::{self, module_field, OxmId};
+use packet::FlowKey;
+use stateful::Transition;
+
+pub const EXTENSION: Extension = Extension {
+    experimenter: BEBA_EXPERIMENTER,
+    match_field,
+    check_action,
+    compile_action,
+    to_oxm,
+    pkt_gen,
+};
+
+/// IN_SWITCH_PKT_GEN: template id and actions.
+fn pkt_gen(i: &Instruction) -> Result<PktGen, ErrorCode> {
+    match InSwitchPktGen::from_instruction(i) {
+        Some(Ok(g)) => Ok((g.pkttmp_id, g.actions)),
+        Some(Err(e)) => Err(match e.refusal {
+            Refusal::Standard(c) => c,
+            Refusal::Beba(_) => ErrorCode::BadInstruction(BadInstructionCode::BadExpType),
+        }),
+        None => Err(ErrorCode::BadInstruction(BadInstructionCode::UnsupInst)),
+    }
+}
+
+/// A BEBA refusal as the standard code a flow-mod error carries (the
+/// flow-mod path reports standard errors; `docs/beba.md`).
+fn standard(e: BebaDecodeError, action: bool) -> ErrorCode {
+    match e.refusal {
+        Refusal::Standard(c) => c,
+        Refusal::Beba(BebaErrorCode::BadMatchWildcard) => {
+            ErrorCode::BadMatch(BadMatchCode::BadWildcards)
+        }
+        Refusal::Beba(BebaErrorCode::BadExpLen) if action => {
+            ErrorCode::BadAction(BadActionCode::BadLen)
+        }
+        Refusal::Beba(_) if action => ErrorCode::BadAction(BadActionCode::BadExpType),
+        Refusal::Beba(_) => ErrorCode::BadMatch(BadMatchCode::BadField),
+    }
+}
+
+/// A `state` / `global_state` field (the field registry's module rows,
+/// `packet::registry::module_field`) into `m`.
+fn match_field(f: &OxmField, m: &mut ExtMatch) -> Result<(), ErrorCode> {
+    let bad_field = ErrorCode::BadMatch(BadMatchCode::BadField);
+    let OxmField::Experimenter {
+        experimenter,
+        field,
+        ..
+    } = f
+    else {
+        return Err(bad_field);
+    };
+    let row = registry::by_oxm(OxmId::experimenter(*experimenter, *field)).ok_or(bad_field)?;
+    let slot = if row.id == module_field::STATE {
+        &mut m.state
+    } else if row.id == module_field::GLOBAL_STATE {
+        &mut m.global_state
+    } else {
+        return Err(bad_field);
+    };
+    // The codec checks the payload (length, value bits outside the mask).
+    let (value, mask) = match BebaField::from_oxm(f) {
+        Some(Ok(BebaField::State(v, k) | BebaField::GlobalState(v, k))) => (v, k),
+        Some(Err(e)) => return Err(standard(e, false)),
+        None => return Err(bad_field),
+    };
+    let mask = mask.unwrap_or(u32::MAX);
+    if slot.is_some() {
+        return Err(ErrorCode::BadMatch(BadMatchCode::DupField));
+    }
+    // A zero mask matches everything: no field (as for standard fields).
+    *slot = (mask != 0).then_some((value & mask, mask));
+    Ok(())
+}
+
+fn decode(a: &Action) -> Result<BebaAction, ErrorCode> {
+    match BebaAction::from_action(a) {
+        Some(r) => r.map_err(|e| standard(e, true)),
+        None => Err(ErrorCode::BadAction(BadActionCode::BadExperimenter)),
+    }
+}
+
+fn check_action(st: &ExtState, a: &Action) -> Result<(), ErrorCode> {
+    let b = decode(a)?;
+    st.check_action(&b)
+        .map_err(|_| ErrorCode::BadAction(BadActionCode::BadArgument))
+}
+
+fn compile_action(a: &Action) -> Option<ExtOp> {
+    let op = match decode(a).ok()? {
+        BebaAction::SetState(s) => BebaOp::SetState {
+            table_id: s.table_id,
+            bit: s.bit,
+            state: s.state,
+            mask: s.state_mask,
+            hard_rollback: s.hard_rollback,
+            idle_rollback: s.idle_rollback,
+            hard_timeout: s.hard_timeout,
+            idle_timeout: s.idle_timeout,
+        },
+        BebaAction::SetGlobalState { value, mask } => BebaOp::SetGlobalState { value, mask },
+        BebaAction::IncState { table_id } => BebaOp::IncState { table_id },
+    };
+    Some(ExtOp::Beba(op))
+}
+
+/// The OXM fields of an extension match.
+fn to_oxm(m: &ExtMatch) -> Vec<OxmField> {
+    let mask = |k: u32| (k != u32::MAX).then_some(k);
+    let global = m
+        .global_state
+        .map(|(v, k)| BebaField::GlobalState(v, mask(k)).to_oxm());
+    let state = m.state.map(|(v, k)| BebaField::State(v, mask(k)).to_oxm());
+    global.into_iter().chain(state).collect()
+}
+
+#[inline(always)]
+fn micros(now: u64) -> u64 {
+    now / 1000
+}
+
+/// Whether some table was ever made stateful.
+#[inline(always)]
+pub(crate) fn active(st: &ExtState) -> bool {
+    st.active()
+}
+
+/// Whether table `id` is stateful with its scopes (its packets get a
+/// state look-up).
+#[inline(always)]
+pub(crate) fn table_active(st: &ExtState, id: u8) -> bool {
+    st.active() && st.table(id).is_some_and(|t| t.is_enabled())
+}
+
+pub(crate) fn values(st: &ExtState, id: u8, key: &FlowKey, now: u64) -> ExtValues {
+    ExtValues {
+        state: st.table(id).and_then(|t| t.lookup(key, micros(now))),
+        global_state: Some(st.global_state()),
+    }
+}
+
+pub(crate) fn execute(st: &ExtState, op: &BebaOp, key: &FlowKey, now: u64) {
+    match *op {
+        BebaOp::SetState {
+            table_id,
+            bit,
+            state,
+            mask,
+            hard_rollback,
+            idle_rollback,
+            hard_timeout,
+            idle_timeout,
+        } => {
+            if let Some(t) = st.table(table_id) {
+                let tr = Transition {
+                    state,
+                    mask,
+                    hard_rollback,
+                    idle_rollback,
+                    hard_timeout,
+                    idle_timeout,
+                };
+                let _ = t.set_state(key, bit, &tr, micros(now));
+            }
+        }
+        BebaOp::SetGlobalState { value, mask } => st.set_global_state(value, mask),
+        BebaOp::IncState { table_id } => {
+            if let Some(t) = st.table(table_id) {
+                t.inc_state(key, micros(now));
+            }
+        }
+    }
+}

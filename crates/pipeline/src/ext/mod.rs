@@ -1,0 +1,123 @@
+//! Extensions: experimenter match fields, actions and instructions that a
+//! data-path module gives meaning to. An extension lives in one module
+//! here and is reached through the small registry below, by experimenter
+//! id; nothing else in the pipeline names it.
+//!
+//! What an extension supplies:
+//!
+//! - **Match fields** ([`api::ExtMatch`]): an experimenter OXM field of a
+//!   flow-mod's match is handed to [`registry::match_field`]; the extension keeps
+//!   it in the entry's compiled match (so two entries that differ only
+//!   there are different entries) or refuses it. A table holding such
+//!   entries is looked up with the values the extension supplies for the
+//!   packet at that moment ([`api::ExtValues`], see [`Pipeline::ext_values`]).
+//! - **Actions** ([`api::ExtOp`]): an experimenter action is checked at
+//!   flow-mod / group-mod time ([`Pipeline::check_ext_action`]), compiled
+//!   once into an op ([`registry::compile_action`]) and executed by the one
+//!   executor ([`Pipeline::execute_ext`]).
+//! - **Table upkeep**: [`Pipeline::ext_table_active`] says whether a table
+//!   must be looked up through the extension on every packet (a BEBA
+//!   stateful table refreshes idle timers on look-up, even with no entry
+//!   matching its state).
+//!
+//! Files: [`api`] (the shared types), [`registry`] (by experimenter
+//! id), one module per extension, this one (the pipeline's calls).
+//!
+//! The registry is static: [`registry::EXTENSIONS`] lists each extension's
+//! experimenter id and its entry points. BEBA / OpenState ([`beba`]) is
+//! the one there is.
+
+pub mod api;
+pub mod beba;
+pub mod beba_op;
+pub mod registry;
+
+use crate::ext::api::{ExtOp, ExtValues};
+use crate::pipeline::Pipeline;
+use crate::table::Nanos;
+use ofp::action::Action;
+use ofp::error::{BadActionCode, ErrorCode};
+use packet::FlowKey;
+
+impl Pipeline {
+    /// Checks an experimenter action (flow-mod, group-mod); one no
+    /// extension knows is BAD_ACTION/BAD_EXPERIMENTER.
+    pub fn check_ext_action(&self, a: &Action) -> Result<(), ErrorCode> {
+        let Action::Experimenter { experimenter, .. } = a else {
+            return Ok(());
+        };
+        match registry::by_id(*experimenter) {
+            Some(ext) => (ext.check_action)(self.stateful(), a),
+            None => Err(ErrorCode::BadAction(BadActionCode::BadExperimenter)),
+        }
+    }
+
+    /// Whether table `table_id` must be looked up through the extensions
+    /// even with no entry matching their fields (module comment).
+    #[inline(always)]
+    pub(crate) fn ext_table_active(&self, table_id: u8) -> bool {
+        beba::table_active(self.stateful(), table_id)
+    }
+
+    /// The extension field values of the packet `key` in table
+    /// `table_id` at `now` (module comment).
+    #[inline]
+    pub(crate) fn ext_values(&self, table_id: u8, key: &FlowKey, now: Nanos) -> ExtValues {
+        beba::values(self.stateful(), table_id, key, now)
+    }
+
+    /// Runs an extension op on the packet `key` at `now`.
+    #[inline]
+    pub(crate) fn execute_ext(&mut self, op: &ExtOp, key: &FlowKey, now: Nanos) {
+        match op {
+            ExtOp::Beba(b) => beba::execute(self.stateful(), b, key, now),
+        }
+    }
+
+    /// Generates a packet from template `template` (BEBA's InSP) and runs
+    /// it through `ops` as received on port 0: never a packet-in (an
+    /// output to CONTROLLER is skipped), never the tables. An unknown or
+    /// empty template generates nothing.
+    pub(crate) fn generate(
+        &mut self,
+        template: u32,
+        ops: &[crate::program::Op],
+        now: Nanos,
+        out: &mut impl crate::output::Output,
+    ) {
+        use crate::program::Op;
+        let Some(frame) = self.stateful().templates().get(template) else {
+            return;
+        };
+        if frame.is_empty() {
+            return;
+        }
+        let in_port = stateful::insp::GENERATED_IN_PORT;
+        let mut pkt = packet::PacketBuf::from_slice(&frame);
+        let mut key = FlowKey::new(in_port);
+        let _ = packet::parse(pkt.data(), &mut key);
+        let mut ctx = crate::exec::Ctx::received(in_port, now);
+        for op in ops {
+            if matches!(op, Op::Output { port, .. } if *port == ofp::port::port_no::CONTROLLER) {
+                continue;
+            }
+            let one = std::slice::from_ref(op);
+            if self.execute_ops(&mut pkt, &mut key, one, &mut ctx, false, out)
+                == crate::exec::Flow::Stop
+            {
+                return;
+            }
+        }
+    }
+
+    /// Whether the templates must leave every packet to the one executor:
+    /// some entry uses an extension, or an extension is active.
+    pub(crate) fn ext_in_use(&self) -> bool {
+        self.ext_flows || beba::active(self.stateful())
+    }
+}
+
+/// BEBA state tables driven by packets through `process` and
+/// `process_batch`: state matches, SET_STATE with timeouts, rollback.
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,300 @@
+use crate::output::{Output, PacketInEvent, Unsupported};
+use crate::tests::fm;
+use crate::{Pipeline, PortInfo};
+use ofp::action::Action;
+use ofp::beba::{BebaAction, BebaField, Extractor, SetState, StateMod};
+use ofp::error::{BadMatchCode, ErrorCode};
+use ofp::instruction::Instruction;
+use ofp::message::flow_mod_command as cmd;
+use ofp::oxm::OxmField;
+use packet::PacketBuf;
+
+const SEC: u64 = 1_000_000_000;
+const IPV4_SRC: u32 = 0x8000_1604;
+
+#[derive(Default)]
+struct Ports(Vec<u32>);
+
+impl Output for Ports {
+    fn port(&mut self, port: u32, _data: &[u8], _queue: Option<u32>) {
+        self.0.push(port);
+    }
+    fn packet_in(&mut self, _ev: PacketInEvent<'_>) {
+        self.0.push(u32::MAX);
+    }
+    fn unsupported(&mut self, _what: Unsupported, _data: &[u8]) {}
+}
+
+/// Ethernet / IPv4 / UDP from 10.0.0.`src` to port `dport`.
+fn udp(src: u8, dport: u16) -> Vec<u8> {
+    let mut f = vec![
+        0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 1, 0x08, 0x00, 0x45, 0, 0, 28, 0, 0, 0, 0, 64, 17, 0, 0,
+        10, 0, 0, src, 10, 0, 0, 99,
+    ];
+    f.extend_from_slice(&1000u16.to_be_bytes());
+    f.extend_from_slice(&dport.to_be_bytes());
+    f.extend_from_slice(&[0, 8, 0, 0]);
+    let ck = packet::checksum::checksum(0, &f[14..34]);
+    f[24..26].copy_from_slice(&ck.to_be_bytes());
+    f
+}
+
+fn set_state(state: u32, idle_timeout_us: u32) -> Action {
+    BebaAction::SetState(SetState {
+        state,
+        state_mask: u32::MAX,
+        table_id: 0,
+        idle_timeout: idle_timeout_us,
+        ..SetState::default()
+    })
+    .to_action()
+}
+
+fn state(s: u32) -> OxmField {
+    BebaField::State(s, None).to_oxm()
+}
+
+fn udp_dst(p: u16) -> Vec<OxmField> {
+    vec![
+        OxmField::EthType(0x0800),
+        OxmField::IpProto(17),
+        OxmField::UdpDst(p),
+    ]
+}
+
+/// Port knocking on table 0 keyed by the IPv4 source: a knock on 10
+/// (state 0 -> 1, idle 1 s) opens UDP port 22 (output 2) for that source.
+fn knock_pipeline() -> Pipeline {
+    let mut p = Pipeline::default();
+    p.ports.insert(1, PortInfo::up());
+    p.ports.insert(2, PortInfo::up());
+    let st = p.stateful().clone();
+    for m in [
+        StateMod::StatefulTableConfig {
+            table_id: 0,
+            stateful: true,
+        },
+        StateMod::SetLookupExtractor(Extractor {
+            table_id: 0,
+            bit: false,
+            fields: vec![IPV4_SRC],
+        }),
+        StateMod::SetUpdateExtractor(Extractor {
+            table_id: 0,
+            bit: false,
+            fields: vec![IPV4_SRC],
+        }),
+    ] {
+        st.apply_state_mod(&m, 0).expect("state mod");
+    }
+    let mut knock = udp_dst(10);
+    knock.push(state(0));
+    let mut open = udp_dst(22);
+    open.push(state(1));
+    let mut closed = udp_dst(22);
+    closed.push(state(0));
+    for f in [
+        fm(
+            cmd::ADD,
+            0,
+            10,
+            knock,
+            vec![Instruction::ApplyActions(vec![set_state(1, 1_000_000)])],
+        ),
+        fm(
+            cmd::ADD,
+            0,
+            10,
+            open,
+            vec![Instruction::ApplyActions(vec![crate::tests::out(2)])],
+        ),
+        // Same standard match and priority as `open`: another entry.
+        fm(cmd::ADD, 0, 10, closed, vec![]),
+    ] {
+        p.flow_mod(&f, 0).expect("flow mod");
+    }
+    assert_eq!(p.tables[0].len(), 3);
+    p
+}
+
+fn send(p: &mut Pipeline, frame: Vec<u8>, now: u64) -> Vec<u32> {
+    let mut out = Ports::default();
+    let mut buf = PacketBuf::from_slice(&frame);
+    p.process(&mut buf, 1, now, &mut out).expect("parse");
+    out.0
+}
+
+fn send_batch(p: &mut Pipeline, frames: &[Vec<u8>], now: u64) -> Vec<u32> {
+    let mut out = Ports::default();
+    let mut bufs: Vec<PacketBuf> = frames.iter().map(|f| PacketBuf::from_slice(f)).collect();
+    p.process_batch(&mut bufs, 1, now, &mut out, |_, _, _, _| {});
+    out.0
+}
+
+#[test]
+fn knock_opens_and_idle_timeout_closes() {
+    let mut p = knock_pipeline();
+    assert_eq!(send(&mut p, udp(1, 22), SEC), Vec::<u32>::new(), "closed");
+    assert!(send(&mut p, udp(1, 10), SEC).is_empty(), "the knock");
+    assert_eq!(send(&mut p, udp(1, 22), SEC + 1000), vec![2], "open");
+    // Another source is still closed: the state is per source.
+    assert!(send(&mut p, udp(2, 22), SEC + 2000).is_empty());
+    // A replica (a worker) sees the same state.
+    let mut r = p.clone();
+    assert_eq!(send(&mut r, udp(1, 22), SEC + 3000), vec![2]);
+    // Idle for longer than 1 s: back to DEFAULT.
+    assert!(send(&mut p, udp(1, 22), 3 * SEC).is_empty(), "closed again");
+}
+
+#[test]
+fn the_batch_path_takes_states_too() {
+    let mut p = knock_pipeline();
+    let frames = vec![udp(1, 22), udp(1, 10), udp(1, 22), udp(2, 22)];
+    assert_eq!(send_batch(&mut p, &frames, SEC), vec![2]);
+}
+
+#[test]
+fn state_entries_are_distinct_and_deleted_by_their_state() {
+    let mut p = knock_pipeline();
+    let mut open = udp_dst(22);
+    open.push(state(1));
+    // Strict delete of the `state=1` entry leaves the `state=0` one.
+    p.flow_mod(&fm(cmd::DELETE_STRICT, 0, 10, open, vec![]), 0)
+        .expect("delete");
+    assert_eq!(p.tables[0].len(), 2);
+    // Non-strict delete with `state=0` takes the two entries matching 0.
+    p.flow_mod(&fm(cmd::DELETE, 0, 0, vec![state(0)], vec![]), 0)
+        .expect("delete");
+    assert_eq!(p.tables[0].len(), 0);
+}
+
+#[test]
+fn unknown_experimenter_fields_and_actions_are_refused() {
+    let mut p = Pipeline::default();
+    let other = OxmField::Experimenter {
+        field: 1,
+        has_mask: false,
+        experimenter: 42,
+        payload: vec![0; 4],
+    };
+    assert_eq!(
+        p.flow_mod(&fm(cmd::ADD, 0, 1, vec![other], vec![]), 0)
+            .err(),
+        Some(ErrorCode::BadMatch(BadMatchCode::BadField))
+    );
+    let act = Action::Experimenter {
+        experimenter: 42,
+        data: vec![0; 8],
+    };
+    assert!(p
+        .flow_mod(
+            &fm(
+                cmd::ADD,
+                0,
+                1,
+                vec![],
+                vec![Instruction::ApplyActions(vec![act])]
+            ),
+            0
+        )
+        .is_err());
+    // A stateless pipeline keeps its templates.
+    assert!(!p.ext_in_use());
+}
+
+#[test]
+fn global_state_is_matched_and_written() {
+    let mut p = Pipeline::default();
+    p.ports.insert(1, PortInfo::up());
+    p.ports.insert(2, PortInfo::up());
+    let set_g = BebaAction::SetGlobalState { value: 1, mask: 1 }.to_action();
+    let mut m = udp_dst(7);
+    m.push(BebaField::GlobalState(1, Some(1)).to_oxm());
+    p.flow_mod(
+        &fm(
+            cmd::ADD,
+            0,
+            5,
+            m,
+            vec![Instruction::ApplyActions(vec![crate::tests::out(2)])],
+        ),
+        0,
+    )
+    .expect("flow mod");
+    p.flow_mod(
+        &fm(
+            cmd::ADD,
+            0,
+            1,
+            udp_dst(8),
+            vec![Instruction::ApplyActions(vec![set_g])],
+        ),
+        0,
+    )
+    .expect("flow mod");
+    assert!(send(&mut p, udp(1, 7), SEC).is_empty());
+    assert!(send(&mut p, udp(1, 8), SEC).is_empty());
+    assert_eq!(p.stateful().global_state(), 1);
+    assert_eq!(send(&mut p, udp(1, 7), SEC), vec![2]);
+}
+
+#[derive(Default)]
+struct Frames(Vec<(u32, Vec<u8>)>, usize);
+
+impl Output for Frames {
+    fn port(&mut self, port: u32, data: &[u8], _queue: Option<u32>) {
+        self.0.push((port, data.to_vec()));
+    }
+    fn packet_in(&mut self, _ev: PacketInEvent<'_>) {
+        self.1 += 1;
+    }
+    fn unsupported(&mut self, _what: Unsupported, _data: &[u8]) {}
+}
+
+#[test]
+fn in_switch_packet_generation_emits_the_template() {
+    use ofp::beba::{InSwitchPktGen, PktTmpMod};
+    let mut p = Pipeline::default();
+    p.ports.insert(1, PortInfo::up());
+    p.ports.insert(2, PortInfo::up());
+    let template = udp(77, 4242);
+    p.stateful()
+        .apply_pkttmp_mod(&PktTmpMod::Add {
+            pkttmp_id: 5,
+            data: template.clone(),
+        })
+        .expect("template");
+    let gen = |id| {
+        InSwitchPktGen {
+            pkttmp_id: id,
+            actions: vec![
+                crate::tests::out(2),
+                crate::tests::out(ofp::port::port_no::CONTROLLER),
+            ],
+        }
+        .to_instruction()
+    };
+    p.flow_mod(&fm(cmd::ADD, 0, 5, udp_dst(9), vec![gen(5)]), 0)
+        .expect("flow mod");
+    p.flow_mod(&fm(cmd::ADD, 0, 5, udp_dst(8), vec![gen(6)]), 0)
+        .expect("flow mod");
+    let mut out = Frames::default();
+    let mut buf = PacketBuf::from_slice(&udp(1, 9));
+    p.process(&mut buf, 1, SEC, &mut out).expect("parse");
+    assert_eq!(out.0, vec![(2, template)], "the template, to port 2");
+    assert_eq!(out.1, 0, "never a packet-in");
+    // An unknown template generates nothing.
+    let mut out = Frames::default();
+    let mut buf = PacketBuf::from_slice(&udp(1, 8));
+    p.process(&mut buf, 1, SEC, &mut out).expect("parse");
+    assert!(out.0.is_empty());
+    // Actions to a port that does not exist are refused.
+    let bad = InSwitchPktGen {
+        pkttmp_id: 5,
+        actions: vec![crate::tests::out(9)],
+    }
+    .to_instruction();
+    assert!(p
+        .flow_mod(&fm(cmd::ADD, 0, 5, udp_dst(7), vec![bad]), 0)
+        .is_err());
+}
