@@ -23,7 +23,7 @@
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
 use ofp::action::Action;
-use ofp::beba::{BebaAction, BebaField, Extractor, SetFlowState, SetState, StateMod};
+use ofp::beba::{BebaAction, BebaField, SetFlowState, SetState, StateMod};
 use ofp::instruction::Instruction;
 use ofp::message::{flow_mod_command as cmd, FlowMod};
 use ofp::oxm::{Match, OxmField};
@@ -117,22 +117,7 @@ fn base(n: usize) -> Pipeline {
 
 fn stateful_table(p: &Pipeline, lookup: u32, update: u32) {
     let st = p.stateful();
-    for m in [
-        StateMod::StatefulTableConfig {
-            table_id: 0,
-            stateful: true,
-        },
-        StateMod::SetLookupExtractor(Extractor {
-            table_id: 0,
-            bit: false,
-            fields: vec![lookup],
-        }),
-        StateMod::SetUpdateExtractor(Extractor {
-            table_id: 0,
-            bit: false,
-            fields: vec![update],
-        }),
-    ] {
+    for m in StateMod::stateful_table(0, vec![lookup], vec![update]) {
         st.apply_state_mod(&m, 0).expect("state mod");
     }
 }

@@ -86,6 +86,28 @@ fn check_key(len: usize, what: &'static str) -> Result<(), BebaDecodeError> {
 }
 
 impl StateMod {
+    /// The three state-mods that make table `table_id` stateful with the
+    /// lookup scope `lookup` and the update scope `update` (OXM headers,
+    /// no bi-flow bit), in the order a controller sends them.
+    pub fn stateful_table(table_id: u8, lookup: Vec<u32>, update: Vec<u32>) -> [StateMod; 3] {
+        [
+            StateMod::StatefulTableConfig {
+                table_id,
+                stateful: true,
+            },
+            StateMod::SetLookupExtractor(Extractor {
+                table_id,
+                bit: false,
+                fields: lookup,
+            }),
+            StateMod::SetUpdateExtractor(Extractor {
+                table_id,
+                bit: false,
+                fields: update,
+            }),
+        ]
+    }
+
     pub fn command(&self) -> u8 {
         use command as c;
         match self {

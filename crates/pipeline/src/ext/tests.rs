@@ -2,7 +2,7 @@ use crate::output::{Output, PacketInEvent, Unsupported};
 use crate::tests::fm;
 use crate::{Pipeline, PortInfo};
 use ofp::action::Action;
-use ofp::beba::{BebaAction, BebaField, Extractor, SetState, StateMod};
+use ofp::beba::{BebaAction, BebaField, SetState, StateMod};
 use ofp::error::{BadMatchCode, ErrorCode};
 use ofp::instruction::Instruction;
 use ofp::message::flow_mod_command as cmd;
@@ -69,22 +69,7 @@ fn knock_pipeline() -> Pipeline {
     p.ports.insert(1, PortInfo::up());
     p.ports.insert(2, PortInfo::up());
     let st = p.stateful().clone();
-    for m in [
-        StateMod::StatefulTableConfig {
-            table_id: 0,
-            stateful: true,
-        },
-        StateMod::SetLookupExtractor(Extractor {
-            table_id: 0,
-            bit: false,
-            fields: vec![IPV4_SRC],
-        }),
-        StateMod::SetUpdateExtractor(Extractor {
-            table_id: 0,
-            bit: false,
-            fields: vec![IPV4_SRC],
-        }),
-    ] {
+    for m in StateMod::stateful_table(0, vec![IPV4_SRC], vec![IPV4_SRC]) {
         st.apply_state_mod(&m, 0).expect("state mod");
     }
     let mut knock = udp_dst(10);
