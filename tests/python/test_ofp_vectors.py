@@ -141,14 +141,23 @@ def test_table_features_cover_every_property_type():
     assert want <= seen, sorted(want - seen)
 
 
-@pytest.mark.parametrize("vec", VECTORS, ids=[v["name"] for v in VECTORS])
+def test_every_vector_has_a_sound_header():
+    for vec in VECTORS:
+        raw = bytes.fromhex(vec["hex"])
+        assert raw[0] == ofp.OFP_VERSION, vec["name"]
+        assert struct.unpack_from("!H", raw, 2)[0] == len(raw), vec["name"]
+        assert struct.unpack_from("!I", raw, 4)[0] == vec["xid"], vec["name"]
+
+
+# Vectors os-ken cannot parse (experimenter bodies: BEBA, FlexForward; see
+# their generators) are checked by their own codec tests instead.
+OSKEN_PARSED = [v for v in VECTORS if v["osken_parse"]]
+
+
+@pytest.mark.parametrize("vec", OSKEN_PARSED,
+                         ids=[v["name"] for v in OSKEN_PARSED])
 def test_os_ken_parses_vector_back(vec):
     raw = bytes.fromhex(vec["hex"])
-    assert raw[0] == ofp.OFP_VERSION
-    assert struct.unpack_from("!H", raw, 2)[0] == len(raw)
-    assert struct.unpack_from("!I", raw, 4)[0] == vec["xid"]
-    if not vec["osken_parse"]:
-        pytest.skip("os-ken cannot parse this vector (see generator)")
     msg = ofp13.parse(raw)
     assert msg.to_jsondict() == vec["fields"]
     if vec["category"] == "corpus":
