@@ -160,11 +160,12 @@ impl Drop for Rig {
     }
 }
 
-fn out(port: u32) -> Action {
+pub(super) fn out(port: u32) -> Action {
     Action::Output { port, max_len: 0 }
 }
 
-fn fm(command: u8, priority: u16, m: Vec<OxmField>, actions: Vec<Action>) -> FlowMod {
+/// A flow-mod of `command` in table 0 with apply-actions `actions`.
+pub(super) fn fm(command: u8, priority: u16, m: Vec<OxmField>, actions: Vec<Action>) -> FlowMod {
     FlowMod {
         cookie: 0,
         cookie_mask: 0,

@@ -2,12 +2,10 @@
 //! ports, real worker threads.
 
 use super::*;
-use ofp::action::Action;
-use ofp::instruction::Instruction;
-use ofp::message::{flow_mod_command as cmd, port_reason, FlowMod, Message};
+use ofp::message::{flow_mod_command as cmd, port_reason, Message};
 use ofp::multipart::MultipartRequestBody as Q;
 use ofp::multipart::{Multipart, MultipartReplyBody as R};
-use ofp::oxm::{Match, OxmField};
+use ofp::oxm::OxmField;
 use ofp::port_admin::{self, PortAdmin};
 use ofp::OfpMessage;
 use packet::PacketBuf;
@@ -85,26 +83,12 @@ fn recv(host: &mut MemPort) -> Vec<u8> {
 }
 
 fn flow_1_to(dp: &mut Datapath, out: u32) {
-    let fm = FlowMod {
-        cookie: 0,
-        cookie_mask: 0,
-        table_id: 0,
-        command: cmd::ADD,
-        idle_timeout: 0,
-        hard_timeout: 0,
-        priority: 10,
-        buffer_id: ofp::message::NO_BUFFER,
-        out_port: ofp::port::port_no::ANY,
-        out_group: ofp::group::group_id::ANY,
-        flags: 0,
-        match_: Match {
-            fields: vec![OxmField::InPort(1)],
-        },
-        instructions: vec![Instruction::ApplyActions(vec![Action::Output {
-            port: out,
-            max_len: 0,
-        }])],
-    };
+    let fm = super::tests::fm(
+        cmd::ADD,
+        10,
+        vec![OxmField::InPort(1)],
+        vec![super::tests::out(out)],
+    );
     let m = OfpMessage::new(3, Message::FlowMod(fm));
     let raw = m.encode();
     assert!(dp.handle_message(m, &raw).is_empty());

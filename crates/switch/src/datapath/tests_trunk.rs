@@ -5,10 +5,8 @@
 use super::ops::Mode;
 use super::ports_runtime::PortRef;
 use super::*;
-use ofp::action::Action;
-use ofp::instruction::Instruction;
-use ofp::message::{flow_mod_command as cmd, FlowMod, Message};
-use ofp::oxm::{Match, OxmField};
+use ofp::message::{flow_mod_command as cmd, Message};
+use ofp::oxm::OxmField;
 use ofp::OfpMessage;
 use packet::PacketBuf;
 use ports::MemPort;
@@ -65,24 +63,7 @@ fn drain(p: &mut MemPort, want: usize) -> Vec<Vec<u8>> {
 
 impl Rig {
     fn flow(&mut self, m: Vec<OxmField>, out: u32) {
-        let fm = FlowMod {
-            cookie: 0,
-            cookie_mask: 0,
-            table_id: 0,
-            command: cmd::ADD,
-            idle_timeout: 0,
-            hard_timeout: 0,
-            priority: 10,
-            buffer_id: ofp::message::NO_BUFFER,
-            out_port: ofp::port::port_no::ANY,
-            out_group: ofp::group::group_id::ANY,
-            flags: 0,
-            match_: Match::new(m),
-            instructions: vec![Instruction::ApplyActions(vec![Action::Output {
-                port: out,
-                max_len: 0,
-            }])],
-        };
+        let fm = super::tests::fm(cmd::ADD, 10, m, vec![super::tests::out(out)]);
         let m = OfpMessage::new(7, Message::FlowMod(fm));
         let raw = m.encode();
         assert!(self.dp.handle_message(m, &raw).is_empty());
