@@ -1184,17 +1184,11 @@ fn udp_frame(sport: u16) -> Vec<u8> {
     f
 }
 
-/// The forwarding loop allocates nothing once warm: a real worker on real
-/// AF_PACKET veth ports forwards frames through two tables, set-field,
-/// write-actions and a SELECT group with TTL decrement, while a counting
-/// allocator watches the thread that runs [`worker::Worker::round`].
-#[test]
-fn forwarding_loop_does_not_allocate() {
-    use super::worker::{PollMode, RxSource, TxPorts, TxQueues, Worker};
-    let ns = Netns::new("alloc");
-    let h1 = ns.open("h1");
-    let h2 = ns.open("h2");
-    let (mut h1, mut h2): (Box<dyn Port>, Box<dyn Port>) = (Box::new(h1), Box::new(h2));
+/// Two hosts on AF_PACKET veth pairs in `ns` (h1, h2) and the switch's
+/// ends as ports 1 and 2, live in a fresh pipeline.
+fn veth_rig(ns: &Netns) -> (Box<dyn Port>, Box<dyn Port>, SwitchPorts, Pipeline) {
+    let h1: Box<dyn Port> = Box::new(ns.open("h1"));
+    let h2: Box<dyn Port> = Box::new(ns.open("h2"));
     let mut map = BTreeMap::new();
     for (no, io) in [(1u32, ns.open("s1")), (2, ns.open("s2"))] {
         let sp = SwitchPort {
@@ -1207,7 +1201,6 @@ fn forwarding_loop_does_not_allocate() {
         };
         map.insert(no, Arc::new(sp));
     }
-    let ports: SwitchPorts = Arc::new(map);
     let mut p = Pipeline::default();
     for no in [1, 2] {
         p.ports.insert(
@@ -1218,6 +1211,59 @@ fn forwarding_loop_does_not_allocate() {
             },
         );
     }
+    (h1, h2, Arc::new(map), p)
+}
+
+/// The far ends of a test worker's channels, kept alive with it.
+type WorkerEnds = (
+    mpsc::SyncSender<super::ops::Sequenced>,
+    mpsc::Receiver<worker::WorkerPacketIn>,
+);
+
+/// A busy-polling worker over `ports` receiving from `rx`, driven by the
+/// test through `Worker::round`.
+fn busy_worker(
+    pipeline: Pipeline,
+    ports: &SwitchPorts,
+    rx: Vec<worker::RxSource>,
+    mode: Mode,
+    clock: Clock,
+    learning: LearningTable,
+) -> (worker::Worker, WorkerEnds) {
+    let (ops_tx, ops) = mpsc::sync_channel(16);
+    let (events, events_rx) = mpsc::sync_channel(16);
+    let w = worker::Worker {
+        pipeline,
+        rx,
+        ports: ports.clone(),
+        ops,
+        events: worker::PacketInSender {
+            tx: events,
+            waker: Arc::default(),
+        },
+        counters: Arc::default(),
+        stop: Arc::default(),
+        clock,
+        mode,
+        learning,
+        tx: worker::TxPorts::new(ports),
+        poll_mode: worker::PollMode::Busy,
+        poller: None,
+        flex: None,
+        usage: Vec::new(),
+    };
+    (w, (ops_tx, events_rx))
+}
+
+/// The forwarding loop allocates nothing once warm: a real worker on real
+/// AF_PACKET veth ports forwards frames through two tables, set-field,
+/// write-actions and a SELECT group with TTL decrement, while a counting
+/// allocator watches the thread that runs [`worker::Worker::round`].
+#[test]
+fn forwarding_loop_does_not_allocate() {
+    use super::worker::{RxSource, TxQueues, Worker};
+    let ns = Netns::new("alloc");
+    let (mut h1, mut h2, ports, mut p) = veth_rig(&ns);
     let bucket = |dst: u8| Bucket {
         weight: 1,
         watch_port: port_no::ANY,
@@ -1259,28 +1305,14 @@ fn forwarding_loop_does_not_allocate() {
     t1.instructions = vec![Instruction::WriteActions(vec![Action::Group(7)])];
     p.flow_mod(&t1, 0).expect("table 1");
 
-    let (_ops_tx, ops) = mpsc::sync_channel(16);
-    let (events, _events_rx) = mpsc::sync_channel(16);
-    let mut w = Worker {
-        pipeline: p,
-        rx: vec![RxSource::Shared { no: 1 }],
-        ports: ports.clone(),
-        ops,
-        events: worker::PacketInSender {
-            tx: events,
-            waker: Arc::default(),
-        },
-        counters: Arc::default(),
-        stop: Arc::default(),
-        clock: Clock::real(),
-        mode: Mode::Pipeline,
-        learning: LearningTable::default(),
-        tx: TxPorts::new(&ports),
-        poll_mode: PollMode::Busy,
-        poller: None,
-        flex: None,
-        usage: Vec::new(),
-    };
+    let (mut w, _keep) = busy_worker(
+        p,
+        &ports,
+        vec![RxSource::Shared { no: 1 }],
+        Mode::Pipeline,
+        Clock::real(),
+        LearningTable::default(),
+    );
     let mut bufs = w.rx_buffers();
     let mut queues = TxQueues::new();
     let frames: Vec<Vec<u8>> = (0..ports::BATCH as u16).map(udp_frame).collect();
@@ -1359,61 +1391,22 @@ fn forwarding_loop_does_not_allocate() {
 /// allocator watches the thread that runs [`worker::Worker::round`].
 #[test]
 fn learning_switch_does_not_allocate() {
-    use super::worker::{PollMode, RxSource, TxPorts, TxQueues, Worker};
+    use super::worker::{RxSource, TxQueues, Worker};
     let ns = Netns::new("alloc-l2");
-    let h1 = ns.open("h1");
-    let h2 = ns.open("h2");
-    let (mut h1, mut h2): (Box<dyn Port>, Box<dyn Port>) = (Box::new(h1), Box::new(h2));
-    let mut map = BTreeMap::new();
-    for (no, io) in [(1u32, ns.open("s1")), (2, ns.open("s2"))] {
-        let sp = SwitchPort {
-            no,
-            name: io.name().to_string(),
-            hw_addr: io.hw_addr(),
-            io: Mutex::new(Box::new(io) as Box<dyn Port>),
-            added_at: 0,
-            rx_malformed: Default::default(),
-        };
-        map.insert(no, Arc::new(sp));
-    }
-    let ports: SwitchPorts = Arc::new(map);
-    let mut p = Pipeline::default();
-    for no in [1, 2] {
-        p.ports.insert(
-            no,
-            PortInfo {
-                config: 0,
-                state: state::LIVE,
-            },
-        );
-    }
+    let (mut h1, mut h2, ports, mut p) = veth_rig(&ns);
     // For the NORMAL phase (standalone mode bypasses the pipeline).
     p.flow_mod(&fm(cmd::ADD, 0, vec![], vec![out(port_no::NORMAL)]), 0)
         .expect("flow");
-    let (_ops_tx, ops) = mpsc::sync_channel(16);
-    let (events, _events_rx) = mpsc::sync_channel(16);
     let clock = Clock::real();
     let learning = LearningTable::default();
-    let mut w = Worker {
-        pipeline: p,
-        rx: vec![RxSource::Shared { no: 1 }, RxSource::Shared { no: 2 }],
-        ports: ports.clone(),
-        ops,
-        events: worker::PacketInSender {
-            tx: events,
-            waker: Arc::default(),
-        },
-        counters: Arc::default(),
-        stop: Arc::default(),
-        clock: clock.clone(),
-        mode: Mode::Standalone,
-        learning: learning.clone(),
-        tx: TxPorts::new(&ports),
-        poll_mode: PollMode::Busy,
-        poller: None,
-        flex: None,
-        usage: Vec::new(),
-    };
+    let (mut w, _keep) = busy_worker(
+        p,
+        &ports,
+        vec![RxSource::Shared { no: 1 }, RxSource::Shared { no: 2 }],
+        Mode::Standalone,
+        clock.clone(),
+        learning.clone(),
+    );
     let mut bufs = w.rx_buffers();
     let mut queues = TxQueues::new();
     let (mac1, mac2) = ([0x02, 0, 0, 0, 0, 1], [0x02, 0, 0, 0, 0, 2]);
