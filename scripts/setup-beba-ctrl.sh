@@ -34,7 +34,7 @@ if [ -z "$src" ] || [ ! -f "$src/ryu/ofproto/beba_v1_0_parser.py" ]; then
         "'${src:-}' has no ryu/ofproto/beba_v1_0_parser.py)"
     exit 2
 fi
-src="$(cd "$src" && pwd)"
+src="$(cd "$src" && pwd -P)"
 
 py2="${PYTHON2:-}"
 if [ -z "$py2" ] && command -v pyenv >/dev/null 2>&1; then
@@ -50,10 +50,12 @@ if [ -z "$py2" ]; then
     exit 2
 fi
 
-# Ryu 3.29's tools/pip-requires, pinned to versions that still support
-# Python 2.7 and that this Ryu works with.
+# Ryu 3.29's tools/pip-requires, plus scapy (beba-ctrl's error test imports
+# it) and ipaddr (its ddos_mitigation apps do), pinned to versions that
+# still support Python 2.7 and that this Ryu works with.
 REQS=(eventlet==0.30.2 greenlet==2.0.2 dnspython==1.16.0 msgpack-python==0.5.6
-    netaddr==0.10.1 oslo.config==3.0.0 Routes==2.5.1 six==1.17.0 webob==1.8.11)
+    netaddr==0.10.1 oslo.config==3.0.0 Routes==2.5.1 six==1.17.0 webob==1.8.11
+    scapy==2.4.5 ipaddr==2.2.0)
 
 mkdir -p "$out"
 if [ ! -x "$out/env/bin/python" ]; then
