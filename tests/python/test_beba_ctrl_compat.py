@@ -45,7 +45,6 @@ import pathlib
 import re
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -166,6 +165,16 @@ class InSP(app_manager.RyuApp):
 '''
 
 
+def ryu_manager(port, apps, log_path):
+    """A not yet started beba-ctrl `ryu-manager` running `apps` (paths,
+    relative to the checkout or absolute) on 127.0.0.1:port."""
+    cmd = [str(BEBA_PY), str(BEBA_SRC / "bin" / "ryu-manager"),
+           "--ofp-listen-host", "127.0.0.1",
+           "--ofp-tcp-listen-port", str(port)] + apps
+    return Process(cmd, log_path, env={"PYTHONPATH": str(BEBA_SRC)},
+                   cwd=str(BEBA_SRC), name="beba-ctrl ryu-manager")
+
+
 class BebaCtrlApp(App):
     """test_beba_e2e.App with beba-ctrl's ryu-manager as the controller:
     `app` is a path under the checkout, or an app source written to tmp."""
@@ -178,12 +187,8 @@ class BebaCtrlApp(App):
             path = self.tmp / "app_under_test.py"
             path.write_text(app)
             app = str(path)
-        cmd = [str(BEBA_PY), str(BEBA_SRC / "bin" / "ryu-manager"),
-               "--ofp-listen-host", "127.0.0.1",
-               "--ofp-tcp-listen-port", str(port), app, str(probe)]
-        return Process(cmd, self.tmp / "controller.log",
-                       env={"PYTHONPATH": str(BEBA_SRC)}, cwd=str(BEBA_SRC),
-                       name="beba-ctrl ryu-manager")
+        return ryu_manager(port, [app, str(probe)],
+                           self.tmp / "controller.log")
 
     # (type, code) of the OFPT_ERRORs oxflow is expected to answer, in
     # order; checked on a normal exit, with "no traceback": beba-ctrl
@@ -560,12 +565,7 @@ def test_beba_error_suite(tmp_path):
     port = free_tcp_port()
     app = tmp_path / "beba_error_harness.py"
     app.write_text(ERROR_HARNESS_APP)
-    ctrl = Process([str(BEBA_PY), str(BEBA_SRC / "bin" / "ryu-manager"),
-                    "--ofp-listen-host", "127.0.0.1",
-                    "--ofp-tcp-listen-port", str(port), str(app)],
-                   tmp_path / "controller.log",
-                   env={"PYTHONPATH": str(BEBA_SRC)}, cwd=str(BEBA_SRC),
-                   name="beba-ctrl ryu-manager")
+    ctrl = ryu_manager(port, [str(app)], tmp_path / "controller.log")
     # Seven ports, as the original's Mininet (its flows output to them).
     with Topology(prefix="b4") as topo, ctrl:
         for i in range(1, 8):
