@@ -78,8 +78,7 @@ class App:
             self.topo.add_switch_link(h, ip + "/24", mac=mac)
             self.hosts.append(h)
         port = free_tcp_port()
-        self.ctrl = controller_process(port, self.tmp / "controller.log",
-                                       apps=[self.app])
+        self.ctrl = self.controller(port)
         self.ctrl.__enter__()
         self.ctrl.wait_for_port(port)
         self.sw = Switch(self.topo, dpid=0xbeba,
@@ -88,6 +87,12 @@ class App:
                          extra_args=["--workers", "2"])
         self.sw.start()
         return self
+
+    def controller(self, port):
+        """The (not yet started) controller process running `self.app` on
+        127.0.0.1:port, logging to tmp/controller.log."""
+        return controller_process(port, self.tmp / "controller.log",
+                                  apps=[self.app])
 
     def __exit__(self, *exc):
         self.sw.stop()
