@@ -228,6 +228,8 @@ pub enum DpEvent {
     PacketIn(ofp::message::PacketIn),
     FlowRemoved(ofp::message::FlowRemoved),
     PortStatus(ofp::message::PortStatus),
+    /// An asynchronous experimenter message (BEBA's STATE_CHANGED).
+    Experimenter(ofp::message::Experimenter),
 }
 
 struct WorkerHandle {
@@ -668,14 +670,15 @@ impl Datapath {
         self.mode
     }
 
-    /// Packet-ins (truncated and buffered), flow-removed and port-status
-    /// messages produced since the last call.
+    /// Packet-ins (truncated and buffered), flow-removed, port-status and
+    /// BEBA STATE_CHANGED messages produced since the last call.
     pub fn take_events(&mut self) -> Vec<DpEvent> {
         let now = self.now();
         while let Ok(pi) = self.packet_ins.try_recv() {
             let msg = self.make_packet_in(pi, now);
             self.pending.push(DpEvent::PacketIn(msg));
         }
+        self.take_state_changes();
         std::mem::take(&mut self.pending)
     }
 
@@ -844,7 +847,13 @@ impl crate::channel::datapath::Datapath for Datapath {
             // A barrier reply acknowledges a written state.
             self.save_if_dirty();
         }
-        let out = self.handle_message(msg, raw);
+        let notification = self.flow_notification(msg.xid, &msg.body);
+        let mut out = self.handle_message(msg, raw);
+        if let Some(n) = notification {
+            if !out.iter().any(|m| matches!(m.body, M::Error(_))) {
+                out.push(n);
+            }
+        }
         if modifies {
             self.mark_dirty();
         }
