@@ -64,11 +64,6 @@ impl KeyBuf {
         usize::from(self.len)
     }
 
-    /// All [`MAX_KEY_LEN`] bytes: the key, then zeros.
-    pub fn padded(&self) -> &[u8; MAX_KEY_LEN] {
-        &self.bytes
-    }
-
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }

@@ -40,16 +40,16 @@ pub struct StateEvent {
 }
 
 impl StateEvent {
-    /// The STATE_CHANGED message, laid out as the BEBA switch sends it:
-    /// `key_len` is always [`ofp::beba::MAX_KEY_LEN`] and the key is zero-padded to
-    /// it (a controller knows its scope's length and cuts the key there).
+    /// The STATE_CHANGED message. Its key is the flow's key, `key_len`
+    /// its length (the BEBA switch pads every key to 48 bytes;
+    /// `docs/beba.md`).
     pub fn to_message(&self) -> StateChanged {
         StateChanged {
             table_id: u32::from(self.table_id),
             old_state: self.old_state,
             new_state: self.new_state,
             state_mask: self.state_mask,
-            key: self.key.padded().to_vec(),
+            key: self.key.as_bytes().to_vec(),
         }
     }
 }
@@ -99,7 +99,6 @@ impl Notifications {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ofp::beba::MAX_KEY_LEN;
 
     fn ev(n: u32) -> StateEvent {
         StateEvent {
@@ -127,13 +126,10 @@ mod tests {
     }
 
     #[test]
-    fn message_carries_the_padded_key_as_the_beba_switch() {
+    fn message_carries_the_key() {
         let m = ev(7).to_message();
         assert_eq!((m.table_id, m.old_state, m.new_state), (1, 0, 7));
-        assert_eq!(m.key.len(), MAX_KEY_LEN);
-        assert_eq!(&m.key[..4], &[10, 0, 0, 1]);
-        assert!(m.key[4..].iter().all(|&b| b == 0));
-        // It decodes with the codec (key_len = 48).
+        assert_eq!(m.key, [10, 0, 0, 1]);
         let mut w = Vec::new();
         m.encode(&mut w);
         assert_eq!(StateChanged::decode(&w), Ok(m));
