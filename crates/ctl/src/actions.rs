@@ -4,7 +4,7 @@
 //! instruction) with the instruction keywords `write_actions(...)`,
 //! `clear_actions`, `write_metadata:V[/M]`, `goto_table:N` and `meter:N`,
 //! and BEBA's IN_SWITCH_PKT_GEN as `pkt_gen(TEMPLATE_ID,ACTION...)`
-//! (`docs/beba.md`). The parser returns instructions in ovs-ofctl's
+//! (`docs/beba.md`); BEBA's actions are [`crate::beba_actions`]'. The parser returns instructions in ovs-ofctl's
 //! canonical order (meter, apply, clear, write-actions, write-metadata,
 //! goto, then experimenter instructions), which is also the printing
 //! order, so `parse(print(x)) == x` for parsed lists.
@@ -69,6 +69,9 @@ pub fn parse_action(t: &Token<'_>, ctx: ActionContext) -> Result<Action, SyntaxE
         if let Some(p) = parse_int(t.key).and_then(|n| u32::try_from(n).ok()) {
             return Ok(out(p));
         }
+    }
+    if let Some(beba) = crate::beba_actions::parse(t, &key) {
+        return beba;
     }
     let a = match key.as_str() {
         "output" => {
@@ -308,9 +311,8 @@ pub fn format_action(a: &Action) -> String {
         Action::DecMplsTtl => "dec_mpls_ttl".into(),
         Action::CopyTtlIn => "copy_ttl_in".into(),
         Action::CopyTtlOut => "copy_ttl_out".into(),
-        Action::Experimenter { experimenter, data } => {
-            format!("experimenter({experimenter:#x},len={})", data.len())
-        }
+        Action::Experimenter { experimenter, data } => crate::beba_actions::format(a)
+            .unwrap_or_else(|| format!("experimenter({experimenter:#x},len={})", data.len())),
     }
 }
 
