@@ -52,6 +52,10 @@ def test_state_changed_reaches_the_controller(tmp_path):
             "beba flow_notification table=0") == 8, timeout=10,
             what="8 FLOW_NOTIFICATIONs in %s" % (tmp_path / "controller.log"))
         assert state_changes(a) == []
+        # `oxflow ctl dump-flows` prints the BEBA actions.
+        assert any("actions=set_state(1,table=0,idle_timeout=%d)" % (
+            portknock.KNOCK_IDLE_S * 1_000_000) in f for f in a.flows()), \
+            a.flows()
         # A knock of the wrong port in state 0 writes state 0 again: no
         # change, no notification.
         send(a, 0, "x", 1234)
