@@ -20,7 +20,7 @@ import re
 
 import pytest
 
-from dp_util import wait_until
+from dp_util import have_ovs_ofctl, ovs_ofctl, wait_until
 from oxflow.apps.beba import arp_responder, portknock
 from oxflow.apps.beba.common import host_ip, host_mac
 from test_beba_e2e import App, send
@@ -56,6 +56,14 @@ def test_state_changed_reaches_the_controller(tmp_path):
         assert any("actions=set_state(1,table=0,idle_timeout=%d)" % (
             portknock.KNOCK_IDLE_S * 1_000_000) in f for f in a.flows()), \
             a.flows()
+        # Only the BEBA controller's connection gets FLOW_NOTIFICATIONs:
+        # ovs-ofctl (which would take one for its flow-mod's failure) and
+        # oxflow ctl add flows on the stateful switch as usual.
+        a.sw.ctl("add-flow", "priority=1,udp,tp_dst=5555,actions=drop",
+                 check=True)
+        if have_ovs_ofctl():
+            ovs_ofctl(a.sw.target, "add-flow",
+                      "priority=1,udp,tp_dst=5556,actions=drop")
         # A knock of the wrong port in state 0 writes state 0 again: no
         # change, no notification.
         send(a, 0, "x", 1234)

@@ -20,10 +20,11 @@
 //!   full queue drops and counts); [`Datapath::take_state_changes`] turns
 //!   them into messages with the other asynchronous events, which go to
 //!   masters and equals (`crate::channel::async_config::wants`).
-//! - FLOW_NOTIFICATION: once some table has been made stateful, every
-//!   flow-mod that succeeds is acknowledged to the connection that sent
-//!   it, with its xid ([`Datapath::flow_notification`]); before, plain
-//!   OpenFlow controllers see nothing of BEBA.
+//! - FLOW_NOTIFICATION: on a connection that has sent a BEBA message
+//!   (a BEBA controller), every flow-mod that succeeds is acknowledged,
+//!   with its xid ([`Datapath::flow_notification`]); other connections
+//!   (plain OpenFlow controllers, `ovs-ofctl`, which takes any message
+//!   carrying a flow-mod's xid for its failure) get none.
 //!
 //! Times: the state stores count microseconds (the wire's timeouts are
 //! microseconds) on the datapath's clock, `Datapath::now() / 1000`, the
@@ -154,15 +155,20 @@ impl Datapath {
         self.pipeline.stateful().notifications().dropped()
     }
 
-    /// The FLOW_NOTIFICATION acknowledging flow-mod `msg` if it succeeds
-    /// (module comment): `None` for other messages, or while no table was
-    /// ever made stateful. The instructions are listed by type, in the
-    /// flow-mod's order.
-    pub(crate) fn flow_notification(&self, xid: u32, msg: &Message) -> Option<OfpMessage> {
+    /// The FLOW_NOTIFICATION acknowledging flow-mod `msg` from connection
+    /// `conn` if it succeeds (module comment): `None` for other messages
+    /// and for connections that never sent a BEBA message. The
+    /// instructions are listed by type, in the flow-mod's order.
+    pub(crate) fn flow_notification(
+        &self,
+        conn: crate::channel::hub::ConnId,
+        xid: u32,
+        msg: &Message,
+    ) -> Option<OfpMessage> {
         let Message::FlowMod(fm) = msg else {
             return None;
         };
-        if !self.pipeline.stateful().active() {
+        if !self.beba_conns.contains(&conn) {
             return None;
         }
         let n = ofp::beba::FlowNotification {

@@ -286,6 +286,9 @@ pub struct Datapath {
     flex: flexforward::FlexControl,
     /// Trunks whose VLANs are logical ports ([`trunk`]).
     trunks: Vec<Arc<trunk::Trunk>>,
+    /// The connections that sent a BEBA message: their flow-mods are
+    /// acknowledged with FLOW_NOTIFICATION (`beba` module).
+    beba_conns: std::collections::HashSet<crate::channel::hub::ConnId>,
 }
 
 impl Datapath {
@@ -440,6 +443,7 @@ impl Datapath {
             rt: Default::default(),
             flex: Default::default(),
             trunks,
+            beba_conns: Default::default(),
         }
     }
 
@@ -836,6 +840,7 @@ impl crate::channel::datapath::Datapath for Datapath {
                 return self.flex_message(msg.xid, e, raw);
             }
             if e.experimenter == ofp::beba::BEBA_EXPERIMENTER {
+                self.beba_conns.insert(conn.id);
                 return self.beba_message(msg.xid, e, raw);
             }
         }
@@ -847,7 +852,7 @@ impl crate::channel::datapath::Datapath for Datapath {
             // A barrier reply acknowledges a written state.
             self.save_if_dirty();
         }
-        let notification = self.flow_notification(msg.xid, &msg.body);
+        let notification = self.flow_notification(conn.id, msg.xid, &msg.body);
         let mut out = self.handle_message(msg, raw);
         if let Some(n) = notification {
             if !out.iter().any(|m| matches!(m.body, M::Error(_))) {
@@ -862,5 +867,6 @@ impl crate::channel::datapath::Datapath for Datapath {
 
     fn connection_closed(&mut self, conn: crate::channel::hub::ConnId) {
         self.bundles.connection_closed(conn);
+        self.beba_conns.remove(&conn);
     }
 }

@@ -1,7 +1,7 @@
 //! BEBA notifications on a running datapath: a packet whose SET_STATE
-//! changes a state brings a STATE_CHANGED up from a worker; a flow-mod on
-//! a BEBA datapath is acknowledged with a FLOW_NOTIFICATION; slaves get no
-//! STATE_CHANGED.
+//! changes a state brings a STATE_CHANGED up from a worker; a flow-mod
+//! from a BEBA controller is acknowledged with a FLOW_NOTIFICATION; slaves
+//! get no STATE_CHANGED.
 
 use super::*;
 use crate::channel::async_config::{default_async_config, wants};
@@ -12,10 +12,10 @@ use ofp::beba::{BebaAction, BebaMessage, FlowNotification, SetState, StateChange
 /// OXM header of `eth_src`.
 const ETH_SRC: u32 = 0x8000_0806;
 
-fn conn() -> crate::channel::hub::ConnInfo {
+fn conn_n(id: u64) -> crate::channel::hub::ConnInfo {
     let (tx, _rx) = tokio::sync::mpsc::channel(8);
     crate::channel::hub::ConnInfo {
-        id: 1,
+        id,
         group: 0,
         auxiliary_id: 0,
         role: ControllerRole::Equal,
@@ -24,11 +24,16 @@ fn conn() -> crate::channel::hub::ConnInfo {
     }
 }
 
-/// `body` from an equal controller (xid 42): the replies.
-fn send(r: &mut Rig, body: Message) -> Vec<OfpMessage> {
+/// `body` from connection `id` of an equal controller (xid 42): the
+/// replies.
+fn send_on(r: &mut Rig, id: u64, body: Message) -> Vec<OfpMessage> {
     let m = OfpMessage::new(42, body);
     let raw = m.encode();
-    r.dp.handle(&conn(), m, &raw)
+    r.dp.handle(&conn_n(id), m, &raw)
+}
+
+fn send(r: &mut Rig, body: Message) -> Vec<OfpMessage> {
+    send_on(r, 1, body)
 }
 
 fn beba(r: &mut Rig, m: StateMod) {
@@ -106,10 +111,10 @@ fn state_changed_goes_to_masters_and_equals_only() {
 }
 
 #[test]
-fn flow_mods_are_acknowledged_once_the_datapath_is_stateful() {
+fn flow_mods_are_acknowledged_on_connections_speaking_beba() {
     let mut r = rig(2, 1);
     let add = || Message::FlowMod(fm(cmd::ADD, 5, vec![OxmField::InPort(1)], vec![out(2)]));
-    // A plain OpenFlow datapath answers nothing.
+    // A connection that sent no BEBA message gets nothing.
     assert_eq!(send(&mut r, add()), []);
     let [config, ..] = StateMod::stateful_table(0, vec![ETH_SRC], vec![ETH_SRC]);
     beba(&mut r, config);
@@ -133,6 +138,8 @@ fn flow_mods_are_acknowledged_once_the_datapath_is_stateful() {
             instructions: vec![4],
         }
     );
+    // Another connection, plain OpenFlow (e.g. ovs-ofctl), gets nothing.
+    assert_eq!(send_on(&mut r, 2, add()), []);
     // A refused flow-mod gets its error only.
     let mut bad = fm(cmd::ADD, 5, vec![], vec![out(2)]);
     bad.table_id = ofp::instruction::TABLE_ALL;
@@ -147,4 +154,8 @@ fn flow_mods_are_acknowledged_once_the_datapath_is_stateful() {
         ),
         "{refused:?}"
     );
+    // A closed connection is forgotten (ids are never reused; the set
+    // does not grow).
+    r.dp.connection_closed(1);
+    assert_eq!(send(&mut r, add()), []);
 }
