@@ -100,6 +100,41 @@ fn a_packet_changing_a_state_sends_state_changed_once() {
     assert_eq!(r.dp.state_change_drops(), 0);
 }
 
+/// More state changes than the queue holds before the control thread
+/// drains it: the first [`stateful::notify::QUEUE_CAPACITY`] are sent, the
+/// others dropped and counted; the states themselves are all written.
+#[test]
+fn a_full_notification_queue_drops_and_counts() {
+    let mut r = knock_rig();
+    let cap = stateful::notify::QUEUE_CAPACITY as u32;
+    for i in 0..cap + 10 {
+        let mut f = frame(1, BCAST, 60);
+        f[6..12].copy_from_slice(&[2, 0, 0, 0, (i >> 8) as u8, i as u8]);
+        // Through the pipeline on the control thread (packet-out to
+        // TABLE), as a received frame would go on a worker.
+        r.ok(Message::PacketOut(PacketOut {
+            buffer_id: ofp::message::NO_BUFFER,
+            in_port: 1,
+            actions: vec![out(port_no::TABLE)],
+            data: f,
+        }));
+    }
+    assert_eq!(r.dp.state_change_drops(), 10);
+    let sent =
+        r.dp.take_events()
+            .iter()
+            .filter(|e| state_changed(e).is_some())
+            .count();
+    assert_eq!(sent, cap as usize);
+    let stored =
+        r.dp.pipeline
+            .stateful()
+            .table(0)
+            .and_then(|t| t.store())
+            .map_or(0, |s| s.len());
+    assert_eq!(stored, cap as usize + 10);
+}
+
 #[test]
 fn state_changed_goes_to_masters_and_equals_only() {
     let c = default_async_config();
