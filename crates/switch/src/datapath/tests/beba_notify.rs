@@ -143,6 +143,25 @@ fn state_changed_goes_to_masters_and_equals_only() {
     assert!(wants(&c, ControllerRole::Master, &m));
     assert!(wants(&c, ControllerRole::Equal, &m));
     assert!(!wants(&c, ControllerRole::Slave, &m));
+    // Through the hub, as the daemon sends it: three controllers, one of
+    // them slave.
+    use ofp::message::{role, FeaturesReply, Role};
+    let hub = crate::channel::hub::Hub::new(FeaturesReply::default());
+    let mut rx = Vec::new();
+    for id in 1..=3 {
+        let (tx, r) = tokio::sync::mpsc::channel(8);
+        hub.register(id, id, 0, true, tx);
+        rx.push(r);
+    }
+    let req = |r| Role {
+        role: r,
+        generation_id: 1,
+    };
+    assert!(hub.role_request(1, req(role::MASTER)).is_ok());
+    assert!(hub.role_request(3, req(role::SLAVE)).is_ok());
+    assert_eq!(hub.send_async(&OfpMessage::new(0, m.clone())), 2);
+    let got: Vec<bool> = rx.iter_mut().map(|r| r.try_recv().is_ok()).collect();
+    assert_eq!(got, [true, true, false], "master, equal, slave");
 }
 
 #[test]
