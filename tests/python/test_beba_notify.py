@@ -17,12 +17,15 @@ Namespace and interface names start with "b2".
 
 import os
 import re
+import subprocess
+import time
 
 import pytest
 
 from dp_util import have_ovs_ofctl, ovs_ofctl, wait_until
 from oxflow.apps.beba import arp_responder, portknock
 from oxflow.apps.beba.common import host_ip, host_mac
+from oxflow.switch import oxflow_bin
 from test_beba_e2e import App, send
 
 pytestmark = pytest.mark.skipif(
@@ -64,6 +67,11 @@ def test_state_changed_reaches_the_controller(tmp_path):
         if have_ovs_ofctl():
             ovs_ofctl(a.sw.target, "add-flow",
                       "priority=1,udp,tp_dst=5556,actions=drop")
+        # `oxflow ctl monitor` (another equal connection) prints them too.
+        monitor = subprocess.Popen(
+            [oxflow_bin(), "ctl", "monitor", a.sw.target, "--count=5"],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        time.sleep(1.0)
         # A knock of the wrong port in state 0 writes state 0 again: no
         # change, no notification.
         send(a, 0, "x", 1234)
@@ -83,6 +91,10 @@ def test_state_changed_reaches_the_controller(tmp_path):
         wait_until(lambda: len(state_changes(a)) == 5, timeout=10,
                    what="STATE_CHANGED of the wrong knock")
         assert state_changes(a)[-1] == (0, key, len(portknock.KNOCKS), 0)
+        out, _ = monitor.communicate(timeout=10)
+        assert re.findall(r"BEBA STATE_CHANGED \(xid=0x0\): table=0 "
+                          r"key=0x0a000001 state=(\d+)->(\d+)", out) == [
+            ("0", "1"), ("1", "2"), ("2", "3"), ("3", "4"), ("4", "0")], out
 
 
 def arp_packet_ins(a):
