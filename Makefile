@@ -35,6 +35,13 @@ test: lint test-rust test-python
 demo:
 	@bash scripts/demo.sh
 
+# Port knocking in the switch (docs/beba.md): two hosts in namespaces, the
+# os-ken BEBA port-knocking app, knocks, states shown with `oxflow ctl
+# beba-dump-states`. Needs root.
+.PHONY: demo-stateful
+demo-stateful:
+	@bash scripts/demo_stateful.sh
+
 # HARMLESS in one command (docs/harmless.md): emulated legacy switch ->
 # `oxflow harmless up` -> the os-ken app sees N ports -> all hosts ping ->
 # `down --restore` (byte-identical). Needs root and Open vSwitch.

@@ -157,6 +157,33 @@ def parse_state_changed(data):
     return table_id, old, new, mask, key
 
 
+def parse_flow_notification(data):
+    """(table_id, ntf_type, match, instruction types) of FLOW_NOTIFICATION
+    data (after the experimenter header); `match` an os-ken OFPMatch."""
+    table_id, ntf_type = struct.unpack_from("!II", data)
+    match = parser.OFPMatch.parser(bytes(data), 8)
+    at = 8 + (match.length + 7) // 8 * 8
+    (n,) = struct.unpack_from("!I", data, at)
+    if len(data) < at + 4 + 4 * n:
+        raise ValueError("flow_notification: %d instructions do not fit" % n)
+    types = list(struct.unpack_from("!%dI" % n, data, at + 4))
+    return table_id, ntf_type, match, types
+
+
+def parse_experimenter(msg):
+    """An os-ken OFPExperimenter message from the switch as
+    ("state_changed", parse_state_changed(...)) or ("flow_notification",
+    parse_flow_notification(...)); None if it is not one of BEBA's
+    asynchronous messages."""
+    if getattr(msg, "experimenter", None) != BEBA_EXPERIMENTER:
+        return None
+    if msg.exp_type == EXP_STATE_CHANGED:
+        return "state_changed", parse_state_changed(msg.data)
+    if msg.exp_type == EXP_FLOW_NOTIFICATION:
+        return "flow_notification", parse_flow_notification(msg.data)
+    return None
+
+
 def flow_notification_data(table_id, ntf_type, match, instruction_types):
     """`match` an os-ken OFPMatch; `instruction_types` a list of ints."""
     buf = bytearray()

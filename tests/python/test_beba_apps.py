@@ -3,7 +3,8 @@ messages each app's `configure(dp)` sends are decoded by oxflow's Rust
 codec and their BEBA content replayed through the `stateful` semantics
 (crates/stateful/examples/beba_replay.rs), in order: every message must
 decode, every state-mod must be accepted (no BEBA error), and each app
-installs the stateful tables, flows, groups and meters it describes.
+installs the stateful tables, templates, flows, groups and meters it
+describes.
 End-to-end tests with traffic: test_beba_e2e.py.
 """
 
@@ -105,3 +106,19 @@ def test_replay_reports_refusals():
         timeout=1800)
     assert proc.returncode == 1
     assert "state_mod ERROR SetFlowState" in proc.stdout
+
+
+def test_arp_responder():
+    from oxflow.apps.beba import arp_responder
+    lines = replay(arp_responder)
+    # Per host a template and its IN_SWITCH_PKT_GEN flow, then the
+    # table-miss to the controller.
+    assert lines == ["pkttmp_mod OK", "flow_mod table=0 beba=1"] * len(
+        arp_responder.HOSTS) + ["flow_mod table=0 beba=0"]
+    # The template is the ARP reply "VIP is at VMAC" to the host.
+    from scapy.layers.l2 import ARP, Ether
+    f = Ether(arp_responder.arp_reply("10.0.0.2", "00:00:00:00:00:02"))
+    assert (f.dst, f.src, f[ARP].op, f[ARP].psrc, f[ARP].hwsrc,
+            f[ARP].pdst, f[ARP].hwdst) == (
+        "00:00:00:00:00:02", arp_responder.VMAC, 2, arp_responder.VIP,
+        arp_responder.VMAC, "10.0.0.2", "00:00:00:00:00:02")

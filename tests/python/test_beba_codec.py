@@ -156,6 +156,13 @@ def test_python_parses_switch_messages():
         want = [dict(e, key=bytes.fromhex(e["key"]))
                 for e in v["beba"]["entries"]]
         assert entries == want
+    for name in ("flow_notification", "flow_notification_one_instruction"):
+        v = vector(name)
+        t = v["beba"]
+        table_id, ntf_type, match, insts = beba.parse_flow_notification(
+            bytes.fromhex(v["hex"])[16:])
+        assert (table_id, ntf_type, match.length, insts) == (
+            t["table_id"], t["ntf_type"], t["match_len"], t["instructions"])
     v = vector("global_state_stats_reply")
     assert beba.parse_global_state_stats(
         bytes.fromhex(v["hex"])[24:]) == v["beba"]["global_state"]

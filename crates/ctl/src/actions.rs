@@ -2,12 +2,15 @@
 //!
 //! An `actions=` list mixes actions (which become one APPLY_ACTIONS
 //! instruction) with the instruction keywords `write_actions(...)`,
-//! `clear_actions`, `write_metadata:V[/M]`, `goto_table:N` and `meter:N`.
-//! The parser returns instructions in ovs-ofctl's canonical order (meter,
-//! apply, clear, write-actions, write-metadata, goto), which is also the
-//! printing order, so `parse(print(x)) == x` for parsed lists.
+//! `clear_actions`, `write_metadata:V[/M]`, `goto_table:N` and `meter:N`,
+//! and BEBA's IN_SWITCH_PKT_GEN as `pkt_gen(TEMPLATE_ID,ACTION...)`
+//! (`docs/beba.md`); BEBA's actions are [`crate::beba_actions`]'. The parser returns instructions in ovs-ofctl's
+//! canonical order (meter, apply, clear, write-actions, write-metadata,
+//! goto, then experimenter instructions), which is also the printing
+//! order, so `parse(print(x)) == x` for parsed lists.
 
 use ofp::action::{controller_max_len, Action};
+use ofp::beba::InSwitchPktGen;
 use ofp::instruction::Instruction;
 use ofp::oxm::{field, vid, OxmField};
 use ofp::port::port_no;
@@ -66,6 +69,9 @@ pub fn parse_action(t: &Token<'_>, ctx: ActionContext) -> Result<Action, SyntaxE
         if let Some(p) = parse_int(t.key).and_then(|n| u32::try_from(n).ok()) {
             return Ok(out(p));
         }
+    }
+    if let Some(beba) = crate::beba_actions::parse(t, &key) {
+        return beba;
     }
     let a = match key.as_str() {
         "output" => {
@@ -175,6 +181,29 @@ pub fn parse_action_list(
     Ok(v)
 }
 
+/// `pkt_gen(TEMPLATE_ID,ACTION...)`: BEBA's IN_SWITCH_PKT_GEN, which
+/// emits template TEMPLATE_ID through the actions.
+fn parse_pkt_gen(t: &Token<'_>, ctx: ActionContext) -> Result<Instruction, SyntaxError> {
+    let usage = "needs (TEMPLATE_ID,ACTION...), e.g. pkt_gen(1,output:2)";
+    let v = match (t.sep, t.value) {
+        (Some('('), Some(v)) if !v.is_empty() => v,
+        _ => return Err(t.key_err(format!("\"{}\" {usage}", t.key))),
+    };
+    let mut toks = tokenize(v, t.value_at)?.into_iter();
+    let id = toks.next().ok_or_else(|| t.value_err(usage))?;
+    let pkttmp_id = match (parse_int(id.key), id.value) {
+        (Some(n), None) => u32::try_from(n).map_err(|_| id.err("template id above 32 bits"))?,
+        _ => return Err(id.err(format!("bad template id \"{}\": {usage}", id.text))),
+    };
+    let mut actions = Vec::new();
+    for a in toks {
+        if !(a.key.eq_ignore_ascii_case("drop") && a.value.is_none()) {
+            actions.push(parse_action(&a, ctx)?);
+        }
+    }
+    Ok(InSwitchPktGen { pkttmp_id, actions }.to_instruction())
+}
+
 /// Parse the text after `actions=` into instructions (see module doc).
 pub fn parse_instructions(
     s: &str,
@@ -187,6 +216,7 @@ pub fn parse_instructions(
     let mut write = None;
     let mut metadata = None;
     let mut goto = None;
+    let mut pkt_gen = None;
     let dup = |t: &Token<'_>| t.key_err(format!("instruction \"{}\" given twice", t.key));
     for t in tokenize(s, base)? {
         match t.key.to_ascii_lowercase().as_str() {
@@ -229,6 +259,11 @@ pub fn parse_instructions(
                     return Err(dup(&t));
                 }
             }
+            "pkt_gen" | "in_switch_pkt_gen" => {
+                if pkt_gen.replace(parse_pkt_gen(&t, ctx)?).is_some() {
+                    return Err(dup(&t));
+                }
+            }
             _ => apply.push(parse_action(&t, ctx)?),
         }
     }
@@ -243,6 +278,7 @@ pub fn parse_instructions(
     out.extend(write.map(Instruction::WriteActions));
     out.extend(metadata.map(|(metadata, mask)| Instruction::WriteMetadata { metadata, mask }));
     out.extend(goto.map(Instruction::GotoTable));
+    out.extend(pkt_gen);
     Ok(out)
 }
 
@@ -275,9 +311,8 @@ pub fn format_action(a: &Action) -> String {
         Action::DecMplsTtl => "dec_mpls_ttl".into(),
         Action::CopyTtlIn => "copy_ttl_in".into(),
         Action::CopyTtlOut => "copy_ttl_out".into(),
-        Action::Experimenter { experimenter, data } => {
-            format!("experimenter({experimenter:#x},len={})", data.len())
-        }
+        Action::Experimenter { experimenter, data } => crate::beba_actions::format(a)
+            .unwrap_or_else(|| format!("experimenter({experimenter:#x},len={})", data.len())),
     }
 }
 
@@ -326,7 +361,13 @@ pub fn format_instructions(insts: &[Instruction]) -> String {
             }
             Instruction::GotoTable(t) => Some(format!("goto_table:{t}")),
             Instruction::Experimenter { experimenter, .. } => {
-                Some(format!("experimenter({experimenter:#x})"))
+                Some(match InSwitchPktGen::from_instruction(i) {
+                    Some(Ok(g)) if g.actions.is_empty() => format!("pkt_gen({})", g.pkttmp_id),
+                    Some(Ok(g)) => {
+                        format!("pkt_gen({},{})", g.pkttmp_id, format_actions(&g.actions))
+                    }
+                    _ => format!("experimenter({experimenter:#x})"),
+                })
             }
         })
         .collect();
@@ -499,5 +540,51 @@ mod tests {
         assert_eq!(e.offset, 13);
         assert!(parse_instructions("set_field:10.0.0.0/8->ip_dst", 0, ctx).is_err());
         assert!(parse_instructions("set_field:1->in_port", 0, ctx).is_err());
+    }
+
+    #[test]
+    fn pkt_gen_is_beba_in_switch_pkt_gen() {
+        let i = insts("pkt_gen(7,output:2,dec_ttl),output:1");
+        let gen = InSwitchPktGen {
+            pkttmp_id: 7,
+            actions: vec![
+                Action::Output {
+                    port: 2,
+                    max_len: 0,
+                },
+                Action::DecNwTtl,
+            ],
+        };
+        assert_eq!(
+            i,
+            vec![
+                Instruction::ApplyActions(vec![Action::Output {
+                    port: 1,
+                    max_len: 0
+                }]),
+                gen.to_instruction(),
+            ]
+        );
+        let text = format_instructions(&i);
+        assert_eq!(text, "output:1,pkt_gen(7,output:2,dec_ttl)");
+        assert_eq!(insts(&text), i);
+        // No actions: the template is generated and dropped.
+        let empty = insts("in_switch_pkt_gen(0)");
+        assert_eq!(format_instructions(&empty), "pkt_gen(0)");
+        assert_eq!(insts("pkt_gen(0,drop)"), empty);
+        let ctx = ActionContext::default();
+        for bad in [
+            "pkt_gen",
+            "pkt_gen:3",
+            "pkt_gen()",
+            "pkt_gen(x,output:1)",
+            "pkt_gen(0x100000000)",
+            "pkt_gen(1,outptu:2)",
+            "pkt_gen(1),pkt_gen(2)",
+        ] {
+            assert!(parse_instructions(bad, 0, ctx).is_err(), "{bad}");
+        }
+        let e = parse_instructions("pkt_gen(1,outptu:2)", 0, ctx).unwrap_err();
+        assert_eq!((e.offset, e.len), (10, 6));
     }
 }

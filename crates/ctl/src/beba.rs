@@ -300,13 +300,17 @@ fn parse_known(cmd: &str, args: &[String]) -> Result<Request, String> {
     })
 }
 
-fn format_entry(e: &StateEntryStats, short: bool) -> String {
-    let key = if e.key.is_empty() {
+fn format_key(key: &[u8]) -> String {
+    if key.is_empty() {
         "(default)".to_string()
     } else {
-        let hex: String = e.key.iter().map(|b| format!("{b:02x}")).collect();
+        let hex: String = key.iter().map(|b| format!("{b:02x}")).collect();
         format!("0x{hex}")
-    };
+    }
+}
+
+fn format_entry(e: &StateEntryStats, short: bool) -> String {
+    let key = format_key(&e.key);
     let mut s = format!(" table={} key={key} state={}", e.table_id, e.state);
     if !short && !e.key.is_empty() {
         s += &format!(
@@ -347,9 +351,64 @@ pub fn format_reply(xid: u32, body: &MultipartReplyBody) -> String {
     }
 }
 
+/// The printed form of BEBA's asynchronous messages (STATE_CHANGED,
+/// FLOW_NOTIFICATION), for `monitor`; `None` for any other message.
+pub fn format_async(xid: u32, e: &ofp::message::Experimenter) -> Option<String> {
+    Some(match BebaMessage::from_experimenter(e)? {
+        Ok(BebaMessage::StateChanged(m)) => format!(
+            "BEBA STATE_CHANGED (xid={xid:#x}): table={} key={} state={}->{} mask={:#x}",
+            m.table_id,
+            format_key(&m.key),
+            m.old_state,
+            m.new_state,
+            m.state_mask
+        ),
+        Ok(BebaMessage::FlowNotification(n)) => format!(
+            "BEBA FLOW_NOTIFICATION (xid={xid:#x}): table={} ntf_type={} match={} instructions={}",
+            n.table_id,
+            n.ntf_type,
+            crate::flow::format_match(&n.match_, None),
+            n.instructions
+                .iter()
+                .map(|i| i.to_string())
+                .collect::<Vec<_>>()
+                .join(",")
+        ),
+        Ok(_) => return None,
+        Err(err) => format!("BEBA message (xid={xid:#x}) undecodable: {err}"),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn async_messages_print() {
+        let sc = BebaMessage::StateChanged(ofp::beba::StateChanged {
+            table_id: 0,
+            old_state: 1,
+            new_state: 2,
+            state_mask: u32::MAX,
+            key: vec![10, 0, 0, 1],
+        });
+        assert_eq!(
+            format_async(0, &sc.to_experimenter()).as_deref(),
+            Some("BEBA STATE_CHANGED (xid=0x0): table=0 key=0x0a000001 state=1->2 mask=0xffffffff")
+        );
+        let fnt = BebaMessage::FlowNotification(ofp::beba::FlowNotification {
+            table_id: 1,
+            ntf_type: 14,
+            match_: Match::new(vec![ofp::oxm::OxmField::InPort(3)]),
+            instructions: vec![4, 1],
+        });
+        assert_eq!(
+            format_async(7, &fnt.to_experimenter()).as_deref(),
+            Some("BEBA FLOW_NOTIFICATION (xid=0x7): table=1 ntf_type=14 match=in_port=3 instructions=4,1")
+        );
+        let sm = BebaMessage::StateMod(StateMod::ResetGlobalState);
+        assert_eq!(format_async(0, &sm.to_experimenter()), None);
+    }
 
     fn a(v: &[&str]) -> Vec<String> {
         v.iter().map(|s| s.to_string()).collect()

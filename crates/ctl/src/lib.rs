@@ -5,7 +5,8 @@
 //!   parsed into `ofp` messages and printed back (`parse(print(x)) == x`);
 //!   [`fields`] is the registry of match/set-field names (the one table to
 //!   extend for a new field), [`lex`] the tokenizer, and [`SyntaxError`]
-//!   renders errors with a caret under the bad token. [`flow_file`]: the
+//!   renders errors with a caret under the bad token; [`beba_actions`]:
+//!   BEBA's actions (`set_state(...)`, ...) in that syntax. [`flow_file`]: the
 //!   lines of an `add-flows` file (leading add/modify/delete words).
 //! - [`print`](mod@print): ovs-ofctl style printers for replies and async messages.
 //! - [`client`]: a blocking OpenFlow 1.3 connection (`tcp:IP[:PORT]`,
@@ -29,6 +30,7 @@
 
 pub mod actions;
 pub mod beba;
+pub mod beba_actions;
 pub mod bundle;
 pub mod client;
 pub mod commands;

@@ -633,6 +633,8 @@ pub fn format_message(m: &OfpMessage) -> String {
             format_actions(&p.actions),
             p.data.len()
         ),
+        Message::Experimenter(e) => crate::beba::format_async(xid, e)
+            .unwrap_or_else(|| format!("(xid={xid:#x}): {:?}", m.body)),
         other => format!("(xid={xid:#x}): {other:?}"),
     }
 }

@@ -6,15 +6,21 @@
 //! of work a datapath's timer runs between packets; a full pass is
 //! `slots / 1024` steps, never one long pause).
 //!
+//! `notify`: SET_STATE changing every flow's state, bare
+//! (`StateTable::set_state`) and with its STATE_CHANGED event queued
+//! (`Stateful::set_state`): the queue drained after each batch as the
+//! control thread does, or left full (every event dropped and counted).
+//!
 //! Memory per entry is printed once per size (stderr), not measured by
 //! criterion.
 
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use ofp::beba::StateMod;
 use ofp::oxm::{class, oxm_header};
 use packet::{Field, FlowKey};
-use stateful::{StateTable, Transition};
+use stateful::{StateTable, Stateful, Transition};
 
 fn packet(i: u32) -> FlowKey {
     let mut k = FlowKey::new(1);
@@ -110,5 +116,83 @@ fn sweep(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, per_packet, sweep);
+/// A datapath whose table 0 is keyed as [`table`]'s, holding `n` flows.
+fn datapath(n: u32) -> Stateful {
+    let st = Stateful::new(1, n as usize);
+    let h = |f: Field| oxm_header(class::OPENFLOW_BASIC, f as u8, false, f.width() as u8);
+    let scope = vec![h(Field::Ipv4Src), h(Field::TcpDst)];
+    for m in StateMod::stateful_table(0, scope.clone(), scope) {
+        let _ = st.apply_state_mod(&m, 0);
+    }
+    let tr = Transition {
+        state: 1,
+        mask: u32::MAX,
+        ..Transition::default()
+    };
+    if let Some(t) = st.table(0) {
+        for i in 0..n {
+            t.set_state(&packet(i), false, &tr, 1);
+        }
+    }
+    st
+}
+
+fn notify(c: &mut Criterion) {
+    let n = 100_000u32;
+    let st = datapath(n);
+    let Some(t) = st.table(0) else { return };
+    let ks: Vec<FlowKey> = (0..1024u32)
+        .map(|i| packet(i.wrapping_mul(2_654_435_761) % n))
+        .collect();
+    // Each batch writes the state the previous batch did not: every
+    // SET_STATE changes its flow's state.
+    let tr = |i: u64| Transition {
+        state: 2 + (i & 1) as u32,
+        mask: u32::MAX,
+        ..Transition::default()
+    };
+    let mut g = c.benchmark_group("notify_100K");
+    g.throughput(Throughput::Elements(1024));
+    g.bench_function("set_state_change_bare", |b| {
+        let mut i = 0u64;
+        b.iter(|| {
+            i += 1;
+            let tr = tr(i);
+            for k in &ks {
+                black_box(t.set_state(k, false, &tr, 2));
+            }
+        })
+    });
+    g.bench_function("set_state_change_queued_drained", |b| {
+        let mut i = 0u64;
+        b.iter(|| {
+            i += 1;
+            let tr = tr(i);
+            for k in &ks {
+                black_box(st.set_state(0, k, false, &tr, 2));
+            }
+            st.notifications().drain(|e| {
+                black_box(e);
+            });
+        })
+    });
+    g.bench_function("set_state_change_queue_full", |b| {
+        for k in &ks {
+            st.set_state(0, k, false, &tr(0), 2);
+            st.set_state(0, k, false, &tr(1), 2);
+        }
+        let mut i = 0u64;
+        b.iter(|| {
+            i += 1;
+            let tr = tr(i);
+            for k in &ks {
+                black_box(st.set_state(0, k, false, &tr, 2));
+            }
+        })
+    });
+    g.finish();
+    eprintln!("notifications dropped: {}", st.notifications().dropped());
+}
+
+criterion_group!(benches, per_packet, sweep, notify);
 criterion_main!(benches);

@@ -14,6 +14,8 @@
 //! - [`key`]: extractors (lookup and update scopes) and the key layout.
 //! - [`store`]: the lock-free store behind a state table.
 //! - [`insp`]: packet templates and in-switch packet generation.
+//! - [`notify`]: the STATE_CHANGED events SET_STATE makes, queued for the
+//!   control thread without blocking or allocating.
 //!
 //! Times are microseconds on a clock the caller chooses (the wire's
 //! timeouts are microseconds); periodic [`Stateful::sweep`] calls reclaim
@@ -25,14 +27,14 @@
 
 pub mod insp;
 pub mod key;
+pub mod notify;
 pub mod store;
 pub mod table;
 
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 use ofp::beba::{
-    BebaAction, BebaErrorCode, PktTmpMod, Refusal, StateChanged, StateEntryStats, StateMod,
-    StateStatsRequest,
+    BebaAction, BebaErrorCode, PktTmpMod, Refusal, StateEntryStats, StateMod, StateStatsRequest,
 };
 use ofp::error::BadRequestCode;
 use ofp::ErrorCode;
@@ -40,6 +42,7 @@ use packet::FlowKey;
 
 pub use insp::{Generated, Templates};
 pub use key::{Extractor, KeyBuf};
+pub use notify::{Notifications, StateEvent};
 pub use store::{Entry, Store};
 pub use table::{StateTable, Transition, STATE_DEFAULT, STATE_NULL};
 
@@ -60,6 +63,8 @@ pub struct Stateful {
     tables: Box<[StateTable]>,
     global: AtomicU32,
     templates: Templates,
+    /// The state transitions SET_STATE made, for the controllers.
+    notifications: Notifications,
     /// Set once some table has been made stateful (never cleared): a
     /// pipeline with no stateful table reads only this word per table
     /// visit (see [`Stateful::active`]).
@@ -76,6 +81,7 @@ impl Stateful {
                 .collect(),
             global: AtomicU32::new(0),
             templates: Templates::default(),
+            notifications: Notifications::default(),
             active: AtomicBool::new(false),
         }
     }
@@ -130,12 +136,13 @@ impl Stateful {
     /// `SET_FLOW_STATE` / `DEL_FLOW_STATE` for a table not stateful or
     /// without both scopes, `BAD_EXP_LEN` for keys and scopes of the wrong
     /// length, `DEL_FLOW_STATE` for an unknown flow). A SET_FLOW_STATE
-    /// that changed a state returns its notification.
+    /// that changed a state returns the transition (not queued as a
+    /// notification: the controller asked for it).
     pub fn apply_state_mod(
         &self,
         m: &StateMod,
         now: u64,
-    ) -> Result<Option<StateChanged>, BebaErrorCode> {
+    ) -> Result<Option<StateEvent>, BebaErrorCode> {
         match m {
             StateMod::StatefulTableConfig { table_id, stateful } => {
                 self.table_or(*table_id)?.set_stateful(*stateful);
@@ -198,13 +205,12 @@ impl Stateful {
 
     /// Runs a BEBA action on the packet whose fields are `k`; an action on
     /// a table that is not enabled does nothing. SET_STATE returns the
-    /// notification when it changed a state.
+    /// transition when it changed a state (and queues its notification).
     #[inline]
-    pub fn apply_action(&self, a: &BebaAction, k: &FlowKey, now: u64) -> Option<StateChanged> {
+    pub fn apply_action(&self, a: &BebaAction, k: &FlowKey, now: u64) -> Option<StateEvent> {
         match a {
             BebaAction::SetState(s) => {
-                self.table(s.table_id)?
-                    .set_state(k, s.bit, &Transition::from(s), now)
+                self.set_state(s.table_id, k, s.bit, &Transition::from(s), now)
             }
             BebaAction::SetGlobalState { value, mask } => {
                 self.set_global_state(*value, *mask);
@@ -215,6 +221,28 @@ impl Stateful {
                 None
             }
         }
+    }
+
+    /// The SET_STATE action on table `table_id` (see
+    /// [`StateTable::set_state`]); a change is queued as a STATE_CHANGED
+    /// notification ([`notify`]) and returned.
+    #[inline]
+    pub fn set_state(
+        &self,
+        table_id: u8,
+        k: &FlowKey,
+        bit: bool,
+        t: &Transition,
+        now: u64,
+    ) -> Option<StateEvent> {
+        let ev = self.table(table_id)?.set_state(k, bit, t, now)?;
+        self.notifications.push(ev);
+        Some(ev)
+    }
+
+    /// The queued STATE_CHANGED notifications ([`notify`]).
+    pub fn notifications(&self) -> &Notifications {
+        &self.notifications
     }
 
     /// PKTTMP_MOD.

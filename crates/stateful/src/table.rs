@@ -24,11 +24,12 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::OnceLock;
 
-use ofp::beba::{BebaErrorCode, SetState, StateChanged, StateEntryStats};
+use ofp::beba::{BebaErrorCode, SetState, StateEntryStats};
 use ofp::oxm::{class, Match};
 use packet::{Field, FlowKey};
 
 use crate::key::{key_bytes, Extractor, KeyBuf};
+use crate::notify::StateEvent;
 use crate::store::{Decision, Entry, Store, StoreError};
 
 /// The state of a flow the table has no entry for.
@@ -258,7 +259,7 @@ impl StateTable {
     /// The SET_STATE action on the packet whose fields are `k`: writes the
     /// state of the flow its update scope (bi-flow scope if `bit`)
     /// extracts. Nothing happens if the table is not enabled or the packet
-    /// lacks a scope field. Returns the notification if the state changed.
+    /// lacks a scope field. Returns the transition if the state changed.
     #[inline]
     pub fn set_state(
         &self,
@@ -266,7 +267,7 @@ impl StateTable {
         bit: bool,
         t: &Transition,
         now: u64,
-    ) -> Option<StateChanged> {
+    ) -> Option<StateEvent> {
         if !self.is_enabled() {
             return None;
         }
@@ -314,7 +315,7 @@ impl StateTable {
         key: &KeyBuf,
         t: &Transition,
         now: u64,
-    ) -> Result<Option<StateChanged>, StoreError> {
+    ) -> Result<Option<StateEvent>, StoreError> {
         let Some(store) = self.store.get() else {
             return Ok(None);
         };
@@ -338,12 +339,12 @@ impl StateTable {
             }
         })?;
         let old_state = old.map_or(STATE_DEFAULT, |e| e.state);
-        Ok(new.filter(|n| n.state != old_state).map(|n| StateChanged {
-            table_id: u32::from(self.table_id),
+        Ok(new.filter(|n| n.state != old_state).map(|n| StateEvent {
+            table_id: self.table_id,
             old_state,
             new_state: n.state,
             state_mask: t.mask,
-            key: key.as_bytes().to_vec(),
+            key: *key,
         }))
     }
 
@@ -354,7 +355,7 @@ impl StateTable {
         key: &[u8],
         t: &Transition,
         now: u64,
-    ) -> Result<Option<StateChanged>, BebaErrorCode> {
+    ) -> Result<Option<StateEvent>, BebaErrorCode> {
         let key = self.checked_key(key)?;
         self.write(&key, t, now)
             .map_err(|_| BebaErrorCode::SetFlowState)

@@ -109,7 +109,7 @@ fn set_state_is_seen_by_the_next_packet_and_masks_apply() {
     let ch = dp.apply_action(&BebaAction::SetState(set(0xf0)), &k, 10);
     let ch = ch.expect("changed");
     assert_eq!(
-        (ch.old_state, ch.new_state, ch.key.as_slice()),
+        (ch.old_state, ch.new_state, ch.key.as_bytes()),
         (0, 0xf0, &A[..])
     );
     assert_eq!(t.lookup(&k, 11), Some(0xf0));
@@ -621,4 +621,46 @@ fn set_flow_state_message_and_timeouts_in_microseconds() {
         Ok(None),
         "1 & !1 | 3 & 1 = 1"
     );
+}
+
+/// STATE_CHANGED is queued for a SET_STATE that changes a state, as the
+/// BEBA switch sends it (`udatapath/dp_exp.c`); not for one that leaves
+/// the state as it was, nor for SET_FLOW_STATE, INC_STATE or a timeout.
+#[test]
+fn set_state_changes_queue_notifications() {
+    let dp = configured(&[Field::Ipv4Src], &[]);
+    let k = tcp(A, B, 1, 2);
+    let queued = |dp: &Stateful| {
+        let mut v = Vec::new();
+        dp.notifications().drain(|e| v.push(e));
+        v
+    };
+    let hard = SetState {
+        hard_timeout: 1000,
+        hard_rollback: 0,
+        ..set(3)
+    };
+    dp.apply_action(&BebaAction::SetState(hard.clone()), &k, 10);
+    dp.apply_action(&BebaAction::SetState(hard), &k, 11);
+    let got = queued(&dp);
+    assert_eq!(got.len(), 1, "{got:?}");
+    let m = got[0].to_message();
+    assert_eq!(
+        (m.table_id, m.old_state, m.new_state, m.state_mask),
+        (0, 0, 3, u32::MAX)
+    );
+    assert_eq!(m.key, A, "the update-scope key");
+    // The hard timeout rolls it back: no notification.
+    assert_eq!(dp.table(0).and_then(|t| t.lookup(&k, 2000)), Some(0));
+    dp.apply_action(&BebaAction::IncState { table_id: 0 }, &k, 2001);
+    let m = StateMod::SetFlowState(SetFlowState {
+        table_id: 0,
+        key: B.to_vec(),
+        state: 5,
+        state_mask: u32::MAX,
+        ..SetFlowState::default()
+    });
+    assert!(matches!(dp.apply_state_mod(&m, 2002), Ok(Some(_))));
+    assert_eq!(queued(&dp), []);
+    assert_eq!(dp.notifications().dropped(), 0);
 }

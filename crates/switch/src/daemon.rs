@@ -495,6 +495,7 @@ fn to_message(ev: DpEvent) -> OfpMessage {
         DpEvent::PacketIn(m) => Message::PacketIn(m),
         DpEvent::FlowRemoved(m) => Message::FlowRemoved(m),
         DpEvent::PortStatus(m) => Message::PortStatus(m),
+        DpEvent::Experimenter(m) => Message::Experimenter(m),
     };
     OfpMessage::new(0, body)
 }

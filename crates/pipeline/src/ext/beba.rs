@@ -177,17 +177,16 @@ pub(crate) fn execute(st: &ExtState, op: &BebaOp, key: &FlowKey, now: u64) {
             hard_timeout,
             idle_timeout,
         } => {
-            if let Some(t) = st.table(table_id) {
-                let tr = Transition {
-                    state,
-                    mask,
-                    hard_rollback,
-                    idle_rollback,
-                    hard_timeout,
-                    idle_timeout,
-                };
-                let _ = t.set_state(key, bit, &tr, micros(now));
-            }
+            let tr = Transition {
+                state,
+                mask,
+                hard_rollback,
+                idle_rollback,
+                hard_timeout,
+                idle_timeout,
+            };
+            // A change is queued for the controllers (STATE_CHANGED).
+            let _ = st.set_state(table_id, key, bit, &tr, micros(now));
         }
         BebaOp::SetGlobalState { value, mask } => st.set_global_state(value, mask),
         BebaOp::IncState { table_id } => {

@@ -1,6 +1,6 @@
 //! Asynchronous message filtering per connection (spec §7.3.10, §6.1.1):
 //! which PACKET_IN, PORT_STATUS and FLOW_REMOVED reasons a controller gets,
-//! depending on its role.
+//! depending on its role, and which asynchronous experimenter messages.
 
 use ofp::message::{AsyncConfig, Message};
 
@@ -31,6 +31,10 @@ pub fn wants(config: &AsyncConfig, role: ControllerRole, msg: &Message) -> bool 
         Message::PacketIn(p) => allowed(config.packet_in_mask, p.reason),
         Message::PortStatus(p) => allowed(config.port_status_mask, p.reason),
         Message::FlowRemoved(f) => allowed(config.flow_removed_mask, f.reason),
+        // Asynchronous experimenter messages (BEBA's STATE_CHANGED) have
+        // no mask in 1.3: masters and equals get them, slaves do not (as
+        // every async message but port-status by default).
+        Message::Experimenter(_) => role != ControllerRole::Slave,
         _ => true,
     }
 }

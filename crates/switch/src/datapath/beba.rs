@@ -14,6 +14,18 @@
 //! request); the connection stays up. Slaves may read (statistics) but
 //! not write (`crate::channel::role::forbidden_to_slave`).
 //!
+//! Notifications, as the BEBA switch sends them (`docs/beba.md`):
+//! - STATE_CHANGED: a SET_STATE action that changed a state queues an
+//!   event in the workers (`stateful::notify`, no lock, no allocation, a
+//!   full queue drops and counts); [`Datapath::take_state_changes`] turns
+//!   them into messages with the other asynchronous events, which go to
+//!   masters and equals (`crate::channel::async_config::wants`).
+//! - FLOW_NOTIFICATION: on a connection that has sent a BEBA message
+//!   (a BEBA controller), every flow-mod that succeeds is acknowledged,
+//!   with its xid ([`Datapath::flow_notification`]); other connections
+//!   (plain OpenFlow controllers, `ovs-ofctl`, which takes any message
+//!   carrying a flow-mod's xid for its failure) get none.
+//!
 //! Times: the state stores count microseconds (the wire's timeouts are
 //! microseconds) on the datapath's clock, `Datapath::now() / 1000`, the
 //! same clock the workers' packets carry.
@@ -125,6 +137,54 @@ impl Datapath {
                 OfpMessage::new(xid, Message::MultipartReply(m))
             })
             .collect()
+    }
+
+    /// Moves the queued STATE_CHANGED events to the pending asynchronous
+    /// events (module comment).
+    pub(crate) fn take_state_changes(&mut self) {
+        let st = self.pipeline.stateful().clone();
+        st.notifications().drain(|ev| {
+            let m = BebaMessage::StateChanged(ev.to_message());
+            self.pending
+                .push(super::DpEvent::Experimenter(m.to_experimenter()));
+        });
+    }
+
+    /// STATE_CHANGED events dropped because their queue was full.
+    pub fn state_change_drops(&self) -> u64 {
+        self.pipeline.stateful().notifications().dropped()
+    }
+
+    /// The FLOW_NOTIFICATION acknowledging flow-mod `msg` from connection
+    /// `conn` if it succeeds (module comment): `None` for other messages
+    /// and for connections that never sent a BEBA message. The
+    /// instructions are listed by type, in the flow-mod's order.
+    pub(crate) fn flow_notification(
+        &self,
+        conn: crate::channel::hub::ConnId,
+        xid: u32,
+        msg: &Message,
+    ) -> Option<OfpMessage> {
+        let Message::FlowMod(fm) = msg else {
+            return None;
+        };
+        if !self.beba_conns.contains(&conn) {
+            return None;
+        }
+        let n = ofp::beba::FlowNotification {
+            table_id: u32::from(fm.table_id),
+            ntf_type: u32::from(ofp::header::msg_type::FLOW_MOD),
+            match_: fm.match_.clone(),
+            instructions: fm
+                .instructions
+                .iter()
+                .map(|i| u32::from(i.instruction_type()))
+                .collect(),
+        };
+        Some(OfpMessage::new(
+            xid,
+            Message::Experimenter(BebaMessage::FlowNotification(n).to_experimenter()),
+        ))
     }
 
     /// Periodic state-table upkeep: timeouts of flows no packet looks at,

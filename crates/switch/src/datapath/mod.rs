@@ -228,6 +228,8 @@ pub enum DpEvent {
     PacketIn(ofp::message::PacketIn),
     FlowRemoved(ofp::message::FlowRemoved),
     PortStatus(ofp::message::PortStatus),
+    /// An asynchronous experimenter message (BEBA's STATE_CHANGED).
+    Experimenter(ofp::message::Experimenter),
 }
 
 struct WorkerHandle {
@@ -284,6 +286,9 @@ pub struct Datapath {
     flex: flexforward::FlexControl,
     /// Trunks whose VLANs are logical ports ([`trunk`]).
     trunks: Vec<Arc<trunk::Trunk>>,
+    /// The connections that sent a BEBA message: their flow-mods are
+    /// acknowledged with FLOW_NOTIFICATION (`beba` module).
+    beba_conns: std::collections::HashSet<crate::channel::hub::ConnId>,
 }
 
 impl Datapath {
@@ -438,6 +443,7 @@ impl Datapath {
             rt: Default::default(),
             flex: Default::default(),
             trunks,
+            beba_conns: Default::default(),
         }
     }
 
@@ -668,14 +674,15 @@ impl Datapath {
         self.mode
     }
 
-    /// Packet-ins (truncated and buffered), flow-removed and port-status
-    /// messages produced since the last call.
+    /// Packet-ins (truncated and buffered), flow-removed, port-status and
+    /// BEBA STATE_CHANGED messages produced since the last call.
     pub fn take_events(&mut self) -> Vec<DpEvent> {
         let now = self.now();
         while let Ok(pi) = self.packet_ins.try_recv() {
             let msg = self.make_packet_in(pi, now);
             self.pending.push(DpEvent::PacketIn(msg));
         }
+        self.take_state_changes();
         std::mem::take(&mut self.pending)
     }
 
@@ -833,6 +840,7 @@ impl crate::channel::datapath::Datapath for Datapath {
                 return self.flex_message(msg.xid, e, raw);
             }
             if e.experimenter == ofp::beba::BEBA_EXPERIMENTER {
+                self.beba_conns.insert(conn.id);
                 return self.beba_message(msg.xid, e, raw);
             }
         }
@@ -844,7 +852,13 @@ impl crate::channel::datapath::Datapath for Datapath {
             // A barrier reply acknowledges a written state.
             self.save_if_dirty();
         }
-        let out = self.handle_message(msg, raw);
+        let notification = self.flow_notification(conn.id, msg.xid, &msg.body);
+        let mut out = self.handle_message(msg, raw);
+        if let Some(n) = notification {
+            if !out.iter().any(|m| matches!(m.body, M::Error(_))) {
+                out.push(n);
+            }
+        }
         if modifies {
             self.mark_dirty();
         }
@@ -853,5 +867,6 @@ impl crate::channel::datapath::Datapath for Datapath {
 
     fn connection_closed(&mut self, conn: crate::channel::hub::ConnId) {
         self.bundles.connection_closed(conn);
+        self.beba_conns.remove(&conn);
     }
 }

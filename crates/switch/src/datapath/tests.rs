@@ -1612,5 +1612,6 @@ fn worker_stats_count_busy_rounds_and_refuse_unknown_experimenters() {
     );
 }
 
+mod beba_notify;
 mod bundle;
 mod snapshot;

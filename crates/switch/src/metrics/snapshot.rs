@@ -68,6 +68,8 @@ pub struct Snapshot {
     pub meters: Vec<mp::MeterStats>,
     pub workers: Vec<WorkerStats>,
     pub packet_in_dropped: u64,
+    /// BEBA STATE_CHANGED notifications dropped (their queue was full).
+    pub state_changed_dropped: u64,
     /// Running the fail-standalone learning switch instead of the pipeline.
     pub standalone: bool,
     pub channel: ChannelSample,
@@ -165,6 +167,7 @@ impl Snapshot {
         }
         self.workers = dp.worker_stats();
         self.packet_in_dropped = dp.packet_in_drops();
+        self.state_changed_dropped = dp.state_change_drops();
         self.standalone = dp.mode() == Mode::Standalone;
     }
 
@@ -225,6 +228,12 @@ impl Snapshot {
             Kind::Counter,
             "Packet-ins dropped because the queue from the workers to the control thread was full.",
             count(self.packet_in_dropped),
+        );
+        e.single(
+            "oxflow_beba_state_changed_dropped_total",
+            Kind::Counter,
+            "BEBA STATE_CHANGED notifications dropped because their queue from the workers to the control thread was full.",
+            count(self.state_changed_dropped),
         );
     }
 

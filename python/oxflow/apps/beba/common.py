@@ -47,3 +47,22 @@ def host_mac(n):
     return "00:00:00:00:00:%02x" % n
 
 
+
+
+def log_notification(logger, msg):
+    """Log a BEBA STATE_CHANGED or FLOW_NOTIFICATION the switch sent (an
+    os-ken OFPExperimenter); other experimenter messages are ignored. The
+    lines are `beba state_changed table=T key=HEX OLD->NEW` and
+    `beba flow_notification table=T instructions=[...]`."""
+    got = beba.parse_experimenter(msg)
+    if got is None:
+        return
+    kind, fields = got
+    if kind == "state_changed":
+        table_id, old, new, _mask, key = fields
+        logger.info("beba state_changed table=%d key=%s %d->%d",
+                    table_id, key.hex(), old, new)
+    else:
+        table_id, _ntf_type, _match, types = fields
+        logger.info("beba flow_notification table=%d instructions=%s",
+                    table_id, types)

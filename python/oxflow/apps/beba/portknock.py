@@ -7,16 +7,22 @@ state counts the correct knocks: UDP to KNOCKS[0] in state 0 moves it to
 In state len(KNOCKS), UDP to OPEN_PORT is forwarded to SERVER_PORT. Any
 other UDP packet (a wrong knock) puts the host back in state 0. ARP is
 flooded; UDP to TEST_PORT always goes through (to check the path).
+
+Every knock that moves a host's state is reported by the switch with a
+STATE_CHANGED message, which the app logs (`beba state_changed table=0
+key=0a000001 0->1`).
 """
 
 from os_ken.base import app_manager
 from os_ken.controller import ofp_event
-from os_ken.controller.handler import CONFIG_DISPATCHER, set_ev_cls
+from os_ken.controller.handler import (CONFIG_DISPATCHER, MAIN_DISPATCHER,
+                                       set_ev_cls)
 from os_ken.ofproto import ofproto_v1_3 as ofp
 from os_ken.ofproto import ofproto_v1_3_parser as parser
 
 from oxflow import beba
-from oxflow.apps.beba.common import SECOND, add_flow, arp_flood, stateful_table
+from oxflow.apps.beba.common import (SECOND, add_flow, arp_flood,
+                                     log_notification, stateful_table)
 
 KNOCKS = [10, 11, 12, 13]
 OPEN_PORT = 22
@@ -54,3 +60,7 @@ class PortKnocking(app_manager.OSKenApp):
     @set_ev_cls(ofp_event.EventOFPSwitchFeatures, CONFIG_DISPATCHER)
     def switch_features_handler(self, ev):
         configure(ev.msg.datapath)
+
+    @set_ev_cls(ofp_event.EventOFPExperimenter, MAIN_DISPATCHER)
+    def experimenter_handler(self, ev):
+        log_notification(self.logger, ev.msg)
