@@ -69,6 +69,18 @@ impl From<Refusal> for GraphError {
     }
 }
 
+/// One module as [`Graph::describe`] reports it.
+#[derive(Debug, Clone)]
+pub struct ModuleView {
+    pub name: String,
+    pub kind: String,
+    pub stats: NodeStats,
+    /// The module's own counters ([`Module::counters`]).
+    pub counters: Vec<(&'static str, u64)>,
+    /// (output gate, next module, its input gate).
+    pub outs: Vec<(usize, String, usize)>,
+}
+
 /// Per-module counters kept by the graph.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct NodeStats {
@@ -85,6 +97,10 @@ struct Node {
     /// Per output gate: (module slot, input gate).
     outs: Vec<(usize, usize)>,
     pending: Vec<Batch>,
+    /// Per output gate, what did not fit `pending` (module comment of
+    /// [`crate::module`]); empty, without capacity, until a module
+    /// replicates more than a batch.
+    spill: Vec<Vec<(packet::PacketBuf, crate::batch::Meta)>>,
     stats: NodeStats,
 }
 
@@ -275,6 +291,9 @@ impl Graph {
                                 self.pool.put(buf);
                             }
                         }
+                        for (buf, _) in n.spill.drain(..).flatten() {
+                            self.pool.put(buf);
+                        }
                     }
                 }
                 Some(d) => {
@@ -284,6 +303,7 @@ impl Graph {
                             module: m,
                             outs: Vec::new(),
                             pending,
+                            spill: (0..d.ogates).map(|_| Vec::new()).collect(),
                             decl: Decl { origin: None, ..d },
                             stats: NodeStats::default(),
                         });
@@ -343,6 +363,42 @@ impl Graph {
             .map(|n| &*n.module)
     }
 
+    /// Every module by name, mutable (a host reaching into its own module
+    /// kinds between runs, see [`Module::as_any_mut`]).
+    pub fn modules_mut(&mut self) -> impl Iterator<Item = (&str, &mut dyn Module)> {
+        self.nodes
+            .iter_mut()
+            .flatten()
+            .map(|n| (n.decl.name.as_str(), &mut *n.module as &mut dyn Module))
+    }
+
+    /// Every module with its kind, counters and outgoing connections
+    /// (output gate, next module's name, input gate), in slot order.
+    pub fn describe(&self) -> Vec<ModuleView> {
+        let name = |slot: usize| {
+            self.nodes
+                .get(slot)
+                .and_then(Option::as_ref)
+                .map(|n| n.decl.name.clone())
+        };
+        self.nodes
+            .iter()
+            .flatten()
+            .map(|n| ModuleView {
+                name: n.decl.name.clone(),
+                kind: n.decl.kind.clone(),
+                stats: n.stats,
+                counters: n.module.counters(),
+                outs: n
+                    .outs
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(g, (to, ig))| name(*to).map(|t| (g, t, *ig)))
+                    .collect(),
+            })
+            .collect()
+    }
+
     pub fn stats(&self, name: &str) -> Option<NodeStats> {
         self.slot(name)
             .and_then(|s| self.nodes[s].as_ref())
@@ -367,7 +423,12 @@ impl Graph {
         let Some(task) = n.module.task() else {
             return Usage::default();
         };
-        let mut out = Emit::new(&mut n.pending, &mut self.pool, &mut n.stats.dropped);
+        let mut out = Emit::with_spill(
+            &mut n.pending,
+            &mut n.spill,
+            &mut self.pool,
+            &mut n.stats.dropped,
+        );
         let u = task.run(ctx, &mut out);
         n.stats.batches += 1;
         n.stats.packets += u.packets;
@@ -407,7 +468,7 @@ fn deliver(
     n.stats.batches += 1;
     n.stats.packets += batch.len() as u64;
     {
-        let mut out = Emit::new(&mut n.pending, pool, &mut n.stats.dropped);
+        let mut out = Emit::with_spill(&mut n.pending, &mut n.spill, pool, &mut n.stats.dropped);
         n.module.process(ctx, igate, batch, &mut out);
     }
     for (b, _) in batch.drain() {
@@ -417,21 +478,31 @@ fn deliver(
     flush(nodes, pool, ctx, slot);
 }
 
-/// Hands the pending output batches of `slot` to their next modules.
+/// Hands the pending output batches of `slot` to their next modules,
+/// then what overflowed a gate, a batch at a time, in emission order.
 fn flush(nodes: &mut [Option<Node>], pool: &mut Pool, ctx: &Ctx, slot: usize) {
     let gates = match nodes.get(slot) {
         Some(Some(n)) => n.pending.len(),
         _ => return,
     };
     for g in 0..gates {
-        let (mut b, to) = match nodes.get_mut(slot) {
-            Some(Some(n)) if !n.pending[g].is_empty() => {
-                (std::mem::take(&mut n.pending[g]), n.outs[g])
+        loop {
+            let (mut b, to) = match nodes.get_mut(slot) {
+                Some(Some(n)) if !n.pending[g].is_empty() => {
+                    (std::mem::take(&mut n.pending[g]), n.outs[g])
+                }
+                _ => break,
+            };
+            deliver(nodes, pool, ctx, to.0, to.1, &mut b);
+            let Some(Some(n)) = nodes.get_mut(slot) else {
+                break;
+            };
+            // Refill from the overflow (oldest first), keeping its capacity.
+            let spill = &mut n.spill[g];
+            let k = spill.len().min(crate::batch::BATCH);
+            for (buf, meta) in spill.drain(..k) {
+                let _ = b.push(buf, meta);
             }
-            _ => continue,
-        };
-        deliver(nodes, pool, ctx, to.0, to.1, &mut b);
-        if let Some(Some(n)) = nodes.get_mut(slot) {
             n.pending[g] = b;
         }
     }

@@ -38,10 +38,14 @@ impl<C: Clock> Runtime<C> {
 
     /// Runs one scheduling round; false if no class could run.
     pub fn round(&mut self) -> bool {
+        self.step().is_some()
+    }
+
+    /// Runs one scheduling round and returns what the task used; `None` if
+    /// no class could run (nothing attached, or every class over its limit).
+    pub fn step(&mut self) -> Option<crate::module::Usage> {
         let now = self.clock.now();
-        let Some((leaf, task)) = self.sched.next(now) else {
-            return false;
-        };
+        let (leaf, task) = self.sched.next(now)?;
         let ctx = Ctx {
             now,
             worker: self.worker,
@@ -50,7 +54,7 @@ impl<C: Clock> Runtime<C> {
         let end = self.clock.now();
         u.cycles = end.saturating_sub(now);
         self.sched.charge(leaf, &u, end);
-        true
+        Some(u)
     }
 
     /// Applies a graph transaction; the leaves of removed task modules go.
