@@ -77,8 +77,8 @@ pub struct ModuleView {
     pub stats: NodeStats,
     /// The module's own counters ([`Module::counters`]).
     pub counters: Vec<(&'static str, u64)>,
-    /// (output gate, next module, its input gate).
-    pub outs: Vec<(usize, String, usize)>,
+    /// (output gate, next module, its input gate, packets handed on).
+    pub outs: Vec<(usize, String, usize, u64)>,
 }
 
 /// Per-module counters kept by the graph.
@@ -101,6 +101,8 @@ struct Node {
     /// [`crate::module`]); empty, without capacity, until a module
     /// replicates more than a batch.
     spill: Vec<Vec<(packet::PacketBuf, crate::batch::Meta)>>,
+    /// Packets handed on through each output gate.
+    gate_packets: Vec<u64>,
     stats: NodeStats,
 }
 
@@ -304,6 +306,7 @@ impl Graph {
                             outs: Vec::new(),
                             pending,
                             spill: (0..d.ogates).map(|_| Vec::new()).collect(),
+                            gate_packets: vec![0; d.ogates],
                             decl: Decl { origin: None, ..d },
                             stats: NodeStats::default(),
                         });
@@ -393,7 +396,10 @@ impl Graph {
                     .outs
                     .iter()
                     .enumerate()
-                    .filter_map(|(g, (to, ig))| name(*to).map(|t| (g, t, *ig)))
+                    .filter_map(|(g, (to, ig))| {
+                        let n = n.gate_packets.get(g).copied().unwrap_or(0);
+                        name(*to).map(|t| (g, t, *ig, n))
+                    })
                     .collect(),
             })
             .collect()
@@ -489,6 +495,9 @@ fn flush(nodes: &mut [Option<Node>], pool: &mut Pool, ctx: &Ctx, slot: usize) {
         loop {
             let (mut b, to) = match nodes.get_mut(slot) {
                 Some(Some(n)) if !n.pending[g].is_empty() => {
+                    if let Some(c) = n.gate_packets.get_mut(g) {
+                        *c += n.pending[g].len() as u64;
+                    }
                     (std::mem::take(&mut n.pending[g]), n.outs[g])
                 }
                 _ => break,

@@ -126,8 +126,9 @@ impl GraphOut<'_, '_> {
         {
             return;
         }
-        let learning = self.side.learning.clone();
-        learning.forward(in_port, data, ports, self.now, |p| self.send(p, data, 0));
+        let side = self.side;
+        side.learning
+            .forward(in_port, data, ports, self.now, |p| self.send(p, data, 0));
     }
 }
 
@@ -232,7 +233,6 @@ impl Module for OpenFlow {
         }
         self.outputs += o.outputs;
         self.packet_ins += o.packet_ins;
-        drop(o);
         for (b, _) in batch.drain() {
             out.recycle(b);
         }

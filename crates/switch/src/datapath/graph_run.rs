@@ -92,6 +92,16 @@ impl PortRx for LockedPortRx {
     }
 }
 
+/// What one worker's graph looks like now (`super::graph_view`).
+#[derive(Debug, Clone)]
+pub struct WorkerView {
+    pub worker: usize,
+    pub modules: Vec<graph::graph::ModuleView>,
+    /// The class tree (`worker` of each left 0 for the caller to set).
+    pub classes: Vec<ofp::graph_desc::GraphClass>,
+    pub idle_rounds: u64,
+}
+
 /// One worker's graph, its environment and what the worker polls.
 pub(crate) struct GraphRun {
     pub rt: Runtime<DpClock>,
@@ -106,7 +116,7 @@ pub(crate) struct GraphRun {
 }
 
 /// Puts port `sp` with receive handle `rx` into `env`.
-fn add_port(env: &mut Env, sp: &Arc<SwitchPort>, rx: Box<dyn PortRx>) {
+pub(crate) fn add_port_to(env: &mut Env, sp: &Arc<SwitchPort>, rx: Box<dyn PortRx>) {
     let p = sp.clone();
     let tx: graph::registry::TxFactory = Box::new(move || match p.io.lock() {
         Ok(io) => io.tx_clone(),
@@ -145,14 +155,14 @@ impl GraphRun {
             if let Some((sp, h)) = rx_of(src, ports) {
                 fds.extend(h.fd());
                 own.push(sp.no);
-                add_port(&mut env, &sp, h);
+                add_port_to(&mut env, &sp, h);
             }
         }
         for (no, sp) in ports.iter() {
             if !own.contains(no) {
                 let h = LockedPortRx(sp.clone());
                 fds.extend(h.fd());
-                add_port(&mut env, sp, Box::new(h));
+                add_port_to(&mut env, sp, Box::new(h));
             }
         }
         env.put(TxParts(ports.clone()));
@@ -277,7 +287,51 @@ impl GraphRun {
     pub fn add_rx(&mut self, src: RxSource, ports: &SwitchPorts) {
         if let Some((sp, h)) = rx_of(src, ports) {
             self.fds.extend(h.fd());
-            add_port(&mut self.env, &sp, h);
+            add_port_to(&mut self.env, &sp, h);
         }
+    }
+
+    /// The live view of this worker's graph and classes.
+    pub fn view(&self) -> WorkerView {
+        let s = &self.rt.sched;
+        let names: Vec<(Option<usize>, &str)> = s
+            .classes()
+            .map(|c| (s.find(&c.name), c.name.as_str()))
+            .collect();
+        let classes = s
+            .classes()
+            .map(|c| ofp::graph_desc::GraphClass {
+                worker: self.rt.worker as u32,
+                name: c.name.clone(),
+                kind: c.kind.name().to_string(),
+                parent: c.parent.and_then(|p| {
+                    names
+                        .iter()
+                        .find(|(slot, _)| *slot == Some(p))
+                        .map(|(_, n)| n.to_string())
+                }),
+                share: c.share,
+                priority: c.priority,
+                runs: c.usage.runs,
+                packets: c.usage.packets,
+                bits: c.usage.bits,
+                throttled: c.usage.throttled,
+            })
+            .collect();
+        WorkerView {
+            worker: self.rt.worker,
+            modules: self.rt.graph.describe(),
+            classes,
+            idle_rounds: s.idle_rounds,
+        }
+    }
+
+    /// Applies a change set the control thread validated (`Op::Graph`,
+    /// `super::graph_control`).
+    pub fn apply_set(&mut self, set: &graph::ChangeSet) {
+        if let Err(e) = self.rt.apply_set(set, &self.reg, &mut self.env) {
+            tracing::warn!(worker = self.rt.worker, "graph change not applied: {e}");
+        }
+        self.shape_changed();
     }
 }

@@ -78,9 +78,9 @@ impl Module for Tx {
             let (port, queue) = key(i);
             let mut slices: [&[u8]; BATCH] = [&[]; BATCH];
             let mut k = 0;
-            for j in i..n {
-                if !done[j] && key(j) == (port, queue) {
-                    done[j] = true;
+            for (j, d) in done.iter_mut().enumerate().take(n).skip(i) {
+                if !*d && key(j) == (port, queue) {
+                    *d = true;
                     if let (Some(s), Some(b)) = (slices.get_mut(k), batch.bufs().get(j)) {
                         *s = b.data();
                         k += 1;

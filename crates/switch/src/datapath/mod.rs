@@ -93,6 +93,7 @@ pub mod buffers;
 pub mod bundle;
 pub mod features;
 pub mod flexforward;
+mod graph_control;
 pub mod graph_openflow;
 pub mod graph_run;
 pub mod graph_tx;
@@ -294,6 +295,8 @@ pub struct Datapath {
     flex: flexforward::FlexControl,
     /// Trunks whose VLANs are logical ports ([`trunk`]).
     trunks: Vec<Arc<trunk::Trunk>>,
+    /// With a configured graph: its validation copy ([`graph_control`]).
+    graph_ctl: Option<graph_control::GraphControl>,
 }
 
 impl Datapath {
@@ -399,6 +402,16 @@ impl Datapath {
             tx,
             waker: Arc::default(),
         };
+        // The control thread's copy first: it names a bad configuration's
+        // file and line before any worker's graph is built.
+        let graph_ctl = match &config.graph {
+            Some(spec) => Some(graph_control::GraphControl::new(
+                spec.clone(),
+                ports.clone(),
+                packet_in_tx.clone(),
+            )?),
+            None => None,
+        };
         let mut dealt = trunk_start::deal_rx(&ports, &trunks, n);
         let counters: Vec<Arc<WorkerCounters>> = (0..n).map(|_| Arc::default()).collect();
         // Every worker's graph is built before any starts, so a refused
@@ -503,6 +516,7 @@ impl Datapath {
             rt: Default::default(),
             flex: Default::default(),
             trunks,
+            graph_ctl,
         })
     }
 

@@ -177,3 +177,82 @@ fn bad_graphs_are_refused_with_file_and_line() {
         assert!(e.starts_with(want), "{text}: {e}");
     }
 }
+
+#[test]
+fn run_time_changes_apply_everywhere_or_nowhere() {
+    let mut r = try_rig(MEASURED, 3, 2).unwrap();
+    r.flow(vec![OxmField::InPort(2)], &[1]);
+    r.flow(vec![OxmField::InPort(3)], &[1]);
+    let pass = |r: &mut Rig, from: usize, p: u8| {
+        r.hosts[from].tx_batch(&[&frame(p)]).unwrap();
+        drain(&mut r.hosts[0], 1) == [frame(p)]
+    };
+    assert!(pass(&mut r, 1, 1));
+    // Insert a module on port 2's path.
+    r.dp.apply_graph_change(
+        "[[disconnect]]\nfrom = \"in2\"\n[[module]]\nname = \"m2\"\nkind = \"measure\"\n\
+         [[connect]]\nfrom = \"in2\"\nto = \"m2\"\n[[connect]]\nfrom = \"m2\"\nto = \"of\"\n",
+    )
+    .unwrap();
+    assert!(pass(&mut r, 1, 2));
+    // Refused: a dangling gate, a duplicate name, an unknown class, a task
+    // in no class; nothing changes (port 2 still passes through m2).
+    for (text, want) in [
+        (
+            "[[connect]]\nfrom = \"m2\"\nto = \"nothere\"\n",
+            "line 1: dangling gate",
+        ),
+        (
+            "[[module]]\nname = \"m2\"\nkind = \"pass\"\n",
+            "line 1: duplicate module name `m2`",
+        ),
+        (
+            "[[set]]\nclass = \"nope\"\nshare = 2\n",
+            "line 1: no class `nope`",
+        ),
+        (
+            "[[module]]\nname = \"in3\"\nkind = \"port_inc\"\nport = \"sw3\"\n\
+             [[connect]]\nfrom = \"in3\"\nto = \"of\"\n",
+            "task module `in3` is attached to no class",
+        ),
+    ] {
+        let e = r.dp.apply_graph_change(text).unwrap_err();
+        assert!(e.contains(want), "{text}: {e}");
+    }
+    assert!(pass(&mut r, 1, 3));
+    let g = r.dp.graph_view();
+    let m2 = g
+        .edges
+        .iter()
+        .find(|e| e.from == "m2")
+        .map(|e| (e.to.clone(), e.packets));
+    assert_eq!(m2, Some(("of".into(), 2)), "{g:?}");
+    // Port 3 joins with a task in the round robin; then m2 goes.
+    assert!(!pass(&mut r, 2, 4), "no port_inc for port 3 yet");
+    r.dp.apply_graph_change(
+        "[[module]]\nname = \"in3\"\nkind = \"port_inc\"\nport = \"sw3\"\n\
+         [[connect]]\nfrom = \"in3\"\nto = \"of\"\n\
+         [[attach]]\nclass = \"in3\"\nparent = \"root\"\ntask = \"in3\"\n",
+    )
+    .unwrap();
+    // Frame 4 waited in port 3's receive queue.
+    r.hosts[2].tx_batch(&[&frame(5)]).unwrap();
+    assert_eq!(drain(&mut r.hosts[0], 2), [frame(4), frame(5)]);
+    r.dp.apply_graph_change(
+        "[[disconnect]]\nfrom = \"in2\"\n[[remove]]\nname = \"m2\"\n\
+         [[connect]]\nfrom = \"in2\"\nto = \"of\"\n[[set]]\nclass = \"in2\"\nshare = 3\n",
+    )
+    .unwrap();
+    assert!(pass(&mut r, 1, 6));
+    r.dp.shutdown();
+}
+
+#[test]
+fn a_switch_without_a_graph_refuses_graph_changes() {
+    let mut dp = Datapath::start(DpConfig::default(), Vec::new(), Clock::real());
+    let e = dp
+        .apply_graph_change("[[remove]]\nname = \"x\"\n")
+        .unwrap_err();
+    assert!(e.contains("runs no module graph"), "{e}");
+    dp.shutdown();
+}

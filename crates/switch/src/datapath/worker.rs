@@ -340,6 +340,16 @@ impl Worker {
                 }
             }
             Op::Flex(state) => self.flex = state,
+            Op::Graph(set) => {
+                if let Some(g) = self.graph.as_mut() {
+                    g.apply_set(&set);
+                }
+            }
+            Op::Describe(reply) => {
+                if let Some(g) = self.graph.as_ref() {
+                    let _ = reply.send(g.view());
+                }
+            }
             Op::Queues(no, queues) => {
                 if let Err(e) = self.tx.set_queues(no, &queues) {
                     tracing::warn!(port = no, "queues not served by this worker: {e}");
