@@ -26,8 +26,9 @@
 //! and non-empty batches they produced. A switch whose workers run a
 //! configured graph (docs/graph.md) describes the live graph instead:
 //! its modules and connections (packets summed over the workers),
-//! `counter` lines with each module's counters (`batches`, `packets`,
-//! `dropped` kept by the graph, then the module's own), and per worker its
+//! `counter` lines with each module's counters (`graph.batches`,
+//! `graph.packets` and `graph.dropped`: what the graph handed it and
+//! dropped on its behalf, then the module's own), and per worker its
 //! traffic-class tree as `class` lines (`PARENT` is `-` for the root;
 //! usage: runs, packets, bits, times throttled). Lines of other shapes are
 //! ignored, so the format can grow.

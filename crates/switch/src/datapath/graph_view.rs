@@ -57,9 +57,9 @@ impl Datapath {
                     g.node(&m.name, &m.kind);
                 }
                 let stats = [
-                    ("batches", m.stats.batches),
-                    ("packets", m.stats.packets),
-                    ("dropped", m.stats.dropped),
+                    ("graph.batches", m.stats.batches),
+                    ("graph.packets", m.stats.packets),
+                    ("graph.dropped", m.stats.dropped),
                 ];
                 for (name, value) in stats.into_iter().chain(m.counters.iter().copied()) {
                     match g
