@@ -1,15 +1,18 @@
 //! Scheduler accuracy measured in the switch (docs/bench/graph-switch-2026-11-28.md):
 //! a `Datapath` whose worker runs a configured graph with two `port_inc`
-//! tasks on in-memory ports kept backlogged by a feeder thread, both
-//! feeding the `openflow` module (no flows: the table-miss drops, so the
-//! measurement is the scheduler's and the pipeline's, not a port's). The
-//! class usage comes from the live graph (`show-tc`'s source).
+//! tasks, both feeding the `openflow` module (no flows: the table-miss
+//! drops). Their ports are always backlogged ([`Backlog`]: every receive
+//! fills the whole batch, as a port with a queue that never drains would),
+//! so every class always has work and what each gets is the scheduler's
+//! choice. The class usage comes from the live graph (`show-tc`'s source).
 //!
 //! Ignored (it measures for seconds); run it with
 //! `cargo test --release -p switch --test graph_sched_accuracy -- --ignored --nocapture`.
 
-use ports::{MemPort, Port};
-use std::sync::atomic::{AtomicBool, Ordering};
+use packet::PacketBuf;
+use ports::{Port, PortRx, PortStats, PortTx};
+use std::io;
+use std::os::fd::RawFd;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use switch::datapath::graph_run::GraphSpec;
@@ -41,32 +44,70 @@ from = "of"
 to = "out"
 "#;
 
-struct Rig {
-    dp: Datapath,
-    stop: Arc<AtomicBool>,
-    feeders: Vec<std::thread::JoinHandle<()>>,
+/// A port whose receive queue never drains (module comment); what is
+/// sent to it is discarded.
+struct Backlog(String);
+
+struct Discard;
+
+impl PortTx for Discard {
+    fn tx_batch(&mut self, pkts: &[&[u8]]) -> io::Result<usize> {
+        Ok(pkts.len())
+    }
 }
 
-/// One worker running MODULES with `classes`; both inputs backlogged.
-fn rig(classes: &str) -> Rig {
-    let mut ports: Vec<(u32, Box<dyn Port>)> = Vec::new();
-    let stop = Arc::new(AtomicBool::new(false));
-    let mut feeders = Vec::new();
-    for no in 1..=2u32 {
-        let (sw, mut host) =
-            MemPort::pair_named(&format!("sw{no}"), &format!("h{no}"), 8192).unwrap();
-        ports.push((no, Box::new(sw)));
-        let stop = stop.clone();
-        feeders.push(std::thread::spawn(move || {
-            let f = vec![0x02u8; 64];
-            let batch: Vec<&[u8]> = vec![&f[..]; 256];
-            while !stop.load(Ordering::Relaxed) {
-                if host.tx_batch(&batch).unwrap_or(0) < batch.len() {
-                    std::thread::sleep(Duration::from_micros(200));
-                }
-            }
-        }));
+impl PortRx for Backlog {
+    fn rx_batch(&mut self, bufs: &mut [PacketBuf]) -> io::Result<usize> {
+        Port::rx_batch(self, bufs)
     }
+    fn fd(&self) -> Option<RawFd> {
+        None
+    }
+}
+
+impl Port for Backlog {
+    fn name(&self) -> &str {
+        &self.0
+    }
+    fn rx_batch(&mut self, bufs: &mut [PacketBuf]) -> io::Result<usize> {
+        let frame = [0x02u8; 64];
+        for b in bufs.iter_mut() {
+            let _ = b.set(&frame);
+        }
+        Ok(bufs.len())
+    }
+    fn tx_batch(&mut self, pkts: &[&[u8]]) -> io::Result<usize> {
+        Ok(pkts.len())
+    }
+    fn fd(&self) -> Option<RawFd> {
+        None
+    }
+    fn hw_addr(&self) -> [u8; 6] {
+        [2, 0, 0, 0, 0, 1]
+    }
+    fn link_up(&self) -> bool {
+        true
+    }
+    fn mtu(&self) -> io::Result<u32> {
+        Ok(1500)
+    }
+    fn stats(&self) -> PortStats {
+        PortStats::default()
+    }
+    fn tx_clone(&self) -> io::Result<Box<dyn PortTx>> {
+        Ok(Box::new(Discard))
+    }
+}
+
+struct Rig {
+    dp: Datapath,
+}
+
+/// One worker running MODULES with `classes` on two backlogged ports.
+fn rig(classes: &str) -> Rig {
+    let ports: Vec<(u32, Box<dyn Port>)> = (1..=2u32)
+        .map(|no| (no, Box::new(Backlog(format!("sw{no}"))) as Box<dyn Port>))
+        .collect();
     let cfg = DpConfig {
         n_workers: 1,
         graph: Some(Arc::new(GraphSpec {
@@ -76,7 +117,7 @@ fn rig(classes: &str) -> Rig {
         ..DpConfig::default()
     };
     let dp = Datapath::try_start_with_trunks(cfg, ports, Vec::new(), Clock::real()).unwrap();
-    Rig { dp, stop, feeders }
+    Rig { dp }
 }
 
 impl Rig {
@@ -106,10 +147,6 @@ impl Rig {
     }
 
     fn stop(mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        for f in self.feeders.drain(..) {
-            let _ = f.join();
-        }
         self.dp.shutdown();
     }
 }
@@ -143,7 +180,7 @@ fn weighted_1_to_2() {
 fn rate_limit_100_kpps() {
     let mut r = rig(
         "[[class]]\nname = \"root\"\nkind = \"round_robin\"\n\
-         [[class]]\nname = \"lim\"\nkind = \"rate_limit\"\nparent = \"root\"\nresource = \"packets\"\nlimit = 100000\nburst = 64\n\
+         [[class]]\nname = \"lim\"\nkind = \"rate_limit\"\nparent = \"root\"\nresource = \"packets\"\nlimit = 100000\nburst = 1024\n\
          [[class]]\nname = \"c1\"\nkind = \"leaf\"\nparent = \"lim\"\ntask = \"in1\"\n\
          [[class]]\nname = \"lim2\"\nkind = \"rate_limit\"\nparent = \"root\"\nresource = \"packets\"\nlimit = 1\nburst = 1\n\
          [[class]]\nname = \"c2\"\nkind = \"leaf\"\nparent = \"lim2\"\ntask = \"in2\"\n",
@@ -172,4 +209,58 @@ fn priority_starves_the_lower_class() {
     let (hi, lo) = (get(&v, "hi"), get(&v, "lo"));
     println!("priority: hi {hi} lo {lo} packets in {secs:.2} s");
     assert!(hi > 100_000 && lo == 0, "hi {hi} lo {lo}");
+}
+
+/// The fixed path (no graph) forwarding a backlogged port 1 to port 2 by a
+/// flow: frames per second of one worker, to compare the default path
+/// before and after a change (docs/bench/graph-switch-2026-11-28.md).
+#[test]
+#[ignore]
+fn fixed_path_forwarding_rate() {
+    use ofp::action::Action;
+    use ofp::instruction::Instruction;
+    use ofp::message::{FlowMod, Message, NO_BUFFER};
+    use ofp::oxm::{Match, OxmField};
+    let ports: Vec<(u32, Box<dyn Port>)> = (1..=2u32)
+        .map(|no| (no, Box::new(Backlog(format!("sw{no}"))) as Box<dyn Port>))
+        .collect();
+    let cfg = DpConfig {
+        n_workers: 1,
+        ..DpConfig::default()
+    };
+    let mut dp = Datapath::start(cfg, ports, Clock::real());
+    let fm = FlowMod {
+        cookie: 0,
+        cookie_mask: 0,
+        table_id: 0,
+        command: ofp::message::flow_mod_command::ADD,
+        idle_timeout: 0,
+        hard_timeout: 0,
+        priority: 1,
+        buffer_id: NO_BUFFER,
+        out_port: ofp::port::port_no::ANY,
+        out_group: ofp::group::group_id::ANY,
+        flags: 0,
+        match_: Match::new(vec![OxmField::InPort(1)]),
+        instructions: vec![Instruction::ApplyActions(vec![Action::Output {
+            port: 2,
+            max_len: 0,
+        }])],
+    };
+    let m = ofp::OfpMessage::new(1, Message::FlowMod(fm));
+    let raw = m.encode();
+    assert!(dp.handle_message(m, &raw).is_empty());
+    dp.barrier();
+    let rx = |dp: &Datapath| dp.worker_stats().iter().map(|w| w.rx_packets).sum::<u64>();
+    std::thread::sleep(Duration::from_millis(300));
+    let (a, t) = (rx(&dp), Instant::now());
+    std::thread::sleep(Duration::from_secs(3));
+    let n = rx(&dp) - a;
+    let secs = t.elapsed().as_secs_f64();
+    println!(
+        "fixed path: {n} frames in {secs:.2} s = {:.3} Mpps",
+        n as f64 / secs / 1e6
+    );
+    dp.shutdown();
+    assert!(n > 0);
 }

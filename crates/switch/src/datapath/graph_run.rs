@@ -108,8 +108,9 @@ pub(crate) struct GraphRun {
     pub env: Env,
     pub reg: Registry,
     /// The receive descriptors of the ports in `env`, for the worker's
-    /// poller.
-    pub fds: Vec<RawFd>,
+    /// poller (`None`: a port without one, which keeps the worker from
+    /// blocking, as on the fixed path).
+    pub fds: Vec<Option<RawFd>>,
     /// Scheduling rounds per worker loop: the number of tasks (each may
     /// run once between two looks at the operations).
     rounds: usize,
@@ -147,13 +148,13 @@ impl GraphRun {
         ports: &SwitchPorts,
         shared: &graph::Shared,
         parts: OpenFlowParts,
-    ) -> (Env, Vec<RawFd>) {
+    ) -> (Env, Vec<Option<RawFd>>) {
         let mut env = Env::new(shared.clone());
         let mut fds = Vec::new();
         let mut own: Vec<u32> = Vec::new();
         for src in rx {
             if let Some((sp, h)) = rx_of(src, ports) {
-                fds.extend(h.fd());
+                fds.push(h.fd());
                 own.push(sp.no);
                 add_port_to(&mut env, &sp, h);
             }
@@ -161,7 +162,7 @@ impl GraphRun {
         for (no, sp) in ports.iter() {
             if !own.contains(no) {
                 let h = LockedPortRx(sp.clone());
-                fds.extend(h.fd());
+                fds.push(h.fd());
                 add_port_to(&mut env, sp, Box::new(h));
             }
         }
@@ -176,7 +177,7 @@ impl GraphRun {
         spec: &GraphSpec,
         worker: usize,
         mut env: Env,
-        fds: Vec<RawFd>,
+        fds: Vec<Option<RawFd>>,
         clock: super::Clock,
     ) -> Result<GraphRun, String> {
         let reg = registry();
@@ -286,7 +287,7 @@ impl GraphRun {
     /// for a `port_inc` a graph change adds, and its descriptor to `fds`.
     pub fn add_rx(&mut self, src: RxSource, ports: &SwitchPorts) {
         if let Some((sp, h)) = rx_of(src, ports) {
-            self.fds.extend(h.fd());
+            self.fds.push(h.fd());
             add_port_to(&mut self.env, &sp, h);
         }
     }

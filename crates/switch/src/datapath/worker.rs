@@ -380,10 +380,7 @@ impl Worker {
     /// The receive descriptors, by source (token: index into `rx`), then
     /// the graph's ports' (tokens after them).
     fn rx_fds(&self) -> Vec<Option<std::os::fd::RawFd>> {
-        let graph = self
-            .graph
-            .iter()
-            .flat_map(|g| g.fds.iter().map(|f| Some(*f)));
+        let graph = self.graph.iter().flat_map(|g| g.fds.iter().copied());
         self.rx
             .iter()
             .map(|src| match src {
