@@ -516,3 +516,78 @@ fn flush(nodes: &mut [Option<Node>], pool: &mut Pool, ctx: &Ctx, slot: usize) {
         }
     }
 }
+
+#[cfg(test)]
+mod spill_tests {
+    use super::*;
+    use crate::batch::{Meta, BATCH};
+    use packet::PacketBuf;
+
+    /// Emits three copies of every packet on gate 0.
+    struct Triple;
+
+    impl Module for Triple {
+        fn kind(&self) -> &'static str {
+            "triple"
+        }
+        fn ogates(&self) -> usize {
+            1
+        }
+        fn process(&mut self, _: &Ctx, _: usize, batch: &mut Batch, out: &mut Emit) {
+            for (b, m) in batch.drain() {
+                for _ in 0..2 {
+                    if let Some(c) = out.pool.copy_of(b.data()) {
+                        out.emit(0, c, m);
+                    }
+                }
+                out.emit(0, b, m);
+            }
+        }
+    }
+
+    fn triple(_: &Args, _: &mut Env) -> Result<Box<dyn Module>, String> {
+        Ok(Box::new(Triple))
+    }
+
+    #[test]
+    fn replication_beyond_a_batch_overflows_in_order_and_is_counted() {
+        let mut reg = Registry::builtin();
+        reg.register("triple", triple);
+        let mut env = Env::default();
+        let mut g = Graph::new();
+        let add = |name: &str, kind: &str| Change::AddModule {
+            name: name.into(),
+            kind: kind.into(),
+            args: toml::Table::new(),
+        };
+        g.apply(
+            &[
+                add("t", "triple"),
+                add("m", "measure"),
+                add("s", "sink"),
+                Change::Connect {
+                    from: "t".into(),
+                    to: "m".into(),
+                },
+                Change::Connect {
+                    from: "m".into(),
+                    to: "s".into(),
+                },
+            ],
+            &reg,
+            &mut env,
+        )
+        .unwrap();
+        let mut b = Batch::new();
+        for i in 0..BATCH {
+            let _ = b.push(PacketBuf::from_slice(&[i as u8]), Meta::received(1));
+        }
+        let slot = g.slot("t").unwrap();
+        g.push(slot, 0, &mut b, &Ctx::default());
+        let m = g.stats("m").unwrap();
+        assert_eq!((m.packets, m.batches, m.dropped), (96, 3, 0));
+        let t = g.describe().into_iter().find(|v| v.name == "t").unwrap();
+        assert_eq!(t.outs, [(0, "m".to_string(), 0, 96)]);
+        assert_eq!(g.stats("t").unwrap().dropped, 0);
+    }
+}
