@@ -289,3 +289,35 @@ def test_show_pipeline_and_tc_print_the_live_graph(net):
     assert g["nodes"]["rl"] == "rate_limit"
     assert g["counters"]["m1"]["packets"] >= 3
     assert {c["name"] for c in g["classes"]} >= {"root", "in1", "in2", "in3"}
+
+
+def test_changeset_text_is_the_switch_format():
+    """The Python builder writes the change-set TOML the switch parses
+    (`graph::change`); the multipart bytes carry it after oxflow's
+    experimenter id and GRAPH_CHANGE."""
+    import tomllib
+    from oxflow import datapath_graph as dg
+    cs = (ChangeSet().disconnect("in2").add_module("m2", "rate_limit",
+                                                   pps=5, burst=2)
+          .connect("in2", "m2").attach("c\"2", "root", "in4", share=3)
+          .set_limit("lim", 100000, 64).set_share("in1", 2).remove("x")
+          .detach("old"))
+    t = tomllib.loads(str(cs))
+    assert t["module"] == [{"name": "m2", "kind": "rate_limit", "burst": 2,
+                            "pps": 5}]
+    assert t["disconnect"] == [{"from": "in2"}]
+    assert t["connect"] == [{"from": "in2", "to": "m2"}]
+    assert t["attach"] == [{"class": "c\"2", "parent": "root", "task": "in4",
+                            "share": 3, "priority": 0}]
+    assert t["set"] == [{"class": "lim", "limit": 100000, "burst": 64},
+                        {"class": "in1", "share": 2}]
+    assert t["remove"] == [{"name": "x"}] and t["detach"] == [{"class": "old"}]
+    wire = dg.multipart_request(7, dg.GRAPH_CHANGE, dg.change_data(cs))
+    assert wire[:8] == bytes([4, 18]) + len(wire).to_bytes(2, "big") + \
+        (7).to_bytes(4, "big")
+    assert wire[8:24] == bytes.fromhex("ffff0000000000000"
+                                       "06f786600000003")
+    assert wire[24:].decode() == str(cs)
+    err = (0xFFFF).to_bytes(2, "big") + (3).to_bytes(2, "big") + \
+        dg.OXFLOW_EXPERIMENTER.to_bytes(4, "big") + b"line 1: no"
+    assert dg.parse_error(err).reason == "line 1: no"

@@ -947,6 +947,13 @@ ca_cert = "/etc/ca.pem"
     }
 
     #[test]
+    fn graph_file_is_relative_to_the_config() {
+        assert_eq!(Config::parse("", "/etc/x.toml").unwrap().graph, None);
+        let c = Config::parse("graph = \"g.toml\"\n", "/etc/oxflow/x.toml").unwrap();
+        assert_eq!(c.graph, Some(PathBuf::from("/etc/oxflow/g.toml")));
+    }
+
+    #[test]
     fn backends_poll_mode_and_gso() {
         let c = Config::parse("", "x.toml").unwrap();
         assert_eq!(c.port_backend, PortBackend::AfPacket);
