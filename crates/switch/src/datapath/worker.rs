@@ -6,6 +6,12 @@
 //! collecting outputs in per-port transmit queues; transmit each queue as
 //! one batch.
 //!
+//! With a configured module graph (`super::graph_run`, docs/graph.md) the
+//! round's receive-forward-transmit part is instead one run of each task
+//! the graph's scheduler picks; operations, barriers, counters and the idle
+//! behaviour below stay the same (operations reach the pipeline replica in
+//! the graph's `openflow` module, swapped out for them).
+//!
 //! # Idle behaviour ([`PollMode`])
 //!
 //! In the default [`PollMode::Adaptive`] mode, once nothing was received
