@@ -318,6 +318,9 @@ def test_changeset_text_is_the_switch_format():
     assert wire[8:24] == bytes.fromhex("ffff0000000000000"
                                        "06f786600000003")
     assert wire[24:].decode() == str(cs)
+    # os-ken encodes the controller-side request to the same bytes.
+    from oxflow import ofp13
+    assert ofp13.serialize(dg.change_request(ofp13.DP, cs), 7) == wire
     err = (0xFFFF).to_bytes(2, "big") + (3).to_bytes(2, "big") + \
         dg.OXFLOW_EXPERIMENTER.to_bytes(4, "big") + b"line 1: no"
     assert dg.parse_error(err).reason == "line 1: no"
