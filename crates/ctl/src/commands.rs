@@ -210,8 +210,9 @@ pub fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     if args.iter().any(|a| a == "--help" || a == "-h") {
         let _ = writeln!(
             out,
-            "{USAGE}\n{}\n{}\n{}",
+            "{USAGE}\n{}\n{}\n{}\n{}",
             crate::port_admin::USAGE,
+            crate::graph_change::USAGE,
             crate::beba::USAGE,
             crate::flexforward::USAGE
         );
@@ -396,6 +397,10 @@ fn parse_hex(s: &str) -> Option<Vec<u8>> {
 }
 
 fn execute(inv: &Invocation, out: &mut dyn Write) -> Result<(), Failure> {
+    if crate::graph_change::COMMANDS.contains(&inv.command.as_str()) {
+        return crate::graph_change::run(&inv.command, &inv.target, &inv.args, inv.timeout, out)
+            .map_err(Failure);
+    }
     if crate::port_admin::COMMANDS.contains(&inv.command.as_str()) {
         return crate::port_admin::run(&inv.command, &inv.target, &inv.args, inv.timeout, out)
             .map_err(Failure);

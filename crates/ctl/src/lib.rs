@@ -38,6 +38,7 @@ pub mod fields;
 pub mod flexforward;
 pub mod flow;
 pub mod flow_file;
+pub mod graph_change;
 pub mod group;
 pub mod lex;
 pub mod meter;

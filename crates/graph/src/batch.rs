@@ -148,6 +148,13 @@ impl Batch {
         &self.bufs
     }
 
+    /// The packet buffers, for in-place work on the whole batch (a module
+    /// that hands them to a batch function such as the OpenFlow pipeline's).
+    #[inline]
+    pub fn bufs_mut(&mut self) -> &mut [PacketBuf] {
+        &mut self.bufs
+    }
+
     #[inline]
     pub fn meta(&self) -> &[Meta] {
         &self.meta

@@ -69,6 +69,18 @@ impl From<Refusal> for GraphError {
     }
 }
 
+/// One module as [`Graph::describe`] reports it.
+#[derive(Debug, Clone)]
+pub struct ModuleView {
+    pub name: String,
+    pub kind: String,
+    pub stats: NodeStats,
+    /// The module's own counters ([`Module::counters`]).
+    pub counters: Vec<(&'static str, u64)>,
+    /// (output gate, next module, its input gate, packets handed on).
+    pub outs: Vec<(usize, String, usize, u64)>,
+}
+
 /// Per-module counters kept by the graph.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct NodeStats {
@@ -85,6 +97,12 @@ struct Node {
     /// Per output gate: (module slot, input gate).
     outs: Vec<(usize, usize)>,
     pending: Vec<Batch>,
+    /// Per output gate, what did not fit `pending` (module comment of
+    /// [`crate::module`]); empty, without capacity, until a module
+    /// replicates more than a batch.
+    spill: Vec<Vec<(packet::PacketBuf, crate::batch::Meta)>>,
+    /// Packets handed on through each output gate.
+    gate_packets: Vec<u64>,
     stats: NodeStats,
 }
 
@@ -275,6 +293,9 @@ impl Graph {
                                 self.pool.put(buf);
                             }
                         }
+                        for (buf, _) in n.spill.drain(..).flatten() {
+                            self.pool.put(buf);
+                        }
                     }
                 }
                 Some(d) => {
@@ -284,6 +305,8 @@ impl Graph {
                             module: m,
                             outs: Vec::new(),
                             pending,
+                            spill: (0..d.ogates).map(|_| Vec::new()).collect(),
+                            gate_packets: vec![0; d.ogates],
                             decl: Decl { origin: None, ..d },
                             stats: NodeStats::default(),
                         });
@@ -343,6 +366,45 @@ impl Graph {
             .map(|n| &*n.module)
     }
 
+    /// Every module by name, mutable (a host reaching into its own module
+    /// kinds between runs, see [`Module::as_any_mut`]).
+    pub fn modules_mut(&mut self) -> impl Iterator<Item = (&str, &mut dyn Module)> {
+        self.nodes
+            .iter_mut()
+            .flatten()
+            .map(|n| (n.decl.name.as_str(), &mut *n.module as &mut dyn Module))
+    }
+
+    /// Every module with its kind, counters and outgoing connections
+    /// (output gate, next module's name, input gate), in slot order.
+    pub fn describe(&self) -> Vec<ModuleView> {
+        let name = |slot: usize| {
+            self.nodes
+                .get(slot)
+                .and_then(Option::as_ref)
+                .map(|n| n.decl.name.clone())
+        };
+        self.nodes
+            .iter()
+            .flatten()
+            .map(|n| ModuleView {
+                name: n.decl.name.clone(),
+                kind: n.decl.kind.clone(),
+                stats: n.stats,
+                counters: n.module.counters(),
+                outs: n
+                    .outs
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(g, (to, ig))| {
+                        let n = n.gate_packets.get(g).copied().unwrap_or(0);
+                        name(*to).map(|t| (g, t, *ig, n))
+                    })
+                    .collect(),
+            })
+            .collect()
+    }
+
     pub fn stats(&self, name: &str) -> Option<NodeStats> {
         self.slot(name)
             .and_then(|s| self.nodes[s].as_ref())
@@ -367,7 +429,12 @@ impl Graph {
         let Some(task) = n.module.task() else {
             return Usage::default();
         };
-        let mut out = Emit::new(&mut n.pending, &mut self.pool, &mut n.stats.dropped);
+        let mut out = Emit::with_spill(
+            &mut n.pending,
+            &mut n.spill,
+            &mut self.pool,
+            &mut n.stats.dropped,
+        );
         let u = task.run(ctx, &mut out);
         n.stats.batches += 1;
         n.stats.packets += u.packets;
@@ -407,7 +474,7 @@ fn deliver(
     n.stats.batches += 1;
     n.stats.packets += batch.len() as u64;
     {
-        let mut out = Emit::new(&mut n.pending, pool, &mut n.stats.dropped);
+        let mut out = Emit::with_spill(&mut n.pending, &mut n.spill, pool, &mut n.stats.dropped);
         n.module.process(ctx, igate, batch, &mut out);
     }
     for (b, _) in batch.drain() {
@@ -417,22 +484,110 @@ fn deliver(
     flush(nodes, pool, ctx, slot);
 }
 
-/// Hands the pending output batches of `slot` to their next modules.
+/// Hands the pending output batches of `slot` to their next modules,
+/// then what overflowed a gate, a batch at a time, in emission order.
 fn flush(nodes: &mut [Option<Node>], pool: &mut Pool, ctx: &Ctx, slot: usize) {
     let gates = match nodes.get(slot) {
         Some(Some(n)) => n.pending.len(),
         _ => return,
     };
     for g in 0..gates {
-        let (mut b, to) = match nodes.get_mut(slot) {
-            Some(Some(n)) if !n.pending[g].is_empty() => {
-                (std::mem::take(&mut n.pending[g]), n.outs[g])
+        loop {
+            let (mut b, to) = match nodes.get_mut(slot) {
+                Some(Some(n)) if !n.pending[g].is_empty() => {
+                    if let Some(c) = n.gate_packets.get_mut(g) {
+                        *c += n.pending[g].len() as u64;
+                    }
+                    (std::mem::take(&mut n.pending[g]), n.outs[g])
+                }
+                _ => break,
+            };
+            deliver(nodes, pool, ctx, to.0, to.1, &mut b);
+            let Some(Some(n)) = nodes.get_mut(slot) else {
+                break;
+            };
+            // Refill from the overflow (oldest first), keeping its capacity.
+            let spill = &mut n.spill[g];
+            let k = spill.len().min(crate::batch::BATCH);
+            for (buf, meta) in spill.drain(..k) {
+                let _ = b.push(buf, meta);
             }
-            _ => continue,
-        };
-        deliver(nodes, pool, ctx, to.0, to.1, &mut b);
-        if let Some(Some(n)) = nodes.get_mut(slot) {
             n.pending[g] = b;
         }
+    }
+}
+
+#[cfg(test)]
+mod spill_tests {
+    use super::*;
+    use crate::batch::{Meta, BATCH};
+    use packet::PacketBuf;
+
+    /// Emits three copies of every packet on gate 0.
+    struct Triple;
+
+    impl Module for Triple {
+        fn kind(&self) -> &'static str {
+            "triple"
+        }
+        fn ogates(&self) -> usize {
+            1
+        }
+        fn process(&mut self, _: &Ctx, _: usize, batch: &mut Batch, out: &mut Emit) {
+            for (b, m) in batch.drain() {
+                for _ in 0..2 {
+                    if let Some(c) = out.pool.copy_of(b.data()) {
+                        out.emit(0, c, m);
+                    }
+                }
+                out.emit(0, b, m);
+            }
+        }
+    }
+
+    fn triple(_: &Args, _: &mut Env) -> Result<Box<dyn Module>, String> {
+        Ok(Box::new(Triple))
+    }
+
+    #[test]
+    fn replication_beyond_a_batch_overflows_in_order_and_is_counted() {
+        let mut reg = Registry::builtin();
+        reg.register("triple", triple);
+        let mut env = Env::default();
+        let mut g = Graph::new();
+        let add = |name: &str, kind: &str| Change::AddModule {
+            name: name.into(),
+            kind: kind.into(),
+            args: toml::Table::new(),
+        };
+        g.apply(
+            &[
+                add("t", "triple"),
+                add("m", "measure"),
+                add("s", "sink"),
+                Change::Connect {
+                    from: "t".into(),
+                    to: "m".into(),
+                },
+                Change::Connect {
+                    from: "m".into(),
+                    to: "s".into(),
+                },
+            ],
+            &reg,
+            &mut env,
+        )
+        .unwrap();
+        let mut b = Batch::new();
+        for i in 0..BATCH {
+            let _ = b.push(PacketBuf::from_slice(&[i as u8]), Meta::received(1));
+        }
+        let slot = g.slot("t").unwrap();
+        g.push(slot, 0, &mut b, &Ctx::default());
+        let m = g.stats("m").unwrap();
+        assert_eq!((m.packets, m.batches, m.dropped), (96, 3, 0));
+        let t = g.describe().into_iter().find(|v| v.name == "t").unwrap();
+        assert_eq!(t.outs, [(0, "m".to_string(), 0, 96)]);
+        assert_eq!(g.stats("t").unwrap().dropped, 0);
     }
 }

@@ -8,12 +8,14 @@
 //!   changing a graph at run time.
 //! - [`tc`] + [`scheduler`]: a worker's tree of traffic classes.
 //! - [`state`]: state written by packets, shared by every worker.
-//! - [`runtime`]: a worker's graph and scheduler together.
+//! - [`runtime`]: a worker's graph and scheduler together; [`change`]:
+//!   a run-time change set of both.
 //! - [`modules`]: the built-in modules.
 //!
 //! See `README.md` in this crate for the design and how to add a module.
 
 pub mod batch;
+pub mod change;
 pub mod check;
 pub mod config;
 pub mod graph;
@@ -27,6 +29,7 @@ pub mod state;
 pub mod tc;
 
 pub use batch::{Batch, Meta, Pool, BATCH};
+pub use change::{ChangeSet, ClassChange};
 pub use config::{ConfigError, GraphConfig};
 pub use graph::{Change, Graph, GraphError};
 pub use metadata::{Access, Attr, AttrDecl, Layout};

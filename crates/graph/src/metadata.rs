@@ -118,6 +118,23 @@ impl Attr {
             dst.copy_from_slice(&v.to_le_bytes());
         }
     }
+
+    /// A 4-byte attribute as a little-endian u32.
+    #[inline]
+    pub fn get_u32(&self, meta: &Meta) -> u32 {
+        self.get(meta)
+            .try_into()
+            .map(u32::from_le_bytes)
+            .unwrap_or(0)
+    }
+
+    #[inline]
+    pub fn set_u32(&self, meta: &mut Meta, v: u32) {
+        let dst = self.get_mut(meta);
+        if dst.len() == 4 {
+            dst.copy_from_slice(&v.to_le_bytes());
+        }
+    }
 }
 
 /// Attribute name -> offset and size; see the module comment.

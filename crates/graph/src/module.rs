@@ -57,6 +57,8 @@ pub struct Usage {
 /// module comment.
 pub struct Emit<'a> {
     pub(crate) gates: &'a mut [Batch],
+    /// Per gate, what did not fit its pending batch (empty slice: none).
+    pub(crate) spill: &'a mut [Vec<(PacketBuf, Meta)>],
     /// Spare buffers of the worker (to copy a packet, or to give one back).
     pub pool: &'a mut Pool,
     pub(crate) dropped: &'a mut u64,
@@ -68,19 +70,41 @@ impl<'a> Emit<'a> {
     pub fn new(gates: &'a mut [Batch], pool: &'a mut Pool, dropped: &'a mut u64) -> Emit<'a> {
         Emit {
             gates,
+            spill: &mut [],
             pool,
             dropped,
         }
     }
 
-    /// Sends a packet out of output gate `gate`. A gate that does not exist
-    /// or is full drops it (the buffer goes back to the pool, counted).
+    /// An emitter whose full gates overflow into `spill` (one list per
+    /// gate) instead of dropping; the graph's own (module comment).
+    pub fn with_spill(
+        gates: &'a mut [Batch],
+        spill: &'a mut [Vec<(PacketBuf, Meta)>],
+        pool: &'a mut Pool,
+        dropped: &'a mut u64,
+    ) -> Emit<'a> {
+        Emit {
+            gates,
+            spill,
+            pool,
+            dropped,
+        }
+    }
+
+    /// Sends a packet out of output gate `gate`. A full gate overflows
+    /// into its spill list if the emitter has one; a gate that does not
+    /// exist, or a full one without, drops it (the buffer goes back to the
+    /// pool, counted).
     #[inline]
     pub fn emit(&mut self, gate: usize, buf: PacketBuf, meta: Meta) {
         match self.gates.get_mut(gate) {
             Some(b) => {
                 if let Err(buf) = b.push(buf, meta) {
-                    self.drop_packet(buf);
+                    match self.spill.get_mut(gate) {
+                        Some(s) => s.push((buf, meta)),
+                        None => self.drop_packet(buf),
+                    }
                 }
             }
             None => self.drop_packet(buf),
@@ -174,6 +198,13 @@ pub trait Module: Send {
     /// Human-readable counters (name, value) for inspection and tests.
     fn counters(&self) -> Vec<(&'static str, u64)> {
         Vec::new()
+    }
+
+    /// The module as [`std::any::Any`], for a host that reaches into a
+    /// module of its own kind (the switch's `openflow` module, to apply
+    /// flow-mods to its pipeline between runs); `None` by default.
+    fn as_any_mut(&mut self) -> Option<&mut dyn std::any::Any> {
+        None
     }
 }
 

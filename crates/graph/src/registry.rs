@@ -205,12 +205,15 @@ impl Shared {
     }
 }
 
-/// What module constructors may use: the worker's ports and the shared
-/// state; see the module comment.
+/// What module constructors may use: the worker's ports, the shared
+/// state, and what the host put there for its own module kinds
+/// (`ext`: one value per type, e.g. the switch's pipeline replica for its
+/// `openflow` module); see the module comment.
 #[derive(Default)]
 pub struct Env {
     ports: HashMap<String, PortEntry>,
     pub shared: Shared,
+    ext: HashMap<std::any::TypeId, Box<dyn std::any::Any + Send>>,
 }
 
 impl Env {
@@ -218,7 +221,43 @@ impl Env {
         Env {
             ports: HashMap::new(),
             shared,
+            ext: HashMap::new(),
         }
+    }
+
+    /// Puts the host's value of type `T` (replacing the previous one).
+    pub fn put<T: std::any::Any + Send>(&mut self, v: T) {
+        self.ext.insert(std::any::TypeId::of::<T>(), Box::new(v));
+    }
+
+    /// The host's value of type `T`.
+    pub fn get<T: std::any::Any + Send>(&self) -> Option<&T> {
+        self.ext
+            .get(&std::any::TypeId::of::<T>())
+            .and_then(|b| b.downcast_ref())
+    }
+
+    /// The host's value of type `T`, mutable.
+    pub fn get_mut<T: std::any::Any + Send>(&mut self) -> Option<&mut T> {
+        self.ext
+            .get_mut(&std::any::TypeId::of::<T>())
+            .and_then(|b| b.downcast_mut())
+    }
+
+    /// Takes the host's value of type `T` out (a resource only one module
+    /// may own; [`Module::release`] puts it back).
+    pub fn take<T: std::any::Any + Send>(&mut self) -> Option<T> {
+        self.ext
+            .remove(&std::any::TypeId::of::<T>())
+            .and_then(|b| b.downcast().ok())
+            .map(|b| *b)
+    }
+
+    /// Names of the ports, sorted.
+    pub fn port_names(&self) -> Vec<String> {
+        let mut v: Vec<String> = self.ports.keys().cloned().collect();
+        v.sort();
+        v
     }
 
     /// Makes port `name` (OpenFlow number `no`) available: its receive

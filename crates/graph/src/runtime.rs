@@ -3,6 +3,7 @@
 //! through here so the two stay consistent (a removed task module leaves
 //! no leaf behind, a leaf only runs a task the graph has).
 
+use crate::change::{ChangeSet, ClassChange};
 use crate::config::{ConfigError, GraphConfig};
 use crate::graph::{Change, Graph, GraphError};
 use crate::module::Ctx;
@@ -38,10 +39,14 @@ impl<C: Clock> Runtime<C> {
 
     /// Runs one scheduling round; false if no class could run.
     pub fn round(&mut self) -> bool {
+        self.step().is_some()
+    }
+
+    /// Runs one scheduling round and returns what the task used; `None` if
+    /// no class could run (nothing attached, or every class over its limit).
+    pub fn step(&mut self) -> Option<crate::module::Usage> {
         let now = self.clock.now();
-        let Some((leaf, task)) = self.sched.next(now) else {
-            return false;
-        };
+        let (leaf, task) = self.sched.next(now)?;
         let ctx = Ctx {
             now,
             worker: self.worker,
@@ -50,7 +55,7 @@ impl<C: Clock> Runtime<C> {
         let end = self.clock.now();
         u.cycles = end.saturating_sub(now);
         self.sched.charge(leaf, &u, end);
-        true
+        Some(u)
     }
 
     /// Applies a graph transaction; the leaves of removed task modules go.
@@ -72,6 +77,79 @@ impl<C: Clock> Runtime<C> {
             self.sched.detach_task(t);
         }
         Ok(())
+    }
+
+    /// Applies a change set ([`crate::change`]): the graph transaction
+    /// (all or nothing), then the class changes (all or nothing, on a copy
+    /// of the tree). If only the class part is refused the graph keeps its
+    /// change, so a caller that must stay unchanged on any refusal
+    /// validates the set on a copy first (the switch's control thread
+    /// does). The error starts with `line N: `.
+    pub fn apply_set(
+        &mut self,
+        set: &ChangeSet,
+        reg: &Registry,
+        env: &mut Env,
+    ) -> Result<(), String> {
+        self.apply(&set.graph, reg, env).map_err(|e| {
+            let line = e
+                .origin
+                .and_then(|o| set.graph_lines.get(o).copied())
+                .unwrap_or(1);
+            format!("line {line}: {}", e.reason)
+        })?;
+        let now = self.clock.now();
+        let graph = &self.graph;
+        let slot_of = |task: &str| {
+            graph
+                .slot(task)
+                .filter(|s| graph.is_task(*s))
+                .ok_or_else(|| format!("`{task}` is not a task module"))
+        };
+        let tasks = graph.tasks();
+        self.sched.change(|s| {
+            for (c, line) in &set.classes {
+                let at = |e: String| format!("line {line}: {e}");
+                match c {
+                    ClassChange::Attach {
+                        class,
+                        parent,
+                        task,
+                        priority,
+                        share,
+                    } => {
+                        let slot = slot_of(task).map_err(at)?;
+                        s.add(
+                            spec(
+                                class,
+                                ClassKind::Leaf { task: slot },
+                                Some(parent),
+                                *priority,
+                                *share,
+                            ),
+                            now,
+                        )
+                        .map_err(at)?;
+                    }
+                    ClassChange::Detach { class } => s.remove(class).map_err(at)?,
+                    ClassChange::Share { class, share } => {
+                        s.set_share(class, *share).map_err(at)?
+                    }
+                    ClassChange::Limit {
+                        class,
+                        limit,
+                        burst,
+                    } => s.set_limit(class, *limit, *burst).map_err(at)?,
+                }
+            }
+            let attached: Vec<usize> = s.tasks().collect();
+            match tasks.iter().find(|(t, _)| !attached.contains(t)) {
+                Some((_, name)) => Err(format!(
+                    "task module `{name}` is attached to no class (add an [[attach]])"
+                )),
+                None => Ok(()),
+            }
+        })
     }
 
     /// Attaches task module `task` to a new leaf `leaf` under `parent`.

@@ -55,6 +55,9 @@ pub mod exp_type {
     /// Multipart: the data-path graph with per-gate packet counts
     /// ([`crate::graph_desc`]).
     pub const DATAPATH_GRAPH: u32 = 2;
+    /// Multipart: a run-time change of the data-path graph and its
+    /// traffic classes ([`crate::graph_change`]).
+    pub const GRAPH_CHANGE: u32 = 3;
 }
 
 /// One worker's record in a worker statistics reply (module comment).

@@ -12,6 +12,8 @@
 //! edge FROM GATE TO PACKETS
 //! worker N CLASS ROUNDS BUSY_ROUNDS
 //! task N NAME PACKETS BATCHES
+//! counter NODE NAME VALUE
+//! class N NAME KIND PARENT SHARE PRIORITY RUNS PACKETS BITS THROTTLED
 //! ```
 //!
 //! `KIND` is a module kind of the `graph` crate (`port_inc`, `port_out`,
@@ -21,7 +23,14 @@
 //! `worker` lines give each worker's traffic class (the kind that picks
 //! its next task, e.g. `round_robin`) with its rounds and busy rounds;
 //! `task` lines the tasks under it (`oxflow ctl show-tc`) with the frames
-//! and non-empty batches they produced. Lines of other shapes are
+//! and non-empty batches they produced. A switch whose workers run a
+//! configured graph (docs/graph.md) describes the live graph instead:
+//! its modules and connections (packets summed over the workers),
+//! `counter` lines with each module's counters (`graph.batches`,
+//! `graph.packets` and `graph.dropped`: what the graph handed it and
+//! dropped on its behalf, then the module's own), and per worker its
+//! traffic-class tree as `class` lines (`PARENT` is `-` for the root;
+//! usage: runs, packets, bits, times throttled). Lines of other shapes are
 //! ignored, so the format can grow.
 
 use crate::experimenter::{exp_type, OXFLOW_EXPERIMENTER};
@@ -61,6 +70,30 @@ pub struct GraphTask {
     pub batches: u64,
 }
 
+/// One counter of a module.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GraphCounter {
+    pub node: String,
+    pub name: String,
+    pub value: u64,
+}
+
+/// One traffic class of a worker with its usage.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GraphClass {
+    pub worker: u32,
+    pub name: String,
+    pub kind: String,
+    /// `None` for the root.
+    pub parent: Option<String>,
+    pub share: u64,
+    pub priority: u32,
+    pub runs: u64,
+    pub packets: u64,
+    pub bits: u64,
+    pub throttled: u64,
+}
+
 /// The whole description (module comment).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct DatapathGraph {
@@ -68,6 +101,8 @@ pub struct DatapathGraph {
     pub edges: Vec<GraphEdge>,
     pub workers: Vec<GraphWorker>,
     pub tasks: Vec<GraphTask>,
+    pub counters: Vec<GraphCounter>,
+    pub classes: Vec<GraphClass>,
 }
 
 /// `s` with every whitespace character replaced, so it stays one field.
@@ -131,6 +166,29 @@ impl DatapathGraph {
                 t.batches
             ));
         }
+        for c in &self.counters {
+            text.push_str(&format!(
+                "counter {} {} {}\n",
+                field(&c.node),
+                field(&c.name),
+                c.value
+            ));
+        }
+        for c in &self.classes {
+            text.push_str(&format!(
+                "class {} {} {} {} {} {} {} {} {} {}\n",
+                c.worker,
+                field(&c.name),
+                field(&c.kind),
+                c.parent.as_deref().map_or_else(|| "-".to_string(), field),
+                c.share,
+                c.priority,
+                c.runs,
+                c.packets,
+                c.bits,
+                c.throttled
+            ));
+        }
         ExperimenterMultipart {
             experimenter: OXFLOW_EXPERIMENTER,
             exp_type: exp_type::DATAPATH_GRAPH,
@@ -178,6 +236,34 @@ impl DatapathGraph {
                         });
                     }
                 }
+                ["counter", node, name, v] => {
+                    if let Ok(value) = v.parse() {
+                        g.counters.push(GraphCounter {
+                            node: node.to_string(),
+                            name: name.to_string(),
+                            value,
+                        });
+                    }
+                }
+                ["class", w, name, kind, parent, nums @ ..] if nums.len() == 6 => {
+                    let n: Vec<u64> = nums.iter().filter_map(|x| x.parse().ok()).collect();
+                    if let ([share, priority, runs, packets, bits, throttled], Ok(worker)) =
+                        (n.as_slice(), w.parse())
+                    {
+                        g.classes.push(GraphClass {
+                            worker,
+                            name: name.to_string(),
+                            kind: kind.to_string(),
+                            parent: (*parent != "-").then(|| parent.to_string()),
+                            share: *share,
+                            priority: u32::try_from(*priority).unwrap_or(u32::MAX),
+                            runs: *runs,
+                            packets: *packets,
+                            bits: *bits,
+                            throttled: *throttled,
+                        });
+                    }
+                }
                 _ => {}
             }
         }
@@ -189,6 +275,15 @@ impl DatapathGraph {
         let mut out = String::new();
         for n in &self.nodes {
             out.push_str(&format!("{} ({})\n", n.name, n.kind));
+            let counters: Vec<String> = self
+                .counters
+                .iter()
+                .filter(|c| c.node == n.name)
+                .map(|c| format!("{}={}", c.name, c.value))
+                .collect();
+            if !counters.is_empty() {
+                out.push_str(&format!("  {}\n", counters.join(" ")));
+            }
             for e in self.edges.iter().filter(|e| e.from == n.name) {
                 out.push_str(&format!(
                     "  :{} -> {}  packets={}\n",
@@ -197,6 +292,24 @@ impl DatapathGraph {
             }
         }
         out
+    }
+
+    /// Depth of class `c` in its worker's tree (the root is 0).
+    fn class_depth(&self, c: &GraphClass) -> usize {
+        let mut depth = 0;
+        let mut parent = c.parent.as_deref();
+        while let Some(p) = parent {
+            depth += 1;
+            if depth > self.classes.len() {
+                break;
+            }
+            parent = self
+                .classes
+                .iter()
+                .find(|x| x.worker == c.worker && x.name == p)
+                .and_then(|x| x.parent.as_deref());
+        }
+        depth
     }
 
     /// The traffic-class view: per worker its class and usage, then its
@@ -212,6 +325,20 @@ impl DatapathGraph {
                 out.push_str(&format!(
                     "  {} (port_inc)  packets={} batches={}\n",
                     t.name, t.packets, t.batches
+                ));
+            }
+            for c in self.classes.iter().filter(|c| c.worker == w.worker) {
+                out.push_str(&format!(
+                    "{}{} ({}) share={} priority={}  runs={} packets={} bits={} throttled={}\n",
+                    "  ".repeat(self.class_depth(c) + 1),
+                    c.name,
+                    c.kind,
+                    c.share,
+                    c.priority,
+                    c.runs,
+                    c.packets,
+                    c.bits,
+                    c.throttled
                 ));
             }
         }
@@ -286,5 +413,45 @@ mod tests {
             data: vec![],
         };
         assert!(DatapathGraph::parse_reply(&other).is_none());
+    }
+
+    #[test]
+    fn live_graph_counters_and_classes_round_trip() {
+        let mut g = DatapathGraph::default();
+        g.node("m1", "measure");
+        g.counters.push(GraphCounter {
+            node: "m1".into(),
+            name: "packets".into(),
+            value: 5,
+        });
+        g.workers.push(GraphWorker {
+            worker: 1,
+            class: "weighted".into(),
+            rounds: 4,
+            busy_rounds: 2,
+        });
+        let class = |name: &str, kind: &str, parent: Option<&str>, packets| GraphClass {
+            worker: 1,
+            name: name.into(),
+            kind: kind.into(),
+            parent: parent.map(str::to_string),
+            share: 2,
+            priority: 0,
+            runs: 3,
+            packets,
+            bits: 8 * packets,
+            throttled: 1,
+        };
+        g.classes.push(class("root", "weighted", None, 9));
+        g.classes.push(class("in1", "leaf", Some("root"), 9));
+        let back = DatapathGraph::parse_reply(&g.reply()).unwrap();
+        assert_eq!(back, g);
+        assert_eq!(back.to_text(), "m1 (measure)\n  packets=5\n");
+        assert_eq!(
+            back.to_tc_text(),
+            "worker 1: weighted rounds=4 busy_rounds=2\n  \
+             root (weighted) share=2 priority=0  runs=3 packets=9 bits=72 throttled=1\n    \
+             in1 (leaf) share=2 priority=0  runs=3 packets=9 bits=72 throttled=1\n"
+        );
     }
 }

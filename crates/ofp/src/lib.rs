@@ -30,6 +30,7 @@ pub mod bundle;
 pub mod error;
 pub mod experimenter;
 pub mod flexforward;
+pub mod graph_change;
 pub mod graph_desc;
 pub mod group;
 pub mod header;

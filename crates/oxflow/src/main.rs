@@ -142,6 +142,10 @@ struct RunArgs {
     /// crashes (docs/persistence.md). Off by default.
     #[arg(long, value_name = "DIR")]
     state_dir: Option<PathBuf>,
+    /// Run this module graph in the workers instead of ports -> OpenFlow ->
+    /// ports (docs/graph.md; config key `graph`).
+    #[arg(long, value_name = "FILE")]
+    graph: Option<PathBuf>,
     /// Microseconds an idle worker keeps polling after its last frame
     /// before blocking in poll(2) (poll_spin_us; 0: block at once, least
     /// CPU; default 25).
@@ -190,6 +194,9 @@ impl RunArgs {
         }
         if let Some(dir) = &self.state_dir {
             cfg.state_dir = Some(dir.clone());
+        }
+        if let Some(g) = &self.graph {
+            cfg.graph = Some(g.clone());
         }
         Ok(cfg)
     }

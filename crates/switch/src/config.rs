@@ -34,6 +34,8 @@
 //!                                      # restarts (docs/persistence.md); off by default
 //! state_corrupt = "refuse"             # a state file that cannot be restored: refuse
 //!                                      # to start | empty (start without it)
+//! graph = "graph.toml"                 # workers run this module graph instead of
+//!                                      # ports -> OpenFlow -> ports (docs/graph.md)
 //!
 //! [[port]]                             # OpenFlow ports 1, 2, ... in order
 //! name = "h1"                          # optional, defaults to the interface
@@ -438,6 +440,7 @@ struct FileConfig {
     state_dir: Option<PathBuf>,
     #[serde(default, deserialize_with = "opt_from_str")]
     state_corrupt: Option<crate::persist::OnCorrupt>,
+    graph: Option<PathBuf>,
 }
 
 /// The complete configuration of the daemon.
@@ -481,6 +484,9 @@ pub struct Config {
     /// The file whose `[[port]]` list SIGHUP re-reads (`crate::reload`):
     /// the loaded file, unless `--port` flags replaced its ports.
     pub port_file: Option<PathBuf>,
+    /// The module graph file the workers run (docs/graph.md); `None`:
+    /// the fixed ports -> OpenFlow -> ports path.
+    pub graph: Option<PathBuf>,
 }
 
 impl Default for Config {
@@ -510,6 +516,7 @@ impl Default for Config {
             state_dir: None,
             state_corrupt: crate::persist::OnCorrupt::default(),
             port_file: None,
+            graph: None,
         }
     }
 }
@@ -646,6 +653,8 @@ impl Config {
             state_dir: f.state_dir.map(|p| dir.join(p)),
             state_corrupt: f.state_corrupt.unwrap_or(d.state_corrupt),
             port_file: None,
+            // A relative graph file is relative to the config file.
+            graph: f.graph.map(|p| dir.join(p)),
         };
         cfg.check()
             .map_err(|m| ConfigError(format!("{file}: {m}")))?;
@@ -935,6 +944,13 @@ ca_cert = "/etc/ca.pem"
             err("select_method = \"random\""),
             "oxflow.toml:1:17: unknown select method \"random\" (expected \"hash\" or \"round_robin\")"
         );
+    }
+
+    #[test]
+    fn graph_file_is_relative_to_the_config() {
+        assert_eq!(Config::parse("", "/etc/x.toml").unwrap().graph, None);
+        let c = Config::parse("graph = \"g.toml\"\n", "/etc/oxflow/x.toml").unwrap();
+        assert_eq!(c.graph, Some(PathBuf::from("/etc/oxflow/g.toml")));
     }
 
     #[test]

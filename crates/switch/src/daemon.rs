@@ -98,6 +98,9 @@ pub enum DaemonError {
     Metrics { addr: String, reason: String },
     #[error("{0}")]
     State(String),
+    /// A module graph that does not load or build (`FILE:LINE: reason`).
+    #[error("graph {0}")]
+    Graph(String),
 }
 
 /// The datapath shared by the channel's request task and the pump (module
@@ -327,9 +330,16 @@ pub async fn serve(config: Config, stop: impl Future<Output = ()>) -> Result<(),
             config::PollMode::Busy => PollMode::Busy,
         },
         select_method: config.select_method,
+        graph: match &config.graph {
+            Some(path) => Some(Arc::new(
+                crate::datapath::graph_run::GraphSpec::load(path).map_err(DaemonError::Graph)?,
+            )),
+            None => None,
+        },
         ..DpConfig::default()
     };
-    let mut dp = Datapath::start_with_trunks(dp_config, ports, trunks, Clock::real());
+    let mut dp = Datapath::try_start_with_trunks(dp_config, ports, trunks, Clock::real())
+        .map_err(DaemonError::Graph)?;
     let port_config = match crate::reload::prepare(&mut dp, &config) {
         Ok(c) => c,
         Err(e) => {

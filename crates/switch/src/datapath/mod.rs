@@ -93,6 +93,10 @@ pub mod buffers;
 pub mod bundle;
 pub mod features;
 pub mod flexforward;
+mod graph_control;
+pub mod graph_openflow;
+pub mod graph_run;
+pub mod graph_tx;
 mod graph_view;
 pub mod learning;
 pub mod ops;
@@ -103,11 +107,14 @@ mod snapshot;
 pub mod tc_view;
 pub mod trunk;
 pub mod trunk_start;
+mod tx_ports;
 mod tx_queue;
 pub mod worker;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_graph;
 #[cfg(test)]
 mod tests_runtime;
 #[cfg(test)]
@@ -201,6 +208,9 @@ pub struct DpConfig {
     pub poll: PollMode,
     /// How SELECT groups choose a bucket (`select_method`).
     pub select_method: pipeline::group::SelectMethod,
+    /// A module graph the workers run instead of the fixed sequence
+    /// ([`graph_run`]); `None`: the fixed sequence.
+    pub graph: Option<Arc<graph_run::GraphSpec>>,
 }
 
 impl Default for DpConfig {
@@ -210,6 +220,7 @@ impl Default for DpConfig {
             n_workers: 1,
             poll: PollMode::default(),
             select_method: pipeline::group::SelectMethod::default(),
+            graph: None,
             desc: ofp::multipart::Desc {
                 mfr_desc: "oxflow".into(),
                 hw_desc: "user-space software switch".into(),
@@ -289,6 +300,8 @@ pub struct Datapath {
     /// The connections that sent a BEBA message: their flow-mods are
     /// acknowledged with FLOW_NOTIFICATION (`beba` module).
     beba_conns: std::collections::HashSet<crate::channel::hub::ConnId>,
+    /// With a configured graph: its validation copy ([`graph_control`]).
+    graph_ctl: Option<graph_control::GraphControl>,
 }
 
 impl Datapath {
@@ -336,13 +349,32 @@ impl Datapath {
     }
 
     /// [`Self::start`] with trunks too: their logical ports join the port
-    /// set and the workers receive from the trunks ([`trunk`]).
+    /// set and the workers receive from the trunks ([`trunk`]). Panics if
+    /// `config.graph` is refused: use [`Self::try_start_with_trunks`].
     pub fn start_with_trunks(
+        config: DpConfig,
+        ports: Vec<(u32, Box<dyn Port>)>,
+        trunks: Vec<trunk_start::TrunkOpen>,
+        clock: Clock,
+    ) -> Datapath {
+        match Self::try_start_with_trunks(config, ports, trunks, clock) {
+            Ok(dp) => dp,
+            Err(e) => panic!("graph configuration refused: {e}"),
+        }
+    }
+
+    /// [`Self::start_with_trunks`], refusing a graph configuration
+    /// (`config.graph`) that does not build on every worker; the error is
+    /// `FILE:LINE: reason`.
+    pub fn try_start_with_trunks(
         config: DpConfig,
         mut ports: Vec<(u32, Box<dyn Port>)>,
         trunks: Vec<trunk_start::TrunkOpen>,
         clock: Clock,
-    ) -> Datapath {
+    ) -> Result<Datapath, String> {
+        if config.graph.is_some() && !trunks.is_empty() {
+            return Err("a module graph (--graph) cannot be used with trunks yet".into());
+        }
         let trunks = trunk_start::expand(trunks, &mut ports);
         let now = clock.now();
         let mut pipeline = Pipeline::default();
@@ -369,20 +401,65 @@ impl Datapath {
         let n = config.n_workers.max(1);
         let stop = Arc::new(AtomicBool::new(false));
         let learning = LearningTable::default();
+        let shared = graph::Shared::default();
         let (tx, packet_ins) = mpsc::sync_channel(PACKET_IN_QUEUE);
         let packet_in_tx = worker::PacketInSender {
             tx,
             waker: Arc::default(),
         };
+        // The control thread's copy first: it names a bad configuration's
+        // file and line before any worker's graph is built.
+        let graph_ctl = match &config.graph {
+            Some(spec) => Some(graph_control::GraphControl::new(
+                spec.clone(),
+                ports.clone(),
+                packet_in_tx.clone(),
+            )?),
+            None => None,
+        };
         let mut dealt = trunk_start::deal_rx(&ports, &trunks, n);
-        let workers = (0..n)
-            .map(|w| {
+        let counters: Vec<Arc<WorkerCounters>> = (0..n).map(|_| Arc::default()).collect();
+        // Every worker's graph is built before any starts, so a refused
+        // configuration starts nothing.
+        let mut graphs = Vec::with_capacity(n);
+        for (w, c) in counters.iter().enumerate() {
+            graphs.push(match &config.graph {
+                None => None,
+                Some(spec) => {
+                    let parts = graph_openflow::OpenFlowParts {
+                        pipeline: pipeline.clone(),
+                        side: graph_openflow::Side {
+                            mode: Mode::Pipeline,
+                            events: packet_in_tx.clone(),
+                            counters: c.clone(),
+                            learning: learning.clone(),
+                            ports: ports.clone(),
+                        },
+                    };
+                    let rx = dealt.get_mut(w).map(std::mem::take).unwrap_or_default();
+                    let (env, fds) = graph_run::GraphRun::env(rx, &ports, &shared, parts);
+                    let g = graph_run::GraphRun::build(spec, w, env, fds, clock.clone())?;
+                    Some(Box::new(g))
+                }
+            });
+        }
+        let workers = graphs
+            .into_iter()
+            .zip(counters)
+            .enumerate()
+            .map(|(w, (graph, counters))| {
                 let (tx, rx) = mpsc::sync_channel(OP_QUEUE);
-                let counters = Arc::new(WorkerCounters::default());
                 let poller = ports::Poller::new().ok();
                 let waker = poller.as_ref().map(|p| p.waker());
                 let worker = Worker {
-                    pipeline: pipeline.clone(),
+                    // With a graph the replica lives in its `openflow`
+                    // module (`graph_run`); this one is swapped in for
+                    // operations.
+                    pipeline: if graph.is_some() {
+                        Pipeline::default()
+                    } else {
+                        pipeline.clone()
+                    },
                     rx: dealt.get_mut(w).map(std::mem::take).unwrap_or_default(),
                     ports: ports.clone(),
                     ops: rx,
@@ -397,6 +474,7 @@ impl Datapath {
                     poller,
                     flex: None,
                     usage: Vec::new(),
+                    graph,
                 };
                 let join = std::thread::Builder::new()
                     .name(format!("oxflow-worker-{w}"))
@@ -417,7 +495,7 @@ impl Datapath {
         // workers may share a core).
         pipeline.set_lookup_indexes(false);
         let tx = TxPorts::new(&ports);
-        Datapath {
+        Ok(Datapath {
             pipeline,
             ports,
             config,
@@ -444,7 +522,8 @@ impl Datapath {
             flex: Default::default(),
             trunks,
             beba_conns: Default::default(),
-        }
+            graph_ctl,
+        })
     }
 
     pub fn now(&self) -> Nanos {

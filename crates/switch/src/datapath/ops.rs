@@ -78,6 +78,12 @@ pub enum Op {
     /// The FlexForward forwarding modes changed (`super::flexforward`):
     /// `None` when every frame goes to the tables.
     Flex(Option<Arc<super::flexforward::FlexState>>),
+    /// A change of the module graph and its classes, validated on the
+    /// control thread's copy (`super::graph_control`).
+    Graph(Arc<graph::ChangeSet>),
+    /// Asks a worker running a graph for its live view
+    /// (`super::graph_view`); a worker without one does not answer.
+    Describe(SyncSender<super::graph_run::WorkerView>),
 }
 
 /// The receive sources of a port added at run time, handed to the

@@ -106,6 +106,9 @@ impl Datapath {
                 Q::Experimenter(e) if ofp::port_admin::PortAdmin::parse(&e).is_some() => {
                     self.port_admin(xid, &e, raw)
                 }
+                Q::Experimenter(e) if ofp::graph_change::GraphChange::parse(&e).is_some() => {
+                    self.graph_change(xid, &e, raw)
+                }
                 Q::Experimenter(e) if e.experimenter == ofp::beba::BEBA_EXPERIMENTER => {
                     self.beba_multipart(xid, &e, raw)
                 }
@@ -258,7 +261,7 @@ impl Datapath {
     /// flow, aggregate, table and group counters include the workers'
     /// only up to the last [`Datapath::collect`] (`multipart` collects
     /// first; the metrics endpoint collects once for several replies).
-    pub(crate) fn stats_reply(&self, body: Q) -> Result<R, ErrorCode> {
+    pub(crate) fn stats_reply(&mut self, body: Q) -> Result<R, ErrorCode> {
         let now = self.now();
         Ok(match body {
             Q::Desc => R::Desc(self.config.desc.clone()),
@@ -448,7 +451,7 @@ impl Datapath {
     /// An OFPMP_EXPERIMENTER request: oxflow's worker statistics
     /// (`ofp::experimenter`), else the spec's errors for an experimenter
     /// id or type the switch does not know.
-    fn experimenter_multipart(&self, e: &mp::ExperimenterMultipart) -> Result<R, ErrorCode> {
+    fn experimenter_multipart(&mut self, e: &mp::ExperimenterMultipart) -> Result<R, ErrorCode> {
         use ofp::experimenter::{exp_type, WorkerStats, OXFLOW_EXPERIMENTER};
         if e.experimenter != OXFLOW_EXPERIMENTER {
             return Err(ErrorCode::BadRequest(BadRequestCode::BadExperimenter));

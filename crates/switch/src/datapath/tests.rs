@@ -1251,6 +1251,7 @@ fn busy_worker(
         poller: None,
         flex: None,
         usage: Vec::new(),
+        graph: None,
     };
     (w, (ops_tx, events_rx))
 }

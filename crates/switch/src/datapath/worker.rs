@@ -6,6 +6,12 @@
 //! collecting outputs in per-port transmit queues; transmit each queue as
 //! one batch.
 //!
+//! With a configured module graph (`super::graph_run`, docs/graph.md) the
+//! round's receive-forward-transmit part is instead one run of each task
+//! the graph's scheduler picks; operations, barriers, counters and the idle
+//! behaviour below stay the same (operations reach the pipeline replica in
+//! the graph's `openflow` module, swapped out for them).
+//!
 //! # Idle behaviour ([`PollMode`])
 //!
 //! In the default [`PollMode::Adaptive`] mode, once nothing was received
@@ -91,12 +97,12 @@
 //! worker can block again.
 
 use super::ops::{Deltas, Mode, Op, Sequenced, TableDeltas, WorkerCounters};
+pub(crate) use super::tx_ports::TxPorts;
 pub(crate) use super::tx_queue::TxQueues;
 use super::{Clock, LearningTable, SwitchPorts};
 use packet::PacketBuf;
 use pipeline::{Nanos, Output, PacketInEvent, Pipeline, PortTable};
-use ports::{Poller, PortRx, PortTx};
-use std::collections::BTreeMap;
+use ports::{Poller, PortRx};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender};
 use std::sync::Arc;
@@ -167,142 +173,9 @@ pub(crate) struct Worker {
     /// What each receive source received, index = index into `rx`
     /// (`super::tc_view`); rebuilt with the sources.
     pub usage: Vec<Arc<super::tc_view::SourceUsage>>,
-}
-
-/// Transmit handles of one thread: a lock-free clone per port where the
-/// backend has one ([`ports::Port::tx_clone`]); other ports are reached
-/// through their shared mutex. A port with queues (`super::queues`) also
-/// has one handle per queue, on a socket whose priority selects the
-/// queue's qdisc class, with the queue's shared counters; a frame for a
-/// queue the port does not have leaves by the port's default handle.
-/// Each handle keeps its [`super::SwitchPort`] alive, so a port removed at
-/// run time closes once every thread dropped its handles
-/// ([`TxPorts::sync`]).
-pub(crate) struct TxPorts {
-    ports: SwitchPorts,
-    own: BTreeMap<u32, (Arc<super::SwitchPort>, Box<dyn PortTx>)>,
-    /// Queue handles by port, each list in queue id order.
-    queued: BTreeMap<u32, Vec<QueueTx>>,
-}
-
-/// One queue's transmit handle (see [`TxPorts`]).
-pub(crate) struct QueueTx {
-    id: u32,
-    tx: Box<dyn PortTx>,
-    counters: Arc<super::queues::QueueCounters>,
-}
-
-impl TxPorts {
-    pub fn new(ports: &SwitchPorts) -> TxPorts {
-        let mut t = TxPorts {
-            ports: ports.clone(),
-            own: BTreeMap::new(),
-            queued: BTreeMap::new(),
-        };
-        t.sync(ports);
-        t
-    }
-
-    /// Adopts a new port set: opens handles for ports that are new (or
-    /// were re-attached: another [`super::SwitchPort`] under the same
-    /// number) and drops those of ports that are gone.
-    pub fn sync(&mut self, ports: &SwitchPorts) {
-        self.ports = ports.clone();
-        self.own
-            .retain(|no, (p, _)| ports.get(no).is_some_and(|now| Arc::ptr_eq(now, p)));
-        let own = &self.own;
-        self.queued.retain(|no, _| own.contains_key(no));
-        for (no, p) in ports.iter() {
-            if self.own.contains_key(no) {
-                continue;
-            }
-            let tx = match p.io.lock() {
-                Ok(io) => io.tx_clone().ok(),
-                Err(_) => None,
-            };
-            if let Some(tx) = tx {
-                self.own.insert(*no, (p.clone(), tx));
-            }
-        }
-    }
-
-    /// Opens one handle per queue of port `no` (replacing its previous
-    /// queue handles); an empty `queues` leaves it with its default handle
-    /// only. The error names the queue the backend could not serve.
-    pub fn set_queues(
-        &mut self,
-        no: u32,
-        queues: &super::queues::PortQueues,
-    ) -> Result<(), String> {
-        self.queued.remove(&no);
-        if queues.is_empty() {
-            return Ok(());
-        }
-        let Some(p) = self.ports.get(&no) else {
-            return Err(format!("no port {no}"));
-        };
-        let io = p.io.lock().map_err(|_| format!("port {no}: poisoned"))?;
-        let mut list = Vec::with_capacity(queues.queues.len());
-        for q in &queues.queues {
-            let tx = io
-                .tx_clone_priority(super::queues::priority(q.spec.id))
-                .map_err(|e| format!("queue {}: {e}", q.spec.id))?;
-            list.push(QueueTx {
-                id: q.spec.id,
-                tx,
-                counters: q.counters.clone(),
-            });
-        }
-        drop(io);
-        self.queued.insert(no, list);
-        Ok(())
-    }
-
-    /// Sends every queued frame, at most [`ports::BATCH`] per `tx_batch`
-    /// call (drops are counted by the port, and by the queue if it has
-    /// one), and empties the queues.
-    pub fn flush(&mut self, queues: &mut TxQueues) {
-        for (no, queue_id, q) in queues.iter_mut() {
-            if q.len == 0 {
-                continue;
-            }
-            // One look-up per port and batch, not per chunk.
-            let mut qtx = self
-                .queued
-                .get_mut(&no)
-                .and_then(|l| l.iter_mut().find(|h| h.id == queue_id));
-            let mut own = if qtx.is_none() {
-                self.own.get_mut(&no).map(|(_, tx)| tx)
-            } else {
-                None
-            };
-            for chunk in q.frames().chunks(ports::BATCH) {
-                let mut slices: [&[u8]; ports::BATCH] = [&[]; ports::BATCH];
-                for (s, f) in slices.iter_mut().zip(chunk) {
-                    *s = f.as_slice();
-                }
-                let slices = &slices[..chunk.len()];
-                if let Some(h) = qtx.as_mut() {
-                    let sent = h.tx.tx_batch(slices).unwrap_or(0);
-                    let bytes: u64 = slices.iter().take(sent).map(|f| f.len() as u64).sum();
-                    h.counters.count(sent, slices.len(), bytes);
-                } else if let Some(tx) = own.as_mut() {
-                    let _ = tx.tx_batch(slices);
-                } else if let Some(p) = self.ports.get(&no) {
-                    if let Ok(mut io) = p.io.lock() {
-                        let _ = io.tx_batch(slices);
-                    }
-                }
-            }
-            q.clear();
-        }
-    }
-
-    /// Ports transmitted to without a lock.
-    #[cfg(test)]
-    pub fn lock_free(&self) -> usize {
-        self.own.len()
-    }
+    /// A configured module graph this worker runs instead of the fixed
+    /// sequence (`super::graph_run`); `None`: the fixed sequence.
+    pub graph: Option<Box<super::graph_run::GraphRun>>,
 }
 
 /// The workers' end of the packet-in queue to the control side. Sending
@@ -405,6 +278,21 @@ impl BatchOut<'_> {
 }
 
 impl Worker {
+    /// Applies `first` and every other pending operation; with a graph,
+    /// to the graph's pipeline replica (`super::graph_run`).
+    fn apply_pending(&mut self, first: Sequenced) {
+        if let Some(g) = self.graph.as_mut() {
+            g.swap_pipeline(&mut self.pipeline);
+        }
+        self.apply(first);
+        while let Ok(s) = self.ops.try_recv() {
+            self.apply(s);
+        }
+        if let Some(g) = self.graph.as_mut() {
+            g.swap_pipeline(&mut self.pipeline);
+        }
+    }
+
     fn apply(&mut self, s: Sequenced) {
         let p = &mut self.pipeline;
         // Operations were validated on the authoritative copy; a replica
@@ -428,7 +316,12 @@ impl Worker {
                 }
             }
             Op::Config(c) => p.config = c,
-            Op::Mode(m) => self.mode = m,
+            Op::Mode(m) => {
+                self.mode = m;
+                if let Some(g) = self.graph.as_mut() {
+                    g.set_mode(m);
+                }
+            }
             Op::Collect(reply) => {
                 let _ = reply.send(self.take_deltas());
             }
@@ -445,14 +338,30 @@ impl Worker {
             Op::AddRx(handoff) => {
                 if let Some(src) = handoff.take() {
                     self.unregister();
-                    self.rx.push(src);
+                    match self.graph.as_mut() {
+                        Some(g) => g.add_rx(src, &self.ports),
+                        None => self.rx.push(src),
+                    }
                     self.register();
                 }
             }
             Op::Flex(state) => self.flex = state,
+            Op::Graph(set) => {
+                if let Some(g) = self.graph.as_mut() {
+                    g.apply_set(&set);
+                }
+            }
+            Op::Describe(reply) => {
+                if let Some(g) = self.graph.as_ref() {
+                    let _ = reply.send(g.view());
+                }
+            }
             Op::Queues(no, queues) => {
                 if let Err(e) = self.tx.set_queues(no, &queues) {
                     tracing::warn!(port = no, "queues not served by this worker: {e}");
+                }
+                if let Some(g) = self.graph.as_mut() {
+                    g.set_queues(no, &queues);
                 }
             }
         }
@@ -467,12 +376,17 @@ impl Worker {
         self.rx
             .retain(|src| matches!(src, RxSource::Trunk(_)) || ports.contains_key(&src.port_no()));
         self.tx.sync(&ports);
+        if let Some(g) = self.graph.as_mut() {
+            g.set_ports(&ports);
+        }
         self.ports = ports;
         self.register();
     }
 
-    /// The receive descriptors, by source (token: index into `rx`).
+    /// The receive descriptors, by source (token: index into `rx`), then
+    /// the graph's ports' (tokens after them).
     fn rx_fds(&self) -> Vec<Option<std::os::fd::RawFd>> {
+        let graph = self.graph.iter().flat_map(|g| g.fds.iter().copied());
         self.rx
             .iter()
             .map(|src| match src {
@@ -483,6 +397,7 @@ impl Worker {
                     .get(no)
                     .and_then(|p| p.io.lock().ok().and_then(|io| io.fd())),
             })
+            .chain(graph)
             .collect()
     }
 
@@ -638,8 +553,11 @@ impl Worker {
     /// Returns the number of frames received.
     pub fn round(&mut self, bufs: &mut [PacketBuf], queues: &mut TxQueues) -> usize {
         self.counters.loops.fetch_add(1, Ordering::Relaxed);
-        while let Ok(s) = self.ops.try_recv() {
-            self.apply(s);
+        if let Ok(s) = self.ops.try_recv() {
+            self.apply_pending(s);
+        }
+        if let Some(g) = self.graph.as_mut() {
+            return g.round(&self.counters);
         }
         let mut got = 0;
         // The round's start: its `now`, and the start of its busy time

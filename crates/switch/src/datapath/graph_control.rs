@@ -1,0 +1,165 @@
+//! Run-time changes of the workers' module graph (`ofp::graph_change`,
+//! `oxflow ctl graph-change / tc-set / tc-attach`, docs/graph.md).
+//!
+//! The control thread keeps a **validation copy** of the workers' graph
+//! ([`GraphControl`]): a `graph::Runtime` built from the same
+//! configuration and every change accepted since, over an environment
+//! with the same port names whose receive handles receive nothing, a
+//! pipeline of its own and a fake clock; it never runs. A change set is
+//! applied to this copy first. If the copy refuses it, the switch answers
+//! with the refusal and sends nothing to the workers (the copy is rebuilt
+//! from the configuration and the accepted changes, since a change set
+//! whose class part is refused leaves its graph part applied). If the
+//! copy accepts it, the set goes to every worker as one operation
+//! (`Op::Graph`), applied between two scheduling rounds, and the reply
+//! follows a barrier: every worker runs the new graph. A worker cannot
+//! refuse what the copy accepted, apart from resources the copy does not
+//! model (a transmit socket that cannot be opened), which it logs.
+
+use super::graph_openflow::{OpenFlowParts, Side};
+use super::graph_run::{add_port_to, registry, GraphSpec};
+use super::ops::{Mode, Op};
+use super::worker::PacketInSender;
+use super::{Datapath, LearningTable, SwitchPorts};
+use graph::{ChangeSet, Env, FakeClock, Registry, Runtime};
+use ofp::graph_change::GraphChange;
+use ofp::message::Message;
+use ofp::multipart::{ExperimenterMultipart, Multipart, MultipartReplyBody};
+use ofp::OfpMessage;
+use packet::PacketBuf;
+use std::sync::Arc;
+
+/// A receive handle that never receives (the validation copy's).
+struct NoRx;
+
+impl ports::PortRx for NoRx {
+    fn rx_batch(&mut self, _: &mut [PacketBuf]) -> std::io::Result<usize> {
+        Ok(0)
+    }
+    fn fd(&self) -> Option<std::os::fd::RawFd> {
+        None
+    }
+}
+
+/// The validation copy and what rebuilds it (module comment).
+pub(crate) struct GraphControl {
+    spec: Arc<GraphSpec>,
+    ports: SwitchPorts,
+    events: PacketInSender,
+    accepted: Vec<Arc<ChangeSet>>,
+    reg: Registry,
+    copy: Runtime<FakeClock>,
+    env: Env,
+}
+
+impl GraphControl {
+    /// Builds the copy of `spec`'s graph.
+    pub fn new(
+        spec: Arc<GraphSpec>,
+        ports: SwitchPorts,
+        events: PacketInSender,
+    ) -> Result<GraphControl, String> {
+        let reg = registry();
+        let (copy, env) = Self::build(&spec, &ports, &events, &reg)?;
+        Ok(GraphControl {
+            spec,
+            ports,
+            events,
+            accepted: Vec::new(),
+            reg,
+            copy,
+            env,
+        })
+    }
+
+    fn build(
+        spec: &GraphSpec,
+        ports: &SwitchPorts,
+        events: &PacketInSender,
+        reg: &Registry,
+    ) -> Result<(Runtime<FakeClock>, Env), String> {
+        let mut env = Env::new(graph::Shared::default());
+        for sp in ports.values() {
+            add_port_to(&mut env, sp, Box::new(NoRx));
+        }
+        env.put(super::graph_tx::TxParts(ports.clone()));
+        env.put(OpenFlowParts {
+            pipeline: pipeline::Pipeline::default(),
+            side: Side {
+                mode: Mode::Pipeline,
+                events: events.clone(),
+                counters: Arc::default(),
+                learning: LearningTable::default(),
+                ports: ports.clone(),
+            },
+        });
+        let copy =
+            Runtime::from_config(&spec.text, &spec.file, reg, &mut env, FakeClock::default())
+                .map_err(|e| e.to_string())?;
+        Ok((copy, env))
+    }
+
+    /// Applies `set` to the copy; on a refusal the copy is as before.
+    pub fn check(&mut self, set: &ChangeSet) -> Result<(), String> {
+        match self.copy.apply_set(set, &self.reg, &mut self.env) {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                let (mut copy, mut env) =
+                    Self::build(&self.spec, &self.ports, &self.events, &self.reg)?;
+                for s in &self.accepted {
+                    copy.apply_set(s, &self.reg, &mut env)?;
+                }
+                self.copy = copy;
+                self.env = env;
+                Err(e)
+            }
+        }
+    }
+
+    pub fn accept(&mut self, set: Arc<ChangeSet>) {
+        self.accepted.push(set);
+    }
+}
+
+impl Datapath {
+    /// Answers a graph change request (module comment).
+    pub(crate) fn graph_change(
+        &mut self,
+        xid: u32,
+        e: &ExperimenterMultipart,
+        raw: &[u8],
+    ) -> Vec<OfpMessage> {
+        let t = ofp::experimenter::exp_type::GRAPH_CHANGE;
+        let req = match GraphChange::parse(e) {
+            Some(Ok(r)) => r,
+            Some(Err(d)) => {
+                return vec![OfpMessage::new(
+                    xid,
+                    Message::Error(ofp::error::ErrorMsg::from_request(d.code, raw)),
+                )]
+            }
+            None => return Vec::new(),
+        };
+        let body = match self.apply_graph_change(&req.text) {
+            Ok(()) => Message::MultipartReply(Multipart::new(MultipartReplyBody::Experimenter(
+                GraphChange::reply(),
+            ))),
+            Err(why) => Message::Error(ofp::port_admin::refusal(t, &why)),
+        };
+        vec![OfpMessage::new(xid, body)]
+    }
+
+    /// Validates `text` on the copy, then has every worker apply it.
+    pub fn apply_graph_change(&mut self, text: &str) -> Result<(), String> {
+        let Some(ctl) = self.graph_ctl.as_mut() else {
+            return Err("the switch runs no module graph (start it with --graph FILE)".into());
+        };
+        let set = ChangeSet::parse(text)?;
+        ctl.check(&set)?;
+        let set = Arc::new(set);
+        ctl.accept(set.clone());
+        self.broadcast(Op::Graph(set));
+        self.barrier();
+        Ok(())
+    }
+}

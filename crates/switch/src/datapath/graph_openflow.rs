@@ -1,0 +1,254 @@
+//! The `openflow` module: the worker's pipeline replica as one module of a
+//! configured graph (`super::graph_run`).
+//!
+//! It owns the replica while the graph holds it: the worker applies
+//! flow-, group-, meter- and port-mods to it between runs by swapping it
+//! out ([`OpenFlow::pipeline_mut`], reached through
+//! `graph::Module::as_any_mut`), so processing takes no lock. The replica
+//! and the worker's other parts come from the graph's environment
+//! ([`OpenFlowParts`], taken by the first `openflow` module: a worker
+//! has one replica, so a graph has at most one `openflow` module) and go
+//! back there when the module is removed.
+//!
+//! A batch is processed in runs of packets with the same logical ingress
+//! port (`Meta::in_logical`, the OpenFlow `in_port`). Every packet output
+//! is copied into a buffer of the worker's pool and leaves on gate 0 with
+//! its port and queue in the `out_port` and `out_queue` attributes (4
+//! bytes each) for a transmit module (`tx`, `super::graph_tx`); flooding
+//! and groups may emit more than a batch, which the graph hands on in
+//! further batches. Packet-ins go to the control thread as on the fixed
+//! path, malformed frames are counted on their port, and in standalone
+//! mode (`Op::Mode`) the module runs the learning switch instead of the
+//! tables. The received buffers go back to the pool.
+
+use super::ops::{Mode, WorkerCounters};
+use super::worker::{PacketInSender, WorkerPacketIn};
+use super::{LearningTable, SwitchPorts};
+use graph::{Access, Attr, AttrDecl, Batch, Ctx, Emit, Env, Layout, Meta, Module, BATCH};
+use pipeline::{Nanos, Output, PacketInEvent, Pipeline, PortTable};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+/// What an `openflow` module takes from its worker (module comment).
+pub struct OpenFlowParts {
+    pub pipeline: Pipeline,
+    pub side: Side,
+}
+
+/// The worker's parts the pipeline's outputs need.
+pub struct Side {
+    pub mode: Mode,
+    pub events: PacketInSender,
+    pub counters: Arc<WorkerCounters>,
+    pub learning: LearningTable,
+    pub ports: SwitchPorts,
+}
+
+/// The module; see the module comment.
+pub struct OpenFlow {
+    /// `None` only once given back to the environment.
+    parts: Option<OpenFlowParts>,
+    out_port: Option<Attr>,
+    out_queue: Option<Attr>,
+    outputs: u64,
+    packet_ins: u64,
+}
+
+/// Registered as `openflow`; takes no arguments.
+pub fn new(_: &graph::Args, env: &mut Env) -> Result<Box<dyn Module>, String> {
+    let parts = env.take::<OpenFlowParts>().ok_or(
+        "the worker's pipeline is already used by another `openflow` module (one per graph)",
+    )?;
+    Ok(Box::new(OpenFlow {
+        parts: Some(parts),
+        out_port: None,
+        out_queue: None,
+        outputs: 0,
+        packet_ins: 0,
+    }))
+}
+
+impl OpenFlow {
+    /// The pipeline replica (the worker applies operations to it).
+    pub fn pipeline_mut(&mut self) -> Option<&mut Pipeline> {
+        self.parts.as_mut().map(|p| &mut p.pipeline)
+    }
+
+    pub fn set_mode(&mut self, mode: Mode) {
+        if let Some(p) = self.parts.as_mut() {
+            p.side.mode = mode;
+        }
+    }
+
+    pub fn set_ports(&mut self, ports: &SwitchPorts) {
+        if let Some(p) = self.parts.as_mut() {
+            p.side.ports = ports.clone();
+        }
+    }
+}
+
+/// The pipeline's outputs as emissions on gate 0 (module comment).
+struct GraphOut<'a, 'e> {
+    emit: &'a mut Emit<'e>,
+    out_port: Option<Attr>,
+    out_queue: Option<Attr>,
+    in_port: u32,
+    side: &'a Side,
+    now: Nanos,
+    outputs: u64,
+    packet_ins: u64,
+}
+
+impl GraphOut<'_, '_> {
+    #[inline]
+    fn send(&mut self, port: u32, data: &[u8], queue: u32) {
+        let Some(buf) = self.emit.pool.copy_of(data) else {
+            return;
+        };
+        let mut meta = Meta::received(self.in_port);
+        if let Some(a) = self.out_port {
+            a.set_u32(&mut meta, port);
+        }
+        if let Some(a) = self.out_queue {
+            a.set_u32(&mut meta, queue);
+        }
+        self.outputs += 1;
+        self.emit.emit(0, buf, meta);
+    }
+
+    /// The learning switch (standalone mode, OFPP_NORMAL), honouring the
+    /// ingress port's NO_RECV / PORT_DOWN as the fixed path does.
+    fn learning_switch(&mut self, in_port: u32, data: &[u8], ports: &PortTable) {
+        use ofp::port::config;
+        if ports
+            .get(in_port)
+            .is_some_and(|p| p.config & (config::NO_RECV | config::PORT_DOWN) != 0)
+        {
+            return;
+        }
+        let side = self.side;
+        side.learning
+            .forward(in_port, data, ports, self.now, |p| self.send(p, data, 0));
+    }
+}
+
+impl Output for GraphOut<'_, '_> {
+    fn port(&mut self, port: u32, data: &[u8], queue: Option<u32>) {
+        self.send(port, data, queue.unwrap_or(0));
+    }
+
+    fn packet_in(&mut self, ev: PacketInEvent<'_>) {
+        let c = self.side.counters.clone();
+        c.packet_ins.fetch_add(1, Ordering::Relaxed);
+        self.packet_ins += 1;
+        let pi = WorkerPacketIn {
+            reason: ev.reason,
+            table_id: ev.table_id,
+            cookie: ev.cookie,
+            match_: ev.match_,
+            data: ev.data.to_vec(),
+            max_len: ev.max_len,
+        };
+        if !self.side.events.send(pi) {
+            c.packet_in_drops.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    fn normal(&mut self, in_port: u32, data: &[u8], ports: &PortTable) {
+        self.learning_switch(in_port, data, ports);
+    }
+}
+
+impl Module for OpenFlow {
+    fn kind(&self) -> &'static str {
+        "openflow"
+    }
+    fn ogates(&self) -> usize {
+        1
+    }
+    fn attrs(&self) -> Vec<AttrDecl> {
+        vec![
+            AttrDecl::new("out_port", 4, Access::Write),
+            AttrDecl::new("out_queue", 4, Access::Write),
+        ]
+    }
+    fn bind(&mut self, layout: &Layout) {
+        self.out_port = layout.get("out_port");
+        self.out_queue = layout.get("out_queue");
+    }
+
+    fn process(&mut self, ctx: &Ctx, _: usize, batch: &mut Batch, out: &mut Emit) {
+        let Some(parts) = self.parts.as_mut() else {
+            return;
+        };
+        // Runs of one ingress port: (port, start, end).
+        let mut runs = [(0u32, 0usize, 0usize); BATCH];
+        let mut r = 0;
+        for (i, m) in batch.meta().iter().enumerate() {
+            match runs.get_mut(r.max(1) - 1) {
+                Some(last) if r > 0 && last.0 == m.in_logical => last.2 = i + 1,
+                _ => {
+                    if let Some(slot) = runs.get_mut(r) {
+                        *slot = (m.in_logical, i, i + 1);
+                        r += 1;
+                    }
+                }
+            }
+        }
+        let OpenFlowParts { pipeline, side } = parts;
+        let side: &Side = side;
+        let mut o = GraphOut {
+            emit: out,
+            out_port: self.out_port,
+            out_queue: self.out_queue,
+            in_port: 0,
+            side,
+            now: ctx.now,
+            outputs: 0,
+            packet_ins: 0,
+        };
+        let bufs = batch.bufs_mut();
+        for &(no, s, e) in &runs[..r] {
+            let Some(run) = bufs.get_mut(s..e) else {
+                continue;
+            };
+            o.in_port = no;
+            match side.mode {
+                Mode::Pipeline => {
+                    let ports = &side.ports;
+                    pipeline.process_batch(run, no, ctx.now, &mut o, |_, _, _, r| {
+                        if r.is_err() {
+                            if let Some(port) = ports.get(&no) {
+                                port.rx_malformed.fetch_add(1, Ordering::Relaxed);
+                            }
+                        }
+                    });
+                }
+                Mode::Standalone => {
+                    for buf in run.iter() {
+                        o.learning_switch(no, buf.data(), &pipeline.ports);
+                    }
+                }
+            }
+        }
+        self.outputs += o.outputs;
+        self.packet_ins += o.packet_ins;
+        for (b, _) in batch.drain() {
+            out.recycle(b);
+        }
+    }
+
+    fn release(&mut self, env: &mut Env) {
+        if let Some(p) = self.parts.take() {
+            env.put(p);
+        }
+    }
+
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        vec![("outputs", self.outputs), ("packet_ins", self.packet_ins)]
+    }
+
+    fn as_any_mut(&mut self) -> Option<&mut dyn std::any::Any> {
+        Some(self)
+    }
+}
