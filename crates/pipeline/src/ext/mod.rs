@@ -8,9 +8,14 @@
 //! - **Match fields** ([`api::ExtMatch`]): an experimenter OXM field of a
 //!   flow-mod's match is handed to [`registry::match_field`]; the extension keeps
 //!   it in the entry's compiled match (so two entries that differ only
-//!   there are different entries) or refuses it. A table holding such
-//!   entries is looked up with the values the extension supplies for the
-//!   packet at that moment ([`api::ExtValues`], see [`Pipeline::ext_values`]).
+//!   there are different entries) or refuses it, and the compiled match
+//!   also holds it as a (field, value, mask) triple over a key slot of
+//!   its own (`packet::Field::ModState`, `ModGlobalState`). Before a
+//!   table holding such entries is looked up, the values the extension
+//!   supplies for the packet at that moment ([`api::ExtValues`], see
+//!   [`Pipeline::ext_values`]) are written into those slots: the table's
+//!   classifier (hash, trie, tuple space) then finds the entry as for any
+//!   other field.
 //! - **Actions** ([`api::ExtOp`]): an experimenter action is checked at
 //!   flow-mod / group-mod time ([`Pipeline::check_ext_action`]), compiled
 //!   once into an op ([`registry::compile_action`]) and executed by the one
@@ -121,3 +126,8 @@ impl Pipeline {
 /// `process_batch`: state matches, SET_STATE with timeouts, rollback.
 #[cfg(test)]
 mod tests;
+
+/// Extension fields through the classifiers against a priority-order
+/// scan, on random entries and packets.
+#[cfg(test)]
+mod classify_tests;
