@@ -69,6 +69,8 @@ const BUCKET: usize = 8;
 /// Buckets a key may live in.
 const CHOICES: usize = 3;
 const HEAD_WORDS: usize = 7;
+/// Keys [`Store::read_ahead`] takes at once.
+pub const READ_AHEAD: usize = 64;
 
 /// A state entry's content (all times in microseconds).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -386,6 +388,32 @@ impl Store {
         } else {
             Ok(None)
         }
+    }
+
+    /// Reads ahead the lines that looking `keys` up will read (at most
+    /// [`READ_AHEAD`] keys; more are ignored), so that their cache misses
+    /// overlap instead of coming one after the other: first the tag words
+    /// of every key's buckets, then the first word of each slot whose tag
+    /// byte matches. Changes nothing; returns a fold of the words read
+    /// (for `std::hint::black_box`, so the reads stay).
+    pub fn read_ahead(&self, keys: &[KeyBuf]) -> u64 {
+        let n = keys.len().min(READ_AHEAD);
+        let mut hashed = [([0usize; CHOICES], 0u8); READ_AHEAD];
+        let mut sink = 0u64;
+        for (h, key) in hashed.iter_mut().zip(&keys[..n]) {
+            *h = self.hash(key);
+            for b in h.0 {
+                sink ^= self.tags[b].load(Ordering::Relaxed);
+            }
+        }
+        for (buckets, tag) in &hashed[..n] {
+            for b in *buckets {
+                for i in matching(self.tags[b].load(Ordering::Relaxed), *tag) {
+                    sink ^= self.word(b * BUCKET + i, 0).load(Ordering::Relaxed);
+                }
+            }
+        }
+        sink
     }
 
     /// The entry of `key`, if stored.

@@ -64,6 +64,22 @@ impl Pipeline {
         beba::table_active(self.stateful(), table_id)
     }
 
+    /// Whether the batch path should parse a chunk before running it so
+    /// that the extensions read its packets' state ahead
+    /// ([`Pipeline::ext_read_ahead`]).
+    #[inline]
+    pub(crate) fn ext_worth_warming(&self) -> bool {
+        beba::worth_reading_ahead(self.stateful())
+    }
+
+    /// Reads ahead what the extensions will read for the packets
+    /// `keys[run[..]]` entering table 0 (BEBA: their state lines), so
+    /// that the chunk's cache misses overlap.
+    #[inline]
+    pub(crate) fn ext_read_ahead(&self, keys: &[FlowKey], run: &[u8]) {
+        beba::read_ahead(self.stateful(), keys, run)
+    }
+
     /// The extension field values of the packet `key` in table
     /// `table_id` at `now` (module comment).
     #[inline]
