@@ -20,7 +20,7 @@ fn compile(s: &Spec) -> CompiledMatch {
     let (port, state, global, _) = *s;
     let mask = |m: u32| (m != u32::MAX).then_some(m);
     let fields: Vec<OxmField> = port
-        .map(|p| OxmField::InPort(p))
+        .map(OxmField::InPort)
         .into_iter()
         .chain(state.map(|(v, m)| BebaField::State(v & m, mask(m)).to_oxm()))
         .chain(global.map(|(v, m)| BebaField::GlobalState(v & m, mask(m)).to_oxm()))
