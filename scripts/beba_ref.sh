@@ -21,14 +21,21 @@
 #   target/beba-ref/bin/ofdatapath --no-slicing ptcp:16634
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
+# PCAP=1: packet I/O through libpcap instead (needs libpcap-dev), into
+# target/beba-ref-pcap: the build scripts/beba_bench.sh forwards through.
+pcap=OFF
 out="$root/target/beba-ref"
+if [ "${PCAP:-0}" = 1 ]; then
+    pcap=ON
+    out="$root/target/beba-ref-pcap"
+fi
 src="${1:-$out/src}"
 mkdir -p "$out/bin" "$out/build"
 if [ ! -f "$src/CMakeLists.txt" ]; then
     git clone --depth 1 https://github.com/beba-eu/beba-switch "$src"
 fi
 cd "$out/build"
-cmake "$src" -DWITH_LIBPCAP=OFF -DWITH_LIBPCAP_ZEROCOPY=OFF \
+cmake "$src" -DWITH_LIBPCAP=$pcap -DWITH_LIBPCAP_ZEROCOPY=OFF \
     -DCMAKE_BUILD_TYPE=Release -DWITH_CTRL_PLANE_RELAX=0 \
     -DCMAKE_C_FLAGS="-fcommon -DBEBA_CTRL_PLANE_RELAX=0" >cmake.log
 make -j"${JOBS:-$(nproc)}" ofdatapath dpctl >make.log 2>&1 || {
