@@ -403,13 +403,13 @@ impl Store {
         for (h, key) in hashed.iter_mut().zip(&keys[..n]) {
             *h = self.hash(key);
             for b in h.0 {
-                sink ^= self.tags[b].load(Ordering::Relaxed);
+                sink = sink.wrapping_add(self.tags[b].load(Ordering::Relaxed));
             }
         }
         for (buckets, tag) in &hashed[..n] {
             for b in *buckets {
                 for i in matching(self.tags[b].load(Ordering::Relaxed), *tag) {
-                    sink ^= self.word(b * BUCKET + i, 0).load(Ordering::Relaxed);
+                    sink = sink.wrapping_add(self.word(b * BUCKET + i, 0).load(Ordering::Relaxed));
                 }
             }
         }
@@ -595,6 +595,25 @@ mod tests {
         assert!(s.update(&k(1), |_| Decision::Remove).is_ok());
         assert_eq!(s.get(&k(1)), None);
         assert_eq!(s.len(), 0);
+    }
+
+    /// Reading ahead reads what a look-up would (its sum of the words
+    /// read is 0 for an empty store, not once keys are stored) and
+    /// changes nothing.
+    #[test]
+    fn read_ahead_reads_and_changes_nothing() {
+        let s = Store::new(4, 100);
+        let keys: Vec<KeyBuf> = (0..100).map(k).collect();
+        let empty = s.read_ahead(&keys);
+        assert_eq!(empty, 0, "no tag and no slot set");
+        for i in 0..50 {
+            assert!(s.update(&k(i), put(i)).is_ok());
+        }
+        assert_ne!(s.read_ahead(&keys), 0);
+        assert_eq!(s.len(), 50);
+        for i in 0..100 {
+            assert_eq!(s.get(&k(i)).map(|e| e.state), (i < 50).then_some(i));
+        }
     }
 
     /// A store takes its whole capacity, at any size.
