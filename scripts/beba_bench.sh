@@ -11,8 +11,8 @@
 # python/oxflow/apps/beba/ that configure the switch.
 #
 # Needs root, `cargo build --release -p oxflow -p ports --example flows_tx`
-# and `PCAP=1 scripts/beba_ref.sh` (target/beba-ref-pcap/bin/ofdatapath:
-# the build without libpcap parses no received frame here). Per app and
+# and scripts/beba_ref.sh (target/beba-ref/bin/ofdatapath, with its fix of
+# the reference's frame reception). Per app and
 # switch: the switch runs on core 1 with ports b3s1 (1) and b3s2 (2),
 # veth peers of b3g (generator) and b3c (sink); the app connects to the
 # switch's passive port (os-ken's --ofp-switch-address-list) and
@@ -28,7 +28,7 @@ secs="${2:-5}"
 apps="${3:-portknock maclearning}"
 warm=1
 ox="$root/target/release/oxflow"
-ref="$root/target/beba-ref-pcap/bin/ofdatapath"
+ref="$root/target/beba-ref/bin/ofdatapath"
 tx="$root/target/release/examples/flows_tx"
 py="$root/.venv/bin/python"
 port=16640
