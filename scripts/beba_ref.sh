@@ -15,6 +15,12 @@
 # traffic an iteration is a 100 ms poll, so a controller waited minutes
 # for its HELLO.
 #
+# One fix is applied to the sources (lib/netdev.c, idempotent): a frame
+# received with PACKET_AUXDATA (always, with today's glibc) was never
+# copied into the switch's buffer (the copy length stayed 0), so every
+# frame from a port was parsed as zeros and matched no entry, not even a
+# match-all one; packet-outs were not affected.
+#
 # Result: target/beba-ref/bin/{ofdatapath,dpctl}. Run the switch with no
 # ports, listening for a controller connection (oxflow ctl connects to it
 # as to oxflow):
@@ -27,6 +33,11 @@ mkdir -p "$out/bin" "$out/build"
 if [ ! -f "$src/CMakeLists.txt" ]; then
     git clone --depth 1 https://github.com/beba-eu/beba-switch "$src"
 fi
+netdev="$src/lib/netdev.c"
+if ! grep -q "oxflow: auxdata length" "$netdev"; then
+    sed -i 's|^\( *\)n_bytes = recvmsg(netdev->tap_fd, &msg, 0);|&\n\1if (n_bytes > 0) sofar = n_bytes; /* oxflow: auxdata length */|' "$netdev"
+fi
+grep -q "oxflow: auxdata length" "$netdev" || { echo "could not patch $netdev" >&2; exit 1; }
 cd "$out/build"
 cmake "$src" -DWITH_LIBPCAP=OFF -DWITH_LIBPCAP_ZEROCOPY=OFF \
     -DCMAKE_BUILD_TYPE=Release -DWITH_CTRL_PLANE_RELAX=0 \

@@ -133,6 +133,12 @@ pub struct FlowKey {
     pub nd_sll: [u8; 6],
     pub nd_tll: [u8; 6],
 
+    /// The module fields' values for the table being looked up
+    /// ([`Field::ModState`], [`Field::ModGlobalState`]; the pipeline
+    /// writes them).
+    pub mod_state: u32,
+    pub mod_global_state: u32,
+
     pub offsets: Offsets,
 }
 

@@ -23,11 +23,14 @@
 //! - `module` rows are experimenter fields whose value a data-path module
 //!   supplies at lookup time (BEBA's `state` comes from the state table,
 //!   `global_state` from the switch); they have an OXM identity, a ctl name
-//!   and a [`FieldSet`](crate::FieldSet) bit ([`FieldId`]) but no
-//!   [`FlowKey`] member.
+//!   and a [`FieldSet`](crate::FieldSet) bit ([`FieldId`]); the value
+//!   itself lives in a `key` row of its own (see below).
 //!
 //! Rows after `ipv6_exthdr` without an OXM identity are packet facts that
-//! rewrites need (TTLs, the inner VLAN tag, the fragment state).
+//! rewrites need (TTLs, the inner VLAN tag, the fragment state), and the
+//! key slots of the `module` rows (`mod_state`, `mod_global_state`): the
+//! pipeline writes a module field's value there before looking a table up,
+//! so a match on `state` is a (field, value, mask) triple like any other.
 
 use crate::key::{FlowKey, Layer};
 
@@ -513,6 +516,14 @@ field_table! {
         /// Fragment state ([`frag`](crate::frag) flags).
         IpFrag "ip_frag" oxm(none) width 1 mask(false) prereq(NONE) layer(L3)
             key(ip_frag: u8) ctl[] Hex;
+        /// The `state` module row's value for the table being looked up,
+        /// written by the pipeline before the lookup (absent: the packet
+        /// has no state there), so the classifiers index it as any field.
+        ModState "mod_state" oxm(none) width 4 mask(true) prereq(NONE) layer(None)
+            key(mod_state: u32) ctl[] Hex;
+        /// The `global_state` module row's value, likewise.
+        ModGlobalState "mod_global_state" oxm(none) width 4 mask(true) prereq(NONE) layer(None)
+            key(mod_global_state: u32) ctl[] Hex;
     }
     module {
         /// BEBA: the switch's global state.

@@ -7,7 +7,8 @@
 //!
 //! Each iteration runs one batch of 32 UDP frames through
 //! `Pipeline::process_batch` (criterion's time is per batch; divide by
-//! 32 for a packet). The frames cycle over `n` flows, 100 or 100,000:
+//! 32 for a packet). The frames cycle over `n` flows, 100, 100,000 or
+//! 1,000,000 (`STATEFUL_SIZES=100,1000` picks others):
 //!
 //! - `portknock/stateful/n`: table 0 keyed by `ipv4_src`; every source is
 //!   in the open state (SET_FLOW_STATE beforehand), and the entry
@@ -20,6 +21,11 @@
 //!   (every frame writes its source's state and reads its destination's);
 //! - `maclearning/stateless/n`: `n` entries `eth_dst=X` -> output 2 (a
 //!   learnt L2 table).
+//!
+//! `STATEFUL_SWEEP=1000000` adds the timeout sweep running on another
+//! thread while `portknock/stateful` forwards (`sweep_while_forwarding`,
+//! printed, not criterion's); `STATEFUL_SIZES=` (empty) with it runs that
+//! alone.
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
 use ofp::action::Action;
@@ -201,7 +207,8 @@ fn maclearning(n: usize, with_state: bool) -> Pipeline {
 }
 
 fn run(c: &mut Criterion, name: &str, mut p: Pipeline, n: usize, dport: u16) {
-    let frames: Vec<Vec<u8>> = (0..n as u32).map(|i| frame(i, dport)).collect();
+    // Frames are built per batch (outside the measured time): a million
+    // of them kept would be ~100 MB.
     let mut at = 0;
     let mut sent = 0u64;
     let mut fwd = Count(0);
@@ -209,9 +216,9 @@ fn run(c: &mut Criterion, name: &str, mut p: Pipeline, n: usize, dport: u16) {
         b.iter_batched_ref(
             || {
                 let v: Vec<PacketBuf> = (0..BATCH)
-                    .map(|j| PacketBuf::from_slice(&frames[(at + j) % frames.len()]))
+                    .map(|j| PacketBuf::from_slice(&frame(((at + j) % n) as u32, dport)))
                     .collect();
-                at = (at + BATCH) % frames.len();
+                at = (at + BATCH) % n;
                 v
             },
             |bufs| {
@@ -226,7 +233,11 @@ fn run(c: &mut Criterion, name: &str, mut p: Pipeline, n: usize, dport: u16) {
 }
 
 fn benches(c: &mut Criterion) {
-    for n in [100, 100_000] {
+    let sizes: Vec<usize> = match std::env::var("STATEFUL_SIZES") {
+        Ok(v) => v.split(',').filter_map(|x| x.trim().parse().ok()).collect(),
+        Err(_) => vec![100, 100_000, 1_000_000],
+    };
+    for n in sizes {
         for with_state in [true, false] {
             let kind = if with_state { "stateful" } else { "stateless" };
             run(
@@ -247,5 +258,109 @@ fn benches(c: &mut Criterion) {
     }
 }
 
-criterion_group!(stateful_benches, benches);
+/// Per-batch time of `portknock/stateful/n` alone, then while another
+/// thread sweeps the state table's timeouts back to back (steps of 4096
+/// slots, as the switch's tick does), printed (stderr): mean,
+/// percentiles, max per batch and how many batches took over 100 µs,
+/// and the sweep's longest step and full-pass time. The table
+/// holds `n` flows in traffic (idle timeout 60 s, not due) and `n` others
+/// whose 1 µs idle timeout is due (the first pass rolls them back and
+/// forgets them).
+fn sweep_while_forwarding(n: usize) {
+    const BATCHES: usize = 200_000;
+    const STEP: usize = 4096;
+    let now: u64 = 10_000_000_000;
+    let mut p = portknock(n, true);
+    for (prefix, idle) in [(10u8, 60_000_000u32), (11, 1)] {
+        for i in 0..n as u32 {
+            let b = i.to_be_bytes();
+            let sm = StateMod::SetFlowState(SetFlowState {
+                table_id: 0,
+                key: vec![prefix, b[1], b[2], b[3]],
+                state: 4,
+                state_mask: u32::MAX,
+                hard_rollback: 0,
+                idle_rollback: 0,
+                hard_timeout: 0,
+                idle_timeout: idle,
+            });
+            p.stateful().apply_state_mod(&sm, 0).expect("state");
+        }
+    }
+    let st = p.stateful().clone();
+    let stored = || st.table(0).and_then(|t| t.store()).map_or(0, |s| s.len());
+    let forward = |p: &mut Pipeline, batches: usize| -> Vec<u64> {
+        let mut fwd = Count(0);
+        let mut times = Vec::with_capacity(batches);
+        for b in 0..batches {
+            let mut bufs: Vec<PacketBuf> = (0..BATCH)
+                .map(|j| PacketBuf::from_slice(&frame(((b * BATCH + j) % n) as u32, 22)))
+                .collect();
+            let t = std::time::Instant::now();
+            p.process_batch(&mut bufs, 1, now, &mut fwd, |_, _, _, _| {});
+            times.push(t.elapsed().as_nanos() as u64);
+        }
+        times.sort_unstable();
+        times
+    };
+    let report = |what: &str, t: &[u64]| {
+        let mean = t.iter().sum::<u64>() as f64 / t.len().max(1) as f64;
+        let q = |f: f64| t.get((t.len() as f64 * f) as usize).copied().unwrap_or(0);
+        let max = t.last().copied().unwrap_or(0);
+        let over = t.iter().filter(|&&x| x > 100_000).count();
+        eprintln!(
+            "sweep/{n} {what}: {} batches of {BATCH}, mean {mean:.0} ns, p50 {} ns, \
+             p99 {} ns, p99.9 {} ns, max {max} ns, {over} over 100 us",
+            t.len(),
+            q(0.5),
+            q(0.99),
+            q(0.999),
+        );
+    };
+    eprintln!("sweep/{n}: {} states stored before", stored());
+    report("forwarding alone", &forward(&mut p, BATCHES));
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let (sweeping, (steps, passes, longest, pass_ns)) = std::thread::scope(|s| {
+        let sweeper = s.spawn(|| {
+            let (mut steps, mut visited, mut longest, mut start) =
+                (0u64, 0usize, 0u64, std::time::Instant::now());
+            let slots = st.table(0).and_then(|t| t.store()).map_or(1, |s| s.slots());
+            let (mut passes, mut pass_ns) = (0u64, 0u64);
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let t = std::time::Instant::now();
+                st.sweep(now / 1000, STEP);
+                longest = longest.max(t.elapsed().as_nanos() as u64);
+                steps += 1;
+                visited += STEP;
+                if visited >= slots {
+                    visited = 0;
+                    passes += 1;
+                    pass_ns = start.elapsed().as_nanos() as u64;
+                    start = std::time::Instant::now();
+                }
+            }
+            (steps, passes, longest, pass_ns)
+        });
+        let times = forward(&mut p, BATCHES);
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        (times, sweeper.join().expect("sweeper"))
+    });
+    report("forwarding while sweeping", &sweeping);
+    eprintln!(
+        "sweep/{n}: {steps} steps of {STEP} slots, {passes} full passes (last {:.1} ms), \
+         longest step {longest} ns; {} states stored after",
+        pass_ns as f64 / 1e6,
+        stored()
+    );
+}
+
+fn sweep_bench(_c: &mut Criterion) {
+    if let Ok(sizes) = std::env::var("STATEFUL_SWEEP") {
+        for n in sizes.split(',').filter_map(|x| x.trim().parse().ok()) {
+            sweep_while_forwarding(n);
+        }
+    }
+}
+
+criterion_group!(stateful_benches, benches, sweep_bench);
 criterion_main!(stateful_benches);

@@ -330,6 +330,7 @@ impl Pipeline {
             }
             let n = chunk.len();
             let mut seen = [[(NONE, NONE); WARM_DEPTH]; CHUNK];
+            self.ext_read_ahead(&keys[..n], &run[..r]);
             self.warm(&keys[..n], &run[..r], &mut seen);
             let mut tables = std::mem::take(&mut self.tables);
             for (i, ((buf, key), a)) in chunk.iter_mut().zip(keys.iter_mut()).zip(admit).enumerate()
@@ -353,9 +354,13 @@ impl Pipeline {
         }
     }
 
-    /// Whether the tables are big enough for warming to pay.
+    /// Whether the tables (or table 0's state table, whose lines the
+    /// extensions read ahead: `ext_read_ahead`) are big enough for
+    /// warming to pay.
     fn worth_warming(&self) -> bool {
-        cfg!(test) || self.tables.iter().map(|t| t.len()).sum::<usize>() >= WARM_MIN_ENTRIES
+        cfg!(test)
+            || self.tables.iter().map(|t| t.len()).sum::<usize>() >= WARM_MIN_ENTRIES
+            || self.ext_worth_warming()
     }
 
     /// The warm stages (module comment) for the packets `run` (indices in

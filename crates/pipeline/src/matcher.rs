@@ -38,8 +38,9 @@ pub struct CompiledMatch {
     fields: Arc<[FieldMatch]>,
     /// Presence bits a packet must have.
     required: FieldSet,
-    /// Extension fields (`crate::ext`): matched against the values an
-    /// extension supplies at lookup time, not against the key.
+    /// Extension fields (`crate::ext`) as the flow-mod gave them; they
+    /// are also in `fields`, over the key slots the pipeline writes an
+    /// extension's values to before a lookup (`ExtMatch::key_fields`).
     ext: crate::ext::api::ExtMatch,
 }
 
@@ -102,6 +103,13 @@ impl CompiledMatch {
                 mask,
             });
         }
+        // The extension fields are also triples over their key slots
+        // (`ExtMatch::key_fields`): the classifiers index them.
+        fields.extend(ext.key_fields().map(|(field, value, mask)| FieldMatch {
+            field,
+            value: value.into(),
+            mask: mask.into(),
+        }));
         let mut c = CompiledMatch::from_fields(fields);
         c.ext = ext;
         Ok(c)
@@ -203,6 +211,7 @@ impl CompiledMatch {
         let fields = self
             .fields
             .iter()
+            .filter(|f| f.field.oxm_field().is_some())
             .filter_map(|f| {
                 let full = full_mask(f.field);
                 let mask = (f.mask != full).then_some(f.mask);

@@ -347,10 +347,9 @@ pub struct FlowTable {
     /// look packets up here without an exact index (`unchained`).
     unchained: usize,
     /// How many entries match an extension field (`crate::ext`): while
-    /// there is one, lookups with the extension's values scan the
-    /// entries in priority order (`lookup_ext`) and strict searches
-    /// compare whole matches, as the classifier indexes the standard
-    /// fields only.
+    /// there is one, the executor writes the extension's values into a
+    /// packet's key before looking it up here (the classifier indexes
+    /// them as the key fields `mod_state` / `mod_global_state`).
     ext_entries: usize,
 }
 
@@ -498,34 +497,6 @@ impl FlowTable {
         self.ext_entries > 0
     }
 
-    /// Looks `key` up with the extension field values `ext`, counting
-    /// the lookup: the classifier's answer when no entry matches an
-    /// extension field, else the first entry in priority order whose
-    /// match and extension match both hold (`ext_entries`).
-    pub(crate) fn lookup_ext(
-        &mut self,
-        key: &FlowKey,
-        ext: &crate::ext::api::ExtValues,
-    ) -> Option<usize> {
-        if self.ext_entries == 0 {
-            return self.lookup(key);
-        }
-        self.counters.lookup_count += 1;
-        let hit = self
-            .order
-            .handles()
-            .filter_map(|h| self.pos_of_handle(h))
-            .find(|p| {
-                self.cold
-                    .get(*p)
-                    .is_some_and(|c| c.compiled.matches(key) && c.compiled.ext().matches(ext))
-            });
-        if hit.is_some() {
-            self.counters.matched_count += 1;
-        }
-        hit
-    }
-
     /// The table's lookup structure (the templates of `crate::template`
     /// look packets up in it directly).
     #[inline]
@@ -595,13 +566,6 @@ impl FlowTable {
 
     /// Position of the entry with exactly this match and priority.
     pub fn find_strict(&self, m: &CompiledMatch, priority: u16) -> Option<usize> {
-        if self.ext_entries > 0 || !m.ext().is_empty() {
-            return self
-                .order
-                .with_priority(priority)
-                .filter_map(|h| self.pos_of_handle(h))
-                .find(|p| self.cold.get(*p).is_some_and(|c| c.compiled == *m));
-        }
         let r = self.classifier.find(m, priority)?;
         self.pos_of_handle(r.handle)
     }

@@ -90,17 +90,11 @@ pub trait TableKind {
     fn apply(&mut self, pos: usize, len: usize, now: Nanos) -> Option<Applied<'_>>;
 
     /// Whether some entry matches an extension field (`crate::ext`):
-    /// then lookups go through [`TableKind::lookup_ext`] and lookups
-    /// made in advance do not count.
+    /// then the executor writes the extension's values into the key
+    /// before [`TableKind::lookup`], and lookups made in advance do not
+    /// count.
     fn has_ext(&self) -> bool {
         false
-    }
-
-    /// [`TableKind::lookup`] with the extension field values of the
-    /// packet in this table.
-    fn lookup_ext(&mut self, key: &FlowKey, ext: &crate::ext::api::ExtValues) -> Option<usize> {
-        let _ = ext;
-        self.lookup(key)
     }
 
     /// Compiles an entry's instructions for the packet path.
@@ -131,11 +125,6 @@ impl TableKind for FlowTable {
     #[inline(always)]
     fn has_ext(&self) -> bool {
         FlowTable::has_ext(self)
-    }
-
-    #[inline]
-    fn lookup_ext(&mut self, key: &FlowKey, ext: &crate::ext::api::ExtValues) -> Option<usize> {
-        FlowTable::lookup_ext(self, key, ext)
     }
 
     #[inline(always)]

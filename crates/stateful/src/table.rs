@@ -237,6 +237,30 @@ impl StateTable {
         Some(self.lookup_key(store, &key, now))
     }
 
+    /// Reads ahead, for the packets `keys` (a batch's, about to run
+    /// through this table), the store lines their look-ups (lookup scope)
+    /// and their SET_STATEs on this table (update scope) will read
+    /// ([`Store::read_ahead`]); changes nothing. Returns a fold of what
+    /// was read, for `std::hint::black_box`.
+    pub fn read_ahead<'a>(&self, keys: impl Iterator<Item = &'a FlowKey>) -> u64 {
+        let (Some(store), true) = (self.store.get(), self.is_stateful()) else {
+            return 0;
+        };
+        let scopes = [self.lookup_scope(), self.update_scope()];
+        let update = scopes[0] != scopes[1];
+        let mut bufs = [KeyBuf::default(); crate::store::READ_AHEAD];
+        let mut n = 0;
+        for k in keys {
+            let scopes = scopes.iter().take(1 + usize::from(update)).flatten();
+            for key in scopes.filter_map(|e| e.extract(k)) {
+                let Some(b) = bufs.get_mut(n) else { break };
+                *b = key;
+                n += 1;
+            }
+        }
+        store.read_ahead(&bufs[..n])
+    }
+
     #[inline]
     fn lookup_key(&self, store: &Store, key: &KeyBuf, now: u64) -> u32 {
         let Some(e) = store.get(key) else {

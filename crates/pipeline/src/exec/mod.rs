@@ -152,11 +152,11 @@ impl Pipeline {
             };
             // A table with entries matching an extension field, or one
             // an extension looks every packet up in (a BEBA stateful
-            // table), is looked up with the extension's values, never in
-            // advance (`crate::ext`).
+            // table), is looked up with the extension's values in the
+            // key, never in advance (`crate::ext`).
             let found = if table.has_ext() || self.ext_table_active(table_id) {
-                let ext = self.ext_values(table_id, key, ctx.now);
-                table.lookup_ext(key, &ext)
+                self.ext_values(table_id, key, ctx.now).write(key);
+                table.lookup(key)
             } else {
                 // A lookup made beforehand for this table with a key that
                 // agrees with this one on every field the table matches on

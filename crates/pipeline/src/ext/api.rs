@@ -7,6 +7,7 @@ use ofp::action::Action;
 use ofp::error::ErrorCode;
 use ofp::instruction::Instruction;
 use ofp::oxm::OxmField;
+use packet::{Field, FlowKey};
 
 /// An extension's match fields of one entry (module comment): each a
 /// value and a mask (the mask's bits only).
@@ -24,6 +25,24 @@ pub struct ExtMatch {
 pub struct ExtValues {
     pub state: Option<u32>,
     pub global_state: Option<u32>,
+}
+
+impl ExtValues {
+    /// Writes the values into their key slots for a table's lookup (a
+    /// value the packet lacks there is marked absent).
+    #[inline]
+    pub fn write(&self, key: &mut FlowKey) {
+        key.mod_state = self.state.unwrap_or(0);
+        key.mod_global_state = self.global_state.unwrap_or(0);
+        key.present.remove(Field::ModState);
+        key.present.remove(Field::ModGlobalState);
+        if self.state.is_some() {
+            key.present.insert(Field::ModState);
+        }
+        if self.global_state.is_some() {
+            key.present.insert(Field::ModGlobalState);
+        }
+    }
 }
 
 fn field_matches(m: Option<(u32, u32)>, v: Option<u32>) -> bool {
@@ -51,6 +70,17 @@ fn field_overlaps(a: Option<(u32, u32)>, b: Option<(u32, u32)>) -> bool {
 impl ExtMatch {
     pub fn is_empty(&self) -> bool {
         *self == ExtMatch::default()
+    }
+
+    /// The match as (field, value, mask) triples over the key slots of
+    /// the extension fields ([`ExtValues::write`] fills them for a
+    /// lookup).
+    pub fn key_fields(&self) -> impl Iterator<Item = (Field, u32, u32)> {
+        let state = self.state.map(|(v, m)| (Field::ModState, v, m));
+        let global = self
+            .global_state
+            .map(|(v, m)| (Field::ModGlobalState, v, m));
+        state.into_iter().chain(global)
     }
 
     #[inline]

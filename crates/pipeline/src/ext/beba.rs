@@ -158,6 +158,33 @@ pub(crate) fn table_active(st: &ExtState, id: u8) -> bool {
     st.active() && st.table(id).is_some_and(|t| t.is_enabled())
 }
 
+/// States in table 0's store from which the batch path reads a chunk's
+/// states ahead (`read_ahead`): below, the store fits in the caches.
+const READ_AHEAD_MIN: usize = 16_384;
+
+/// Whether table 0 is stateful with a store large enough for reading a
+/// chunk's states ahead to pay.
+#[inline]
+pub(crate) fn worth_reading_ahead(st: &ExtState) -> bool {
+    table_active(st, 0)
+        && st
+            .table(0)
+            .and_then(|t| t.store())
+            .is_some_and(|s| s.len() >= READ_AHEAD_MIN)
+}
+
+/// Reads ahead the state lines of the packets `keys[run[..]]`, about to
+/// enter table 0 (`stateful::StateTable::read_ahead`).
+pub(crate) fn read_ahead(st: &ExtState, keys: &[packet::FlowKey], run: &[u8]) {
+    if !table_active(st, 0) {
+        return;
+    }
+    if let Some(t) = st.table(0) {
+        let ks = run.iter().filter_map(|&i| keys.get(usize::from(i)));
+        std::hint::black_box(t.read_ahead(ks));
+    }
+}
+
 pub(crate) fn values(st: &ExtState, id: u8, key: &FlowKey, now: u64) -> ExtValues {
     ExtValues {
         state: st.table(id).and_then(|t| t.lookup(key, micros(now))),

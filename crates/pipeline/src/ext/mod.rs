@@ -8,9 +8,14 @@
 //! - **Match fields** ([`api::ExtMatch`]): an experimenter OXM field of a
 //!   flow-mod's match is handed to [`registry::match_field`]; the extension keeps
 //!   it in the entry's compiled match (so two entries that differ only
-//!   there are different entries) or refuses it. A table holding such
-//!   entries is looked up with the values the extension supplies for the
-//!   packet at that moment ([`api::ExtValues`], see [`Pipeline::ext_values`]).
+//!   there are different entries) or refuses it, and the compiled match
+//!   also holds it as a (field, value, mask) triple over a key slot of
+//!   its own (`packet::Field::ModState`, `ModGlobalState`). Before a
+//!   table holding such entries is looked up, the values the extension
+//!   supplies for the packet at that moment ([`api::ExtValues`], see
+//!   [`Pipeline::ext_values`]) are written into those slots: the table's
+//!   classifier (hash, trie, tuple space) then finds the entry as for any
+//!   other field.
 //! - **Actions** ([`api::ExtOp`]): an experimenter action is checked at
 //!   flow-mod / group-mod time ([`Pipeline::check_ext_action`]), compiled
 //!   once into an op ([`registry::compile_action`]) and executed by the one
@@ -57,6 +62,22 @@ impl Pipeline {
     #[inline(always)]
     pub(crate) fn ext_table_active(&self, table_id: u8) -> bool {
         beba::table_active(self.stateful(), table_id)
+    }
+
+    /// Whether the batch path should parse a chunk before running it so
+    /// that the extensions read its packets' state ahead
+    /// ([`Pipeline::ext_read_ahead`]).
+    #[inline]
+    pub(crate) fn ext_worth_warming(&self) -> bool {
+        beba::worth_reading_ahead(self.stateful())
+    }
+
+    /// Reads ahead what the extensions will read for the packets
+    /// `keys[run[..]]` entering table 0 (BEBA: their state lines), so
+    /// that the chunk's cache misses overlap.
+    #[inline]
+    pub(crate) fn ext_read_ahead(&self, keys: &[FlowKey], run: &[u8]) {
+        beba::read_ahead(self.stateful(), keys, run)
     }
 
     /// The extension field values of the packet `key` in table
@@ -121,3 +142,8 @@ impl Pipeline {
 /// `process_batch`: state matches, SET_STATE with timeouts, rollback.
 #[cfg(test)]
 mod tests;
+
+/// Extension fields through the classifiers against a priority-order
+/// scan, on random entries and packets.
+#[cfg(test)]
+mod classify_tests;
