@@ -11,8 +11,9 @@
 # python/oxflow/apps/beba/ that configure the switch.
 #
 # Needs root, `cargo build --release -p oxflow -p ports --example flows_tx`
-# and scripts/beba_ref.sh (target/beba-ref/bin/ofdatapath, with its fix of
-# the reference's frame reception). Per app and
+# and a build of the reference at target/beba-ref/bin/ofdatapath (not part
+# of this repository; docs/beba.md, "Reference switch": its frame
+# reception needs a fix to forward anything). Per app and
 # switch: the switch runs on core 1 with ports b3s1 (1) and b3s2 (2),
 # veth peers of b3g (generator) and b3c (sink); the app connects to the
 # switch's passive port (os-ken's --ofp-switch-address-list) and

@@ -1,5 +1,5 @@
 //! `oxflow ctl` without the rest of oxflow (a quick build to talk to
-//! another switch, e.g. the BEBA reference switch of scripts/beba_ref.sh):
+//! another switch, e.g. the BEBA reference switch, docs/beba.md):
 //! `cargo run -q -p ctl --example ctl -- COMMAND TARGET ARGS...`.
 
 fn main() {

@@ -139,7 +139,7 @@ fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
-/// The BEBA reference switch (`scripts/beba_ref.sh` builds it) listening
+/// The BEBA reference switch (a build at target/beba-ref/bin, docs/beba.md) listening
 /// on 127.0.0.1:`port`, once it accepts connections.
 fn start_reference(port: u16) -> std::process::Child {
     let bin = concat!(
@@ -151,7 +151,7 @@ fn start_reference(port: u16) -> std::process::Child {
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
-        .expect("run target/beba-ref/bin/ofdatapath (scripts/beba_ref.sh builds it)");
+        .expect("run target/beba-ref/bin/ofdatapath (a build of the BEBA switch, docs/beba.md)");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     while TcpStream::connect(("127.0.0.1", port)).is_err() {
         assert!(
@@ -380,14 +380,14 @@ fn template_delete_of_unknown_id_is_refused() {
     assert!(err.contains("exp_type=11"), "PKTTMP_MOD_FAILED: {err}");
 }
 
-/// The BEBA reference switch (built by `scripts/beba_ref.sh` into
+/// The BEBA reference switch (a build of it placed in
 /// `target/beba-ref/bin`) and the `stateful` semantics give the same
 /// answers to the same commands: exit status, OFPT_ERROR codes and dumps
 /// (durations aside, records in any order). The differences docs/beba.md
 /// lists are not in the list (e.g. DEL_FLOW_STATE of a stored flow, which
-/// the reference refuses). Run: `scripts/beba_ref.sh && cargo test -p ctl --test beba -- --ignored`.
+/// the reference refuses). Run: `cargo test -p ctl --test beba -- --ignored`.
 #[test]
-#[ignore = "needs the BEBA reference switch: scripts/beba_ref.sh"]
+#[ignore = "needs a build of the BEBA reference switch in target/beba-ref/bin"]
 fn same_replies_as_the_reference_switch() {
     let port = 16634 + (std::process::id() % 1000) as u16;
     let mut reference = start_reference(port);
@@ -491,7 +491,7 @@ fn same_replies_as_the_reference_switch() {
 /// the reference reports is the one `Extractor::extract` makes (ports,
 /// in_port and eth_type little-endian, addresses in network order).
 #[test]
-#[ignore = "needs the BEBA reference switch: scripts/beba_ref.sh"]
+#[ignore = "needs a build of the BEBA reference switch in target/beba-ref/bin"]
 fn reference_key_layout_is_ours() {
     use ofp::action::Action;
     use ofp::beba::{BebaAction, SetState};
