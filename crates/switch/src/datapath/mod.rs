@@ -91,6 +91,7 @@ mod admin;
 pub mod beba;
 pub mod buffers;
 pub mod bundle;
+mod extensions;
 pub mod features;
 pub mod flexforward;
 mod graph_control;
@@ -909,18 +910,8 @@ impl crate::channel::datapath::Datapath for Datapath {
     ) -> Vec<ofp::OfpMessage> {
         use ofp::Message as M;
         if let M::Experimenter(e) = &msg.body {
-            if ofp::bundle::is_bundle(e) {
-                let out = self.bundle_message(conn, msg.xid, e, raw);
-                // A commit reply acknowledges a written state.
-                self.save_if_dirty();
-                return out;
-            }
-            if e.experimenter == ofp::flexforward::FLEX_EXPERIMENTER {
-                return self.flex_message(msg.xid, e, raw);
-            }
-            if e.experimenter == ofp::beba::BEBA_EXPERIMENTER {
-                self.beba_conns.insert(conn.id);
-                return self.beba_message(msg.xid, e, raw);
+            if let Some(answer) = extensions::message_handler(e) {
+                return answer(self, conn, msg.xid, e, raw);
             }
         }
         let modifies = matches!(

@@ -103,15 +103,15 @@ impl Datapath {
                 one(Message::QueueGetConfigReply(self.queue_config(p)))
             }
             Message::MultipartRequest(req) => match req.body {
-                Q::Experimenter(e) if ofp::port_admin::PortAdmin::parse(&e).is_some() => {
-                    self.port_admin(xid, &e, raw)
-                }
-                Q::Experimenter(e) if ofp::graph_change::GraphChange::parse(&e).is_some() => {
-                    self.graph_change(xid, &e, raw)
-                }
-                Q::Experimenter(e) if e.experimenter == ofp::beba::BEBA_EXPERIMENTER => {
-                    self.beba_multipart(xid, &e, raw)
-                }
+                // Experimenter requests: the extension that claims them
+                // (`super::extensions`), else refused.
+                Q::Experimenter(e) => match super::extensions::multipart_handler(&e) {
+                    Some(answer) => answer(self, xid, &e, raw),
+                    None => err(ErrorCode::BadRequest(super::extensions::refusal(
+                        e.experimenter,
+                        false,
+                    ))),
+                },
                 body => match self.multipart(body) {
                     Ok(body) => mp::split_reply(Multipart::new(body), MAX_REPLY)
                         .into_iter()
@@ -120,12 +120,12 @@ impl Datapath {
                     Err(c) => err(c),
                 },
             },
-            // oxflow defines no OFPT_EXPERIMENTER message of its own (its
-            // extensions are experimenter multiparts; the ONF bundle
-            // messages are taken before this, `super::bundle`): refused as
-            // the spec asks for an experimenter id a switch does not
-            // support.
-            Message::Experimenter(_) => err(ErrorCode::BadRequest(BadRequestCode::BadExperimenter)),
+            // An experimenter message no extension claims (those they do
+            // claim are taken before this, `super::extensions`).
+            Message::Experimenter(e) => err(ErrorCode::BadRequest(super::extensions::refusal(
+                e.experimenter,
+                true,
+            ))),
             _ => Vec::new(),
         }
     }
@@ -446,6 +446,27 @@ impl Datapath {
             }
             Q::Experimenter(e) => self.experimenter_multipart(&e)?,
         })
+    }
+
+    /// oxflow's statistics requests (worker statistics, the data-path
+    /// graph; `ofp::experimenter`) as OpenFlow messages: the reply split
+    /// into parts, or the error (`super::extensions` routes them here).
+    pub(crate) fn oxflow_stats(
+        &mut self,
+        xid: u32,
+        e: &mp::ExperimenterMultipart,
+        raw: &[u8],
+    ) -> Vec<OfpMessage> {
+        match self.experimenter_multipart(e) {
+            Ok(body) => mp::split_reply(Multipart::new(body), MAX_REPLY)
+                .into_iter()
+                .map(|r| OfpMessage::new(xid, Message::MultipartReply(r)))
+                .collect(),
+            Err(c) => vec![OfpMessage::new(
+                xid,
+                Message::Error(ErrorMsg::from_request(c, raw)),
+            )],
+        }
     }
 
     /// An OFPMP_EXPERIMENTER request: oxflow's worker statistics

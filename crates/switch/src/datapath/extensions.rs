@@ -1,0 +1,195 @@
+//! The switch's experimenter extensions, in one table.
+//!
+//! Every OFPT_EXPERIMENTER message and every OFPMP_EXPERIMENTER request
+//! the switch understands is claimed by exactly one row of [`EXTENSIONS`]:
+//! the row says which bodies it takes (an experimenter id, and for an id
+//! shared by several extensions the types it owns) and the `Datapath`
+//! method that answers them. `Datapath::handle` and the multipart
+//! dispatch in `requests` consult this table and nothing else, so adding
+//! an extension on the control side is one row here plus its handler
+//! (its data-plane side goes through `pipeline::ext` and the worker's
+//! hooks; docs/ARCHITECTURE.md, "Add an experimenter extension").
+//! A body no row claims gets the spec's BAD_EXPERIMENTER (no extension
+//! answers that kind of body under its id) or BAD_EXP_TYPE (one does, but
+//! not that type).
+//!
+//! Order matters only where two rows could claim the same body; none do
+//! (the tests check every row's claims against the others'), so the table
+//! reads as a list.
+
+use super::Datapath;
+use crate::channel::hub::ConnInfo;
+use ofp::experimenter::{exp_type, OXFLOW_EXPERIMENTER};
+use ofp::message::Experimenter;
+use ofp::multipart::ExperimenterMultipart;
+use ofp::OfpMessage;
+
+/// Answers an OFPT_EXPERIMENTER message: (datapath, connection, xid,
+/// body, raw message) -> replies.
+pub(crate) type MessageFn =
+    fn(&mut Datapath, &ConnInfo, u32, &Experimenter, &[u8]) -> Vec<OfpMessage>;
+
+/// Answers an OFPMP_EXPERIMENTER request: (datapath, xid, body, raw
+/// message) -> replies (multipart replies or an error).
+pub(crate) type MultipartFn =
+    fn(&mut Datapath, u32, &ExperimenterMultipart, &[u8]) -> Vec<OfpMessage>;
+
+/// One extension's control-side entry points (module comment).
+pub(crate) struct Extension {
+    /// What it is, for logs and docs.
+    pub name: &'static str,
+    /// Its experimenter id.
+    pub experimenter: u32,
+    /// The experimenter types it owns under that id; `None`: all of them.
+    pub types: Option<std::ops::RangeInclusive<u32>>,
+    pub message: Option<MessageFn>,
+    pub multipart: Option<MultipartFn>,
+}
+
+impl Extension {
+    fn claims(&self, experimenter: u32, exp_type: u32) -> bool {
+        self.experimenter == experimenter
+            && self.types.as_ref().is_none_or(|t| t.contains(&exp_type))
+    }
+}
+
+/// Every extension the switch speaks (module comment).
+pub(crate) const EXTENSIONS: &[Extension] = &[
+    Extension {
+        name: "ONF bundles (OpenFlow 1.3 extension 230)",
+        experimenter: ofp::bundle::ONF_EXPERIMENTER,
+        types: Some(ofp::bundle::exp_type::CONTROL..=ofp::bundle::exp_type::ADD_MESSAGE),
+        message: Some(|dp, conn, xid, e, raw| {
+            let out = dp.bundle_message(conn, xid, e, raw);
+            // A commit reply acknowledges a written state.
+            dp.save_if_dirty();
+            out
+        }),
+        multipart: None,
+    },
+    Extension {
+        name: "FlexForward forwarding modes",
+        experimenter: ofp::flexforward::FLEX_EXPERIMENTER,
+        types: None,
+        message: Some(|dp, _, xid, e, raw| dp.flex_message(xid, e, raw)),
+        multipart: None,
+    },
+    Extension {
+        name: "BEBA (OpenState, InSP)",
+        experimenter: ofp::beba::BEBA_EXPERIMENTER,
+        types: None,
+        message: Some(|dp, conn, xid, e, raw| {
+            // Its flow-mods are acknowledged from now on (`beba`).
+            dp.beba_conns.insert(conn.id);
+            dp.beba_message(xid, e, raw)
+        }),
+        multipart: Some(|dp, xid, e, raw| dp.beba_multipart(xid, e, raw)),
+    },
+    Extension {
+        name: "oxflow statistics (workers, data-path graph)",
+        experimenter: OXFLOW_EXPERIMENTER,
+        types: Some(exp_type::WORKER_STATS..=exp_type::DATAPATH_GRAPH),
+        message: None,
+        multipart: Some(|dp, xid, e, raw| dp.oxflow_stats(xid, e, raw)),
+    },
+    Extension {
+        name: "oxflow data-path graph changes",
+        experimenter: OXFLOW_EXPERIMENTER,
+        types: Some(exp_type::GRAPH_CHANGE..=exp_type::GRAPH_CHANGE),
+        message: None,
+        multipart: Some(|dp, xid, e, raw| dp.graph_change(xid, e, raw)),
+    },
+    Extension {
+        name: "oxflow port and queue administration",
+        experimenter: OXFLOW_EXPERIMENTER,
+        types: Some(ofp::port_admin::exp_type::ADD_PORT..=ofp::port_admin::exp_type::DEL_QUEUE),
+        message: None,
+        multipart: Some(|dp, xid, e, raw| dp.port_admin(xid, e, raw)),
+    },
+];
+
+/// The handler of an OFPT_EXPERIMENTER body, if an extension takes it.
+pub(crate) fn message_handler(e: &Experimenter) -> Option<MessageFn> {
+    EXTENSIONS
+        .iter()
+        .find(|x| x.claims(e.experimenter, e.exp_type))
+        .and_then(|x| {
+            tracing::trace!(
+                extension = x.name,
+                exp_type = e.exp_type,
+                "experimenter message"
+            );
+            x.message
+        })
+}
+
+/// The handler of an OFPMP_EXPERIMENTER request, if an extension takes it.
+pub(crate) fn multipart_handler(e: &ExperimenterMultipart) -> Option<MultipartFn> {
+    EXTENSIONS
+        .iter()
+        .find(|x| x.claims(e.experimenter, e.exp_type))
+        .and_then(|x| {
+            tracing::trace!(
+                extension = x.name,
+                exp_type = e.exp_type,
+                "experimenter multipart"
+            );
+            x.multipart
+        })
+}
+
+/// Why no extension took a body: an id under which no extension answers
+/// this kind of body (messages if `message`, else multipart requests), or
+/// a type the id's extensions do not define.
+pub(crate) fn refusal(experimenter: u32, message: bool) -> ofp::error::BadRequestCode {
+    use ofp::error::BadRequestCode;
+    let answers = |x: &Extension| {
+        if message {
+            x.message.is_some()
+        } else {
+            x.multipart.is_some()
+        }
+    };
+    if EXTENSIONS
+        .iter()
+        .any(|x| x.experimenter == experimenter && answers(x))
+    {
+        BadRequestCode::BadExpType
+    } else {
+        BadRequestCode::BadExperimenter
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::EXTENSIONS;
+
+    /// No body is claimed by two rows (module comment).
+    #[test]
+    fn claims_do_not_overlap() {
+        for (i, a) in EXTENSIONS.iter().enumerate() {
+            for b in EXTENSIONS.iter().skip(i + 1) {
+                if a.experimenter != b.experimenter {
+                    continue;
+                }
+                let (Some(ta), Some(tb)) = (&a.types, &b.types) else {
+                    panic!("{} and {} both claim every type", a.name, b.name);
+                };
+                assert!(
+                    ta.end() < tb.start() || tb.end() < ta.start(),
+                    "{} and {} overlap",
+                    a.name,
+                    b.name
+                );
+            }
+        }
+    }
+
+    /// Every row answers something.
+    #[test]
+    fn every_row_has_a_handler() {
+        for x in EXTENSIONS {
+            assert!(x.message.is_some() || x.multipart.is_some(), "{}", x.name);
+        }
+    }
+}
