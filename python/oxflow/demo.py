@@ -135,19 +135,18 @@ def run(logdir):
     return failures
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(prog="python -m oxflow.demo",
-                                 description=__doc__.split("\n")[0])
-    ap.add_argument("--keep-logs", action="store_true",
-                    help="keep the log directory even when all went well")
-    args = ap.parse_args(argv)
+def run_demo(name, run, args, failed, succeeded):
+    """Runs a demo's `run(logdir)` as root with a log directory: returns
+    the exit status (0, 1 on failures or an exception, 2 without root,
+    130 when interrupted). `failed(n)` words n failures; `succeeded` is
+    the closing line. Shared by the demos of this package."""
     if os.geteuid() != 0:
         print("the demo needs root (network namespaces): run it with sudo",
               file=sys.stderr)
         return 2
     # SIGTERM cleans up like Ctrl-C (context managers run on the way out).
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(130))
-    logdir = tempfile.mkdtemp(prefix="oxflow-demo-")
+    logdir = tempfile.mkdtemp(prefix="oxflow-%s-" % name)
     try:
         failures = run(logdir)
     except KeyboardInterrupt:
@@ -158,13 +157,23 @@ def main(argv=None):
               file=sys.stderr)
         return 1
     if failures:
-        say("%s%d ping pair(s) failed%s; logs in %s" % (RED, failures, RESET,
-                                                        logdir))
+        say("%s%s%s; logs in %s" % (RED, failed(failures), RESET, logdir))
         return 1
-    say("%sAll pings succeeded in both modes.%s" % (GREEN, RESET))
+    say(succeeded)
     if not args.keep_logs:
         shutil.rmtree(logdir, ignore_errors=True)
     return 0
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="python -m oxflow.demo",
+                                 description=__doc__.split("\n")[0])
+    ap.add_argument("--keep-logs", action="store_true",
+                    help="keep the log directory even when all went well")
+    args = ap.parse_args(argv)
+    return run_demo("demo", run, args,
+                    lambda n: "%d ping pair(s) failed" % n,
+                    "%sAll pings succeeded in both modes.%s" % (GREEN, RESET))
 
 
 if __name__ == "__main__":

@@ -20,14 +20,12 @@ Exit status 0 when every step saw what it expects, 1 otherwise.
 import argparse
 import os
 import re
-import shutil
-import signal
 import sys
-import tempfile
 import time
 
 from .apps.beba import portknock
-from .demo import BOLD, GREEN, RED, RESET, info, port_or_free, say, show
+from .demo import (BOLD, GREEN, RED, RESET, info, port_or_free, run_demo, say,
+                   show)
 from .netns import Topology
 from .switch import Switch, controller_process
 
@@ -151,29 +149,10 @@ def main(argv=None):
     ap.add_argument("--keep-logs", action="store_true",
                     help="keep the log directory even when all went well")
     args = ap.parse_args(argv)
-    if os.geteuid() != 0:
-        print("the demo needs root (network namespaces): run it with sudo",
-              file=sys.stderr)
-        return 2
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(130))
-    logdir = tempfile.mkdtemp(prefix="oxflow-demo-stateful-")
-    try:
-        failures = run(logdir, args.prefix)
-    except KeyboardInterrupt:
-        print("\ninterrupted: cleaned up", file=sys.stderr)
-        return 130
-    except Exception as exc:
-        print("\n%sdemo failed:%s %s\nlogs in %s" % (RED, RESET, exc, logdir),
-              file=sys.stderr)
-        return 1
-    if failures:
-        say("%s%d step(s) went wrong%s; logs in %s" % (RED, failures, RESET,
-                                                      logdir))
-        return 1
-    say("%s%sPort knocking ran in the switch.%s" % (BOLD, GREEN, RESET))
-    if not args.keep_logs:
-        shutil.rmtree(logdir, ignore_errors=True)
-    return 0
+    return run_demo("demo-stateful", lambda logdir: run(logdir, args.prefix),
+                    args, lambda n: "%d step(s) went wrong" % n,
+                    "%s%sPort knocking ran in the switch.%s"
+                    % (BOLD, GREEN, RESET))
 
 
 if __name__ == "__main__":
