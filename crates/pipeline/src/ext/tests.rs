@@ -382,13 +382,7 @@ fn tcp_flags_syn_without_ack_is_matched() {
     // Without ip_proto=6 the field's prerequisite is not met.
     assert_eq!(
         p.flow_mod(
-            &fm(
-                cmd::ADD,
-                0,
-                30,
-                vec![OxmField::TcpFlags(2, None)],
-                vec![]
-            ),
+            &fm(cmd::ADD, 0, 30, vec![OxmField::TcpFlags(2, None)], vec![]),
             0
         )
         .err(),
