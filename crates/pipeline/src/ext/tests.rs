@@ -302,6 +302,7 @@ fn bad_beba_actions_and_instructions_get_beba_codes() {
             data,
         }
     };
+    let beyond = u8::try_from(p.tables.len()).expect("fewer than 256 tables");
     let mut refused = |i: Instruction| {
         p.flow_mod(&fm(cmd::ADD, 0, 100, udp_dst(7), vec![i]), 0)
             .err()
@@ -321,6 +322,15 @@ fn bad_beba_actions_and_instructions_get_beba_codes() {
     assert_eq!(
         refused(apply(beba_action(1, &[]))),
         beba(BebaErrorCode::BadExpLen)
+    );
+    // SET_STATE on a table the pipeline does not have.
+    let far = BebaAction::SetState(SetState {
+        table_id: beyond,
+        ..SetState::default()
+    });
+    assert_eq!(
+        refused(apply(far.to_action())),
+        beba(BebaErrorCode::BadTableId)
     );
     // 30: an unknown instruction type.
     let mut data = 56u32.to_be_bytes().to_vec();
