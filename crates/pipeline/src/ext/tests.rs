@@ -349,6 +349,22 @@ fn bad_beba_actions_and_instructions_get_beba_codes() {
             ofp::error::BadInstructionCode::BadTableId
         ))
     );
+    // beba-ctrl's case 35: a masked `state` with value bits outside the
+    // mask (value 1, mask 0).
+    let mut payload = 1u32.to_be_bytes().to_vec();
+    payload.extend_from_slice(&[0; 4]);
+    let bad_state = OxmField::Experimenter {
+        field: 1,
+        has_mask: true,
+        experimenter: BEBA_EXPERIMENTER,
+        payload,
+    };
+    let mut m = udp_dst(7);
+    m.push(bad_state);
+    assert_eq!(
+        p.flow_mod(&fm(cmd::ADD, 0, 100, m, vec![]), 0).err(),
+        beba(BebaErrorCode::BadMatchWildcard)
+    );
     // Nothing was added.
     assert_eq!(p.tables[0].len(), 3);
     // The code's wire form: OFPET_EXPERIMENTER with the BEBA code.
