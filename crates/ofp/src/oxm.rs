@@ -672,7 +672,7 @@ pub struct Match {
 }
 
 /// Most fields `Match::decode` makes room for ahead (a valid match has
-/// at most one of each of the 40 basic fields, and rarely experimenter
+/// at most one of each of the 41 basic fields, and rarely experimenter
 /// ones).
 const MATCH_FIELDS_AHEAD: usize = 64;
 
