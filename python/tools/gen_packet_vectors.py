@@ -64,6 +64,7 @@ WIDTH = {
     "ipv6_nd_target": 16, "ipv6_nd_sll": 6, "ipv6_nd_tll": 6, "mpls_label": 4,
     "mpls_tc": 1, "mpls_bos": 1, "pbb_isid": 3, "ipv6_exthdr": 2, "ip_ttl": 1,
     "mpls_ttl": 1, "inner_vlan_vid": 2, "inner_vlan_pcp": 1, "ip_frag": 1,
+    "tcp_flags": 2,
 }
 
 # IPV6_EXTHDR flags (OpenFlow 1.3.5 ofp_ipv6exthdr_flags).
@@ -228,7 +229,8 @@ def derive(p):
 
 def derive_l4(f, l, v6):
     if isinstance(l, TCP):
-        f.update(tcp_src=l.sport, tcp_dst=l.dport)
+        # The 9 flag bits (NS..FIN) the parser extracts.
+        f.update(tcp_src=l.sport, tcp_dst=l.dport, tcp_flags=int(l.flags) & 0x1ff)
     elif isinstance(l, UDP):
         f.update(udp_src=l.sport, udp_dst=l.dport)
     elif isinstance(l, SCTP):
@@ -271,6 +273,9 @@ def gen_parse():
     pv("ipv4_udp", Ether(**E) / IP(tos=0xb9, ttl=17, **A4) / UDP(sport=1234, dport=53) / PAY)
     pv("ipv4_tcp_options", Ether(**E) / IP(options=[b"\x01\x01\x01\x00"], **A4)
        / TCP(sport=80, dport=4000, options=[("MSS", 1460)]) / PAY)
+    # Every flag (NS..FIN) and the 3 reserved bits set: tcp_flags is 0x1ff.
+    pv("ipv4_tcp_all_flags", Ether(**E) / IP(**A4)
+       / TCP(sport=81, dport=82, flags=0x1ff, reserved=7) / PAY)
     pv("ipv4_icmp_echo", Ether(**E) / IP(**A4) / ICMP(type=8, code=0) / PAY)
     pv("ipv4_icmp_unreach", Ether(**E) / IP(**A4) / ICMP(type=3, code=3) / PAY)
     pv("ipv4_sctp", Ether(**E) / IP(**A4) / SCTP(sport=3868, dport=2905) / SCTPChunkData(data=b"abcd"))

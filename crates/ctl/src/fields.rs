@@ -35,6 +35,9 @@ pub enum Kind {
     /// flag names each with `+` (must be set) or `-` (must be clear), the
     /// mask being the flags named (`+frag-esp`); see [`EXTHDR_FLAGS`].
     Exthdr,
+    /// TCP flags, as [`Kind::Exthdr`] with the names of [`TCP_FLAGS`]
+    /// (`+syn-ack`, or `0x2/0x12`).
+    TcpFlags,
 }
 
 /// The IPV6_EXTHDR flags (OpenFlow 1.3.5 §7.2.3.8, `OFPIEH_*`) by name,
@@ -51,27 +54,43 @@ pub const EXTHDR_FLAGS: [(&str, u16); 9] = [
     ("unseq", 1 << 8),
 ];
 
-/// `+name-name...` flag syntax of [`Kind::Exthdr`]: (value, mask).
-fn parse_exthdr_flags(s: &str) -> Result<(u128, Option<u128>), String> {
+/// TCP flags (`tcp_flags`) by name, in bit order, as ovs-ofctl names
+/// them.
+pub const TCP_FLAGS: [(&str, u16); 9] = [
+    ("fin", 1 << 0),
+    ("syn", 1 << 1),
+    ("rst", 1 << 2),
+    ("psh", 1 << 3),
+    ("ack", 1 << 4),
+    ("urg", 1 << 5),
+    ("ece", 1 << 6),
+    ("cwr", 1 << 7),
+    ("ns", 1 << 8),
+];
+
+/// `+name-name...` flag syntax of [`Kind::Exthdr`] and [`Kind::TcpFlags`]
+/// over the flags `table` of `field`: (value, mask), the mask being the
+/// flags named.
+fn parse_flags(s: &str, field: &str, table: &[(&str, u16)]) -> Result<(u16, u16), String> {
     let (mut value, mut mask) = (0u16, 0u16);
     let mut rest = s;
     while let Some(sign) = rest.chars().next() {
         let body = &rest[1..];
         let end = body.find(['+', '-']).unwrap_or(body.len());
         let name = &body[..end];
-        let bit = EXTHDR_FLAGS
+        let bit = table
             .iter()
             .find(|(n, _)| n.eq_ignore_ascii_case(name))
             .map(|(_, b)| *b)
             .ok_or_else(|| {
-                let names: Vec<&str> = EXTHDR_FLAGS.iter().map(|(n, _)| *n).collect();
+                let names: Vec<&str> = table.iter().map(|(n, _)| *n).collect();
                 format!(
-                    "unknown ipv6_exthdr flag \"{name}\" (expected {})",
+                    "unknown {field} flag \"{name}\" (expected {})",
                     names.join(", ")
                 )
             })?;
         if mask & bit != 0 {
-            return Err(format!("ipv6_exthdr flag \"{name}\" given twice"));
+            return Err(format!("{field} flag \"{name}\" given twice"));
         }
         mask |= bit;
         if sign == '+' {
@@ -79,19 +98,30 @@ fn parse_exthdr_flags(s: &str) -> Result<(u128, Option<u128>), String> {
         }
         rest = &body[end..];
     }
+    Ok((value, mask))
+}
+
+/// The flag syntax of `kind`: IPV6_EXTHDR with every flag named is an
+/// exact match (the field has no other bits); TCP flags keep the mask.
+fn parse_kind_flags(kind: Kind, s: &str) -> Result<(u128, Option<u128>), String> {
+    let (value, mask) = match kind {
+        TcpFlags => parse_flags(s, "tcp_flags", &TCP_FLAGS)?,
+        _ => parse_flags(s, "ipv6_exthdr", &EXTHDR_FLAGS)?,
+    };
     let all = EXTHDR_FLAGS.iter().fold(0, |a, (_, b)| a | b);
-    Ok((u128::from(value), (mask != all).then_some(u128::from(mask))))
+    let exact = kind == Exthdr && mask == all;
+    Ok((u128::from(value), (!exact).then_some(u128::from(mask))))
 }
 
 /// `+name-name...` for flags `value` under `mask` (`None` if the bits are
-/// not all flags).
-fn format_exthdr_flags(value: u128, mask: u128) -> Option<String> {
-    let all: u128 = EXTHDR_FLAGS.iter().fold(0, |a, (_, b)| a | u128::from(*b));
+/// not all flags of `table`).
+fn format_flags(value: u128, mask: u128, table: &[(&str, u16)]) -> Option<String> {
+    let all: u128 = table.iter().fold(0, |a, (_, b)| a | u128::from(*b));
     if mask == 0 || mask & !all != 0 || value & !mask != 0 {
         return None;
     }
     Some(
-        EXTHDR_FLAGS
+        table
             .iter()
             .filter(|(_, b)| mask & u128::from(*b) != 0)
             .map(|(n, b)| {
@@ -164,6 +194,7 @@ pub fn kind_of(s: Syntax) -> Kind {
         Syntax::Ipv4 => Ipv4,
         Syntax::Ipv6 => Ipv6,
         Syntax::Exthdr => Exthdr,
+        Syntax::TcpFlags => TcpFlags,
     }
 }
 
@@ -412,7 +443,7 @@ fn prefix_mask(n: u32, bits: u32) -> Option<u128> {
 
 fn parse_one(kind: Kind, s: &str) -> Option<u128> {
     match kind {
-        Dec | Hex | Exthdr => parse_int(s),
+        Dec | Hex | Exthdr | TcpFlags => parse_int(s),
         Port => parse_port(s).map(u128::from),
         Mac => parse_mac(s),
         Ipv4 => s.parse::<Ipv4Addr>().ok().map(|a| u32::from(a).into()),
@@ -423,8 +454,8 @@ fn parse_one(kind: Kind, s: &str) -> Option<u128> {
 /// Parse `VALUE[/MASK]` for a field of this kind. Address masks may be a
 /// prefix length. Value bits outside the mask are cleared, as ovs-ofctl does.
 pub fn parse_value(kind: Kind, s: &str) -> Result<(u128, Option<u128>), String> {
-    if kind == Exthdr && s.starts_with(['+', '-']) {
-        return parse_exthdr_flags(s);
+    if matches!(kind, Exthdr | TcpFlags) && s.starts_with(['+', '-']) {
+        return parse_kind_flags(kind, s);
     }
     let (v, m) = match s.split_once('/') {
         Some((v, m)) => (v, Some(m)),
@@ -476,7 +507,7 @@ fn cidr_len(m: u128, bits: u32) -> Option<u32> {
 fn fmt_one(kind: Kind, v: u128) -> String {
     match kind {
         Dec => v.to_string(),
-        Hex | Exthdr => format!("{v:#x}"),
+        Hex | Exthdr | TcpFlags => format!("{v:#x}"),
         Port => u32::try_from(v).map_or_else(|_| v.to_string(), port_name),
         Mac => {
             let b = (v as u64).to_be_bytes();
@@ -496,7 +527,12 @@ pub fn format_value(kind: Kind, value: u128, mask: Option<u128>) -> String {
         return fmt_one(kind, value);
     };
     match kind {
-        Exthdr => format_exthdr_flags(value, m).unwrap_or_else(|| format!("{value:#x}/{m:#x}")),
+        Exthdr => {
+            format_flags(value, m, &EXTHDR_FLAGS).unwrap_or_else(|| format!("{value:#x}/{m:#x}"))
+        }
+        TcpFlags => {
+            format_flags(value, m, &TCP_FLAGS).unwrap_or_else(|| format!("{value:#x}/{m:#x}"))
+        }
         Dec | Hex | Port => format!("{value:#x}/{m:#x}"),
         Mac => format!("{}/{}", fmt_one(kind, value), fmt_one(kind, m)),
         Ipv4 => match cidr_len(m, 32) {
@@ -575,6 +611,28 @@ mod tests {
         assert!(e.starts_with("unknown ipv6_exthdr flag \"bogus\""), "{e}");
         assert!(parse_value(Exthdr, "+frag-frag").is_err());
         assert!(parse_value(Exthdr, "+").is_err());
+    }
+
+    #[test]
+    fn tcp_flags() {
+        assert_eq!(
+            parse_value(TcpFlags, "+syn-ack").unwrap(),
+            (0x2, Some(0x12))
+        );
+        assert_eq!(
+            parse_value(TcpFlags, "0x002/0x012").unwrap(),
+            (2, Some(0x12))
+        );
+        assert_eq!(parse_value(TcpFlags, "2").unwrap(), (2, None));
+        assert_eq!(format_value(TcpFlags, 0x2, Some(0x12)), "+syn-ack");
+        assert_eq!(format_value(TcpFlags, 0x2, None), "0x2");
+        assert_eq!(format_value(TcpFlags, 0x2, Some(0x802)), "0x2/0x802");
+        // Every flag named is still a mask: the field has 16 bits.
+        let all = "+fin-syn-rst-psh-ack-urg-ece-cwr-ns";
+        assert_eq!(parse_value(TcpFlags, all).unwrap(), (1, Some(0x1ff)));
+        let e = parse_value(TcpFlags, "+syn+bogus").unwrap_err();
+        assert!(e.starts_with("unknown tcp_flags flag \"bogus\""), "{e}");
+        assert!(parse_value(TcpFlags, "+syn-syn").is_err());
     }
 
     #[test]

@@ -238,7 +238,7 @@ fn missing_prereq(f: &OxmField, m: &Match) -> Option<&'static str> {
         field::VLAN_PCP => "a VLAN match (dl_vlan or vlan_vid)",
         field::IP_DSCP | field::IP_ECN | field::IP_PROTO => "ip or ipv6",
         field::IPV4_SRC | field::IPV4_DST => "ip (dl_type=0x0800)",
-        field::TCP_SRC | field::TCP_DST => "tcp or tcp6",
+        field::TCP_SRC | field::TCP_DST | field::TCP_FLAGS => "tcp or tcp6",
         field::UDP_SRC | field::UDP_DST => "udp or udp6",
         field::SCTP_SRC | field::SCTP_DST => "sctp or sctp6",
         field::ICMPV4_TYPE | field::ICMPV4_CODE => "icmp",
@@ -556,6 +556,7 @@ const PRINT_ORDER: &[u8] = &[
     field::UDP_DST,
     field::SCTP_SRC,
     field::SCTP_DST,
+    field::TCP_FLAGS,
 ];
 
 /// Print a match as ovs-ofctl does (`priority=10,tcp,nw_dst=10.0.0.0/8,tp_dst=80`);
@@ -826,7 +827,7 @@ mod tests {
                 | field::IP_PROTO
                 | field::IPV4_SRC
                 | field::IPV4_DST => &[OxmField::EthType(0x0800)],
-                field::TCP_SRC | field::TCP_DST => {
+                field::TCP_SRC | field::TCP_DST | field::TCP_FLAGS => {
                     &[OxmField::EthType(0x0800), OxmField::IpProto(6)]
                 }
                 field::UDP_SRC | field::UDP_DST => {

@@ -44,6 +44,14 @@ pub fn format_error_code(e: &ErrorMsg) -> String {
         return format!("type=BUNDLE_FAILED code={}", upper_snake(&format!("{c:?}")));
     }
     match (e, e.typed()) {
+        (
+            ErrorMsg::Experimenter {
+                exp_type,
+                experimenter,
+                ..
+            },
+            _,
+        ) => format!("type=EXPERIMENTER experimenter={experimenter:#x} exp_type={exp_type}"),
         (_, Some(code)) => {
             // Debug of ErrorCode is `Type(Code)`.
             let dbg = format!("{code:?}");
@@ -57,14 +65,6 @@ pub fn format_error_code(e: &ErrorMsg) -> String {
         (ErrorMsg::Standard { err_type, code, .. }, None) => {
             format!("type={err_type} code={code}")
         }
-        (
-            ErrorMsg::Experimenter {
-                exp_type,
-                experimenter,
-                ..
-            },
-            None,
-        ) => format!("type=EXPERIMENTER experimenter={experimenter:#x} exp_type={exp_type}"),
     }
 }
 

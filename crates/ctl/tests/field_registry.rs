@@ -85,7 +85,7 @@ fn every_row_round_trips_through_ofp_packet_and_ctl() {
             Syntax::Mac => "00:00:00:00:00:01",
             Syntax::Ipv4 => "0.0.0.1",
             Syntax::Ipv6 => "::1",
-            Syntax::Dec | Syntax::Hex | Syntax::Port | Syntax::Exthdr => "1",
+            Syntax::Dec | Syntax::Hex | Syntax::Port | Syntax::Exthdr | Syntax::TcpFlags => "1",
         };
         let text = if pre.is_empty() {
             format!("{name}={one}")

@@ -90,14 +90,19 @@ pub enum Action {
 }
 
 /// Whether basic OXM field `id` may be the target of a SET_FIELD action.
-/// Everything but the pipeline fields (IN_PORT, IN_PHY_PORT, METADATA) and
-/// the IPV6_EXTHDR pseudo-field can be rewritten.
+/// Everything but the pipeline fields (IN_PORT, IN_PHY_PORT, METADATA),
+/// the IPV6_EXTHDR pseudo-field and TCP_FLAGS (match only, as in the BEBA
+/// switch) can be rewritten.
 pub fn is_settable_field(id: u8) -> bool {
     use oxm::field;
     id < field::COUNT
         && !matches!(
             id,
-            field::IN_PORT | field::IN_PHY_PORT | field::METADATA | field::IPV6_EXTHDR
+            field::IN_PORT
+                | field::IN_PHY_PORT
+                | field::METADATA
+                | field::IPV6_EXTHDR
+                | field::TCP_FLAGS
         )
 }
 

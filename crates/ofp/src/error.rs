@@ -149,6 +149,12 @@ pub enum ErrorCode {
     RoleRequestFailed(RoleRequestFailedCode),
     MeterModFailed(MeterModFailedCode),
     TableFeaturesFailed(TableFeaturesFailedCode),
+    /// OFPET_EXPERIMENTER: a code `exp_type` an experimenter defines
+    /// (`ofp_error_experimenter_msg`).
+    Experimenter {
+        experimenter: u32,
+        exp_type: u16,
+    },
 }
 
 impl ErrorCode {
@@ -170,6 +176,7 @@ impl ErrorCode {
             ErrorCode::RoleRequestFailed(c) => (t::ROLE_REQUEST_FAILED, c as u16),
             ErrorCode::MeterModFailed(c) => (t::METER_MOD_FAILED, c as u16),
             ErrorCode::TableFeaturesFailed(c) => (t::TABLE_FEATURES_FAILED, c as u16),
+            ErrorCode::Experimenter { exp_type, .. } => (t::EXPERIMENTER, exp_type),
         }
     }
 
@@ -324,8 +331,21 @@ pub enum ErrorMsg {
 
 impl ErrorMsg {
     /// The error for `code`, carrying the first 64 bytes of the offending
-    /// message as the spec requires.
+    /// message as the spec requires; an experimenter error carries the
+    /// whole message (what the BEBA switch, the one experimenter whose
+    /// errors the switch sends, puts there).
     pub fn from_request(code: ErrorCode, request: &[u8]) -> Self {
+        if let ErrorCode::Experimenter {
+            experimenter,
+            exp_type,
+        } = code
+        {
+            return ErrorMsg::Experimenter {
+                exp_type,
+                experimenter,
+                data: request.to_vec(),
+            };
+        }
         let (err_type, code) = code.type_code();
         ErrorMsg::Standard {
             err_type,
@@ -334,12 +354,21 @@ impl ErrorMsg {
         }
     }
 
+    /// The typed code: a standard pair the spec defines, or any
+    /// experimenter's code.
     pub fn typed(&self) -> Option<ErrorCode> {
         match self {
             ErrorMsg::Standard { err_type, code, .. } => {
                 ErrorCode::from_type_code(*err_type, *code)
             }
-            ErrorMsg::Experimenter { .. } => None,
+            ErrorMsg::Experimenter {
+                exp_type,
+                experimenter,
+                ..
+            } => Some(ErrorCode::Experimenter {
+                experimenter: *experimenter,
+                exp_type: *exp_type,
+            }),
         }
     }
 

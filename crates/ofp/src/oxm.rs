@@ -269,8 +269,9 @@ macro_rules! basic_fields {
         pub mod field {
             $( pub const $eid: u8 = $enu; )*
             $( pub const $mid: u8 = $mnum; )*
-            /// Number of basic fields defined by OpenFlow 1.3.5 (ids 0..COUNT).
-            pub const COUNT: u8 = 40;
+            /// Number of basic fields (ids 0..COUNT): OpenFlow 1.3.5's 40
+            /// and BEBA's TCP_FLAGS (40).
+            pub const COUNT: u8 = 41;
 
             /// Facts about basic field `id`, or `None` if 1.3.5 defines no such field.
             pub fn info(id: u8) -> Option<super::FieldInfo> {
@@ -526,6 +527,9 @@ basic_fields! {
         TunnelId(u64) = TUNNEL_ID (38), U64, FULL;
         /// IPv6 extension header pseudo-field (9 flag bits of [`ipv6_exthdr`]).
         Ipv6Exthdr(u16) = IPV6_EXTHDR (39), U16, 0x1ff;
+        /// TCP flags (12 bits), BEBA's OpenFlow 1.3 extension: field 40
+        /// here, 42 in OpenFlow 1.5.
+        TcpFlags(u16) = TCP_FLAGS (40), U16, 0xfff;
     }
 }
 
@@ -668,7 +672,7 @@ pub struct Match {
 }
 
 /// Most fields `Match::decode` makes room for ahead (a valid match has
-/// at most one of each of the 40 basic fields, and rarely experimenter
+/// at most one of each of the 41 basic fields, and rarely experimenter
 /// ones).
 const MATCH_FIELDS_AHEAD: usize = 64;
 
@@ -1155,10 +1159,34 @@ mod tests {
         assert_eq!(match_err(&[0x80, 0]), BadMatchCode::BadLen);
     }
 
+    /// TCP_FLAGS as beba-ctrl sends it: basic field 40, 2 bytes, masked
+    /// (header 0x80005104) or not (0x80005002).
+    #[test]
+    fn tcp_flags_is_beba_field_40() {
+        let syn = [0x80, 0, 0x51, 0x04, 0, 0x02, 0, 0x12];
+        let m = dec_match(&wrap(&syn)).unwrap();
+        assert_eq!(m.fields, vec![OxmField::TcpFlags(0x2, Some(0x12))]);
+        assert_eq!(enc_match(&m), wrap(&syn));
+        let exact = [0x80, 0, 0x50, 0x02, 0x01, 0xff];
+        let m = dec_match(&wrap(&exact)).unwrap();
+        assert_eq!(m.fields, vec![OxmField::TcpFlags(0x1ff, None)]);
+        assert_eq!(enc_match(&m), wrap(&exact));
+        // Value bits outside the mask; bits beyond the 12 flag bits.
+        assert_eq!(
+            match_err(&[0x80, 0, 0x51, 0x04, 0, 0x03, 0, 0x02]),
+            BadMatchCode::BadWildcards
+        );
+        assert_eq!(
+            match_err(&[0x80, 0, 0x50, 0x02, 0x10, 0]),
+            BadMatchCode::BadValue
+        );
+        assert!(!crate::action::is_settable_field(field::TCP_FLAGS));
+    }
+
     #[test]
     fn bad_field_mask_value_wildcards_dup() {
-        // field 40 does not exist in 1.3.5
-        assert_eq!(match_err(&[0x80, 0, 0x50, 0x01, 0]), BadMatchCode::BadField);
+        // field 41 does not exist in 1.3.5 (nor in BEBA's extension of it)
+        assert_eq!(match_err(&[0x80, 0, 0x52, 0x01, 0]), BadMatchCode::BadField);
         // in_port with a mask
         assert_eq!(
             match_err(&[0x80, 0, 0x01, 0x08, 0, 0, 0, 1, 0xff, 0xff, 0xff, 0xff]),

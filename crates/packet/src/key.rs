@@ -127,6 +127,8 @@ pub struct FlowKey {
 
     pub tp_src: u16,
     pub tp_dst: u16,
+    /// TCP flags (9 bits).
+    pub tcp_flags: u16,
     pub icmp_type: u8,
     pub icmp_code: u8,
     pub nd_target: u128,

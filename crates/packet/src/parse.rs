@@ -658,6 +658,10 @@ fn parse_l4(buf: &[u8], k: &mut FlowKey, p: &mut FieldSet, at: L4At) -> ParseRes
             if hlen < 20 || hlen > seg.len() {
                 return Err(err(Layer::L4, Reason::BadHeaderLength));
             }
+            // The 9 flag bits after the data offset (NS..FIN), as the
+            // BEBA switch extracts them; the 3 reserved bits are left out.
+            k.tcp_flags = u16::from_be_bytes([h[12], h[13]]) & 0x1ff;
+            p.insert(Field::TcpFlags);
             hlen
         }
         ipproto::UDP => {

@@ -106,6 +106,8 @@ pub enum Syntax {
     Ipv6,
     /// IPV6_EXTHDR flags: an integer or `+flag-flag...`.
     Exthdr,
+    /// TCP flags: an integer (`0x2/0x12`) or `+flag-flag...`.
+    TcpFlags,
 }
 
 /// A field's prerequisites (OpenFlow 1.3.5 §7.2.3.6, Table 12): what the
@@ -501,6 +503,10 @@ field_table! {
             key(tunnel_id: u64) ctl["tun_id", "tunnel_id"] Hex;
         Ipv6Exthdr "ipv6_exthdr" oxm(basic(39)) width 2 mask(true) prereq(IPV6) layer(L3)
             key(ipv6_exthdr: u16) ctl["ipv6_exthdr"] Exthdr;
+        /// TCP flags, the 9 bits after the data offset (BEBA's OpenFlow
+        /// 1.3 field 40; OpenFlow 1.5 numbers it 42).
+        TcpFlags "tcp_flags" oxm(basic(40)) width 2 mask(true) prereq(TCP) layer(L4)
+            key(tcp_flags: u16) ctl["tcp_flags"] TcpFlags;
         /// IPv4 TTL or IPv6 hop limit.
         IpTtl "ip_ttl" oxm(none) width 1 mask(false) prereq(NONE) layer(L3)
             key(ip_ttl: u8) ctl[] Dec;

@@ -10,7 +10,8 @@
 //!
 //! - little-endian: `in_port`, `metadata`, `tunnel_id`, `eth_type`,
 //!   `vlan_vid` (the 12-bit VID, without OFPVID_PRESENT), the TCP / UDP /
-//!   SCTP ports, `ipv6_flabel`, `mpls_label`, `pbb_isid` (its low 3 bytes);
+//!   SCTP ports, `tcp_flags`, `ipv6_flabel`, `mpls_label`, `pbb_isid` (its
+//!   low 3 bytes);
 //! - wire order: MAC and IP addresses, `arp_op`, one-byte fields.
 //!
 //! Controllers build SET_FLOW_STATE keys in that layout (an IPv4 address
@@ -116,6 +117,7 @@ fn little_endian(f: Field) -> bool {
             | UdpDst
             | SctpSrc
             | SctpDst
+            | TcpFlags
             | Ipv6Flabel
             | MplsLabel
             | PbbIsid
@@ -288,6 +290,7 @@ fn extract_field(k: &FlowKey, f: Field, out: &mut KeyBuf) -> bool {
         Ipv4Dst => out.push(&k.ipv4_dst.to_be_bytes()),
         TcpSrc | UdpSrc | SctpSrc => out.push(&k.tp_src.to_le_bytes()),
         TcpDst | UdpDst | SctpDst => out.push(&k.tp_dst.to_le_bytes()),
+        TcpFlags => out.push(&k.tcp_flags.to_le_bytes()),
         Icmpv4Type | Icmpv6Type => out.push(&[k.icmp_type]),
         Icmpv4Code | Icmpv6Code => out.push(&[k.icmp_code]),
         ArpOp => out.push(&k.arp_op.to_be_bytes()),
@@ -343,6 +346,10 @@ mod tests {
         assert_eq!(key.as_bytes(), [10, 0, 0, 1, 22, 0, 3, 0, 0, 0]);
         assert_eq!(key_bytes(Field::TcpDst, &[0, 22]), [22, 0]);
         assert_eq!(key_bytes(Field::Ipv4Src, &[10, 0, 0, 1]), [10, 0, 0, 1]);
+        // TCP flags (SYN), a u16 in host order as the other ports.
+        let e = Extractor::from_oxm(&[h(Field::TcpFlags)]).expect("valid");
+        assert_eq!(e.extract(&k).expect("present").as_bytes(), [2, 0]);
+        assert_eq!(key_bytes(Field::TcpFlags, &[0, 2]), [2, 0]);
     }
 
     #[test]

@@ -51,14 +51,18 @@ impl BebaErrorCode {
         Self::ALL.get(usize::from(v)).copied()
     }
 
+    /// The experimenter error code (type 0xffff, BEBA's id, this code).
+    pub fn code(self) -> ErrorCode {
+        ErrorCode::Experimenter {
+            experimenter: BEBA_EXPERIMENTER,
+            exp_type: self as u16,
+        }
+    }
+
     /// The OFPT_ERROR body reporting this code for `request` (the whole
     /// offending message, as the BEBA switch sends it).
     pub fn error_msg(self, request: &[u8]) -> ErrorMsg {
-        ErrorMsg::Experimenter {
-            exp_type: self as u16,
-            experimenter: BEBA_EXPERIMENTER,
-            data: request.to_vec(),
-        }
+        ErrorMsg::from_request(self.code(), request)
     }
 
     /// The BEBA code of an OFPT_ERROR body; `None` if it is not a BEBA

@@ -42,24 +42,22 @@ fn pkt_gen(i: &Instruction) -> Result<PktGen, ErrorCode> {
         Some(Ok(g)) => Ok((g.pkttmp_id, g.actions)),
         Some(Err(e)) => Err(match e.refusal {
             Refusal::Standard(c) => c,
-            Refusal::Beba(_) => ErrorCode::BadInstruction(BadInstructionCode::BadExpType),
+            Refusal::Beba(c) => c.code(),
         }),
         None => Err(ErrorCode::BadInstruction(BadInstructionCode::UnsupInst)),
     }
 }
 
-/// A BEBA refusal as the standard code a flow-mod error carries (the
-/// flow-mod path reports standard errors; `docs/beba.md`).
-fn standard(e: BebaDecodeError, action: bool) -> ErrorCode {
+/// A BEBA refusal as the code a flow-mod error carries: what the BEBA
+/// switch answers (`docs/beba.md`), its experimenter code for a bad BEBA
+/// action (BAD_EXP_ACTION, BAD_EXP_LEN) and for value bits outside a
+/// state mask (BAD_MATCH_WILDCARD); BAD_MATCH/BAD_FIELD for another bad
+/// BEBA field.
+fn flow_mod_error(e: BebaDecodeError, action: bool) -> ErrorCode {
     match e.refusal {
         Refusal::Standard(c) => c,
-        Refusal::Beba(BebaErrorCode::BadMatchWildcard) => {
-            ErrorCode::BadMatch(BadMatchCode::BadWildcards)
-        }
-        Refusal::Beba(BebaErrorCode::BadExpLen) if action => {
-            ErrorCode::BadAction(BadActionCode::BadLen)
-        }
-        Refusal::Beba(_) if action => ErrorCode::BadAction(BadActionCode::BadExpType),
+        Refusal::Beba(c @ BebaErrorCode::BadMatchWildcard) => c.code(),
+        Refusal::Beba(c) if action => c.code(),
         Refusal::Beba(_) => ErrorCode::BadMatch(BadMatchCode::BadField),
     }
 }
@@ -87,7 +85,7 @@ fn match_field(f: &OxmField, m: &mut ExtMatch) -> Result<(), ErrorCode> {
     // The codec checks the payload (length, value bits outside the mask).
     let (value, mask) = match BebaField::from_oxm(f) {
         Some(Ok(BebaField::State(v, k) | BebaField::GlobalState(v, k))) => (v, k),
-        Some(Err(e)) => return Err(standard(e, false)),
+        Some(Err(e)) => return Err(flow_mod_error(e, false)),
         None => return Err(bad_field),
     };
     let mask = mask.unwrap_or(u32::MAX);
@@ -101,15 +99,15 @@ fn match_field(f: &OxmField, m: &mut ExtMatch) -> Result<(), ErrorCode> {
 
 fn decode(a: &Action) -> Result<BebaAction, ErrorCode> {
     match BebaAction::from_action(a) {
-        Some(r) => r.map_err(|e| standard(e, true)),
+        Some(r) => r.map_err(|e| flow_mod_error(e, true)),
         None => Err(ErrorCode::BadAction(BadActionCode::BadExperimenter)),
     }
 }
 
 fn check_action(st: &ExtState, a: &Action) -> Result<(), ErrorCode> {
     let b = decode(a)?;
-    st.check_action(&b)
-        .map_err(|_| ErrorCode::BadAction(BadActionCode::BadArgument))
+    // BAD_TABLE_ID for a table beyond the state tables, as the BEBA switch.
+    st.check_action(&b).map_err(BebaErrorCode::code)
 }
 
 fn compile_action(a: &Action) -> Option<ExtOp> {

@@ -283,3 +283,154 @@ fn in_switch_packet_generation_emits_the_template() {
         .flow_mod(&fm(cmd::ADD, 0, 5, udp_dst(7), vec![bad]), 0)
         .is_err());
 }
+
+/// A bad BEBA action or instruction in a flow-mod is refused with the
+/// BEBA switch's experimenter code (type 0xffff, experimenter 0xBEBABEBA),
+/// as beba-ctrl's error test (cases 20, 28, 29, 30) expects.
+#[test]
+fn bad_beba_actions_and_instructions_get_beba_codes() {
+    use ofp::beba::{BebaErrorCode, BEBA_EXPERIMENTER};
+    let mut p = knock_pipeline();
+    // `act_type` then the body, padded to the 8-byte action boundary.
+    let beba_action = |act_type: u32, body: &[u8]| {
+        let mut data = act_type.to_be_bytes().to_vec();
+        data.extend_from_slice(&[0; 4]);
+        data.extend_from_slice(body);
+        data.resize(data.len().div_ceil(8) * 8, 0);
+        Action::Experimenter {
+            experimenter: BEBA_EXPERIMENTER,
+            data,
+        }
+    };
+    let beyond = u8::try_from(p.tables.len()).expect("fewer than 256 tables");
+    let mut refused = |i: Instruction| {
+        p.flow_mod(&fm(cmd::ADD, 0, 100, udp_dst(7), vec![i]), 0)
+            .err()
+    };
+    let apply = |a: Action| Instruction::ApplyActions(vec![a]);
+    let beba = |c: BebaErrorCode| Some(c.code());
+    // 20: an unknown action type.
+    assert_eq!(
+        refused(apply(beba_action(10, &[0]))),
+        beba(BebaErrorCode::BadExpAction)
+    );
+    // 28, 29: SET_STATE and SET_GLOBAL_STATE too short.
+    assert_eq!(
+        refused(apply(beba_action(0, &[0]))),
+        beba(BebaErrorCode::BadExpLen)
+    );
+    assert_eq!(
+        refused(apply(beba_action(1, &[]))),
+        beba(BebaErrorCode::BadExpLen)
+    );
+    // SET_STATE on a table the pipeline does not have.
+    let far = BebaAction::SetState(SetState {
+        table_id: beyond,
+        ..SetState::default()
+    });
+    assert_eq!(
+        refused(apply(far.to_action())),
+        beba(BebaErrorCode::BadTableId)
+    );
+    // 30: an unknown instruction type.
+    let mut data = 56u32.to_be_bytes().to_vec();
+    data.extend_from_slice(&[0; 12]);
+    assert_eq!(
+        refused(Instruction::Experimenter {
+            experimenter: BEBA_EXPERIMENTER,
+            data,
+        }),
+        beba(BebaErrorCode::BadExpInstruction)
+    );
+    // A standard problem stays a standard error.
+    assert_eq!(
+        refused(Instruction::GotoTable(0)),
+        Some(ErrorCode::BadInstruction(
+            ofp::error::BadInstructionCode::BadTableId
+        ))
+    );
+    // beba-ctrl's case 35: a masked `state` with value bits outside the
+    // mask (value 1, mask 0).
+    let mut payload = 1u32.to_be_bytes().to_vec();
+    payload.extend_from_slice(&[0; 4]);
+    let bad_state = OxmField::Experimenter {
+        field: 1,
+        has_mask: true,
+        experimenter: BEBA_EXPERIMENTER,
+        payload,
+    };
+    let mut m = udp_dst(7);
+    m.push(bad_state);
+    assert_eq!(
+        p.flow_mod(&fm(cmd::ADD, 0, 100, m, vec![]), 0).err(),
+        beba(BebaErrorCode::BadMatchWildcard)
+    );
+    // Nothing was added.
+    assert_eq!(p.tables[0].len(), 3);
+    // The code's wire form: OFPET_EXPERIMENTER with the BEBA code.
+    assert_eq!(
+        BebaErrorCode::BadExpLen.code().type_code(),
+        (ofp::error::error_type::EXPERIMENTER, 7)
+    );
+}
+
+/// `tcp_flags` (BEBA's OXM basic field 40) matches the TCP flags: an
+/// entry for SYN without ACK takes a connection's first segment only.
+#[test]
+fn tcp_flags_syn_without_ack_is_matched() {
+    let mut p = Pipeline::default();
+    p.ports.insert(1, PortInfo::up());
+    p.ports.insert(2, PortInfo::up());
+    p.ports.insert(3, PortInfo::up());
+    let tcp = |m: Vec<OxmField>| {
+        let mut v = vec![OxmField::EthType(0x0800), OxmField::IpProto(6)];
+        v.extend(m);
+        v
+    };
+    for f in [
+        fm(
+            cmd::ADD,
+            0,
+            20,
+            tcp(vec![OxmField::TcpFlags(0x002, Some(0x012))]),
+            vec![Instruction::ApplyActions(vec![crate::tests::out(2)])],
+        ),
+        fm(
+            cmd::ADD,
+            0,
+            10,
+            tcp(vec![]),
+            vec![Instruction::ApplyActions(vec![crate::tests::out(3)])],
+        ),
+    ] {
+        p.flow_mod(&f, 0).expect("flow mod");
+    }
+    // Without ip_proto=6 the field's prerequisite is not met.
+    assert_eq!(
+        p.flow_mod(
+            &fm(cmd::ADD, 0, 30, vec![OxmField::TcpFlags(2, None)], vec![]),
+            0
+        )
+        .err(),
+        Some(ErrorCode::BadMatch(BadMatchCode::BadPrereq))
+    );
+    // Ethernet / IPv4 / TCP 1000 -> 80 with `flags` (9 bits, NS..FIN).
+    let segment = |flags: u16| {
+        let mut f = vec![
+            0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 1, 0x08, 0x00, 0x45, 0, 0, 40, 0, 0, 0, 0, 64, 6, 0,
+            0, 10, 0, 0, 1, 10, 0, 0, 2,
+        ];
+        let ck = packet::checksum::checksum(0, &f[14..34]);
+        f[24..26].copy_from_slice(&ck.to_be_bytes());
+        f.extend_from_slice(&1000u16.to_be_bytes());
+        f.extend_from_slice(&80u16.to_be_bytes());
+        f.extend_from_slice(&[0; 8]);
+        f.extend_from_slice(&(0x5000 | flags).to_be_bytes());
+        f.extend_from_slice(&[0xff, 0xff, 0, 0, 0, 0]);
+        f
+    };
+    assert_eq!(send(&mut p, segment(0x002), 0), [2], "SYN");
+    assert_eq!(send(&mut p, segment(0x102), 0), [2], "SYN with NS");
+    assert_eq!(send(&mut p, segment(0x012), 0), [3], "SYN+ACK");
+    assert_eq!(send(&mut p, segment(0x010), 0), [3], "ACK");
+}

@@ -1613,6 +1613,7 @@ fn worker_stats_count_busy_rounds_and_refuse_unknown_experimenters() {
     );
 }
 
+mod beba_errors;
 mod beba_notify;
 mod bundle;
 mod snapshot;
