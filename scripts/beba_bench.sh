@@ -6,22 +6,27 @@
 #   scripts/beba_bench.sh [FLOWS] [SECONDS] [APPS]
 #
 # FLOWS (default 100): flows in the traffic, each with a state set
-# beforehand; SECONDS (default 5): measured window, after 1 s of warm-up;
+# beforehand (up to 2^24: flows_tx's keys use the low 24 bits); SECONDS (default 5): measured window, after 1 s of warm-up;
 # APPS (default "portknock maclearning"): the os-ken apps of
-# python/oxflow/apps/beba/ that configure the switch.
+# python/oxflow/apps/beba/ that configure the switch. CHECK_STATES=1 in
+# the environment prints how many states table 0 holds once they are set.
 #
 # Needs root, `cargo build --release -p oxflow -p ports --example flows_tx`
 # and a build of the reference at target/beba-ref/bin/ofdatapath (not part
 # of this repository; docs/beba.md, "Reference switch": its frame
 # reception needs a fix to forward anything). Per app and
-# switch: the switch runs on core 1 with ports b3s1 (1) and b3s2 (2),
-# veth peers of b3g (generator) and b3c (sink); the app connects to the
+# switch: the switch runs on core 1 with ports b6s1 (1) and b6s2 (2),
+# veth peers of b6g (generator) and b6c (sink); the app connects to the
 # switch's passive port (os-ken's --ofp-switch-address-list) and
-# configures it; `oxflow ctl beba-set-state` sets every flow's state
-# (portknock: the IPv4 source open, state 4; maclearning: the
-# destination MAC learnt at port 2); flows_tx sends the flows' frames
-# (UDP to port 22, 64 bytes) flat out from core 0. Rate = frames b3c
-# received in the window / SECONDS; offered = frames b3g sent.
+# configures it; scripts/beba_set_states.py sets every flow's state, all
+# STATE_MODs back to back on one connection then a barrier (portknock: the
+# IPv4 source open, state 4; maclearning: the destination MAC learnt at
+# port 2); oxflow's state tables hold max(65536, 2 FLOWS + 1024) flows
+# (maclearning also learns every source MAC: 2 FLOWS states); a third
+# run, "stateless", is oxflow with the same traffic through a table-0
+# entry forwarding port 1 to port 2 (no app, no states); flows_tx sends the flows' frames
+# (UDP to port 22, 64 bytes) flat out from core 0. Rate = frames b6c
+# received in the window / SECONDS; offered = frames b6g sent.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 flows="${1:-100}"
@@ -33,57 +38,54 @@ ref="$root/target/beba-ref/bin/ofdatapath"
 tx="$root/target/release/examples/flows_tx"
 py="$root/.venv/bin/python"
 port=16640
+cap=$(( 2 * flows + 1024 > 65536 ? 2 * flows + 1024 : 65536 ))
 for f in "$ox" "$ref" "$tx"; do
     [ -x "$f" ] || { echo "missing $f (see the header of $0)" >&2; exit 1; }
 done
 [ "$(id -u)" = 0 ] || { echo "needs root" >&2; exit 1; }
-work="$(mktemp -d /tmp/b3-beba-bench.XXXXXX)"
+work="$(mktemp -d /tmp/b6-beba-bench.XXXXXX)"
 pids=()
 
 cleanup() {
     for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
     wait 2>/dev/null || true
-    ip link del b3g 2>/dev/null || true
-    ip link del b3c 2>/dev/null || true
+    ip link del b6g 2>/dev/null || true
+    ip link del b6c 2>/dev/null || true
 }
 trap cleanup EXIT
 
-ip link add b3g type veth peer name b3s1
-ip link add b3c type veth peer name b3s2
-for i in b3g b3s1 b3c b3s2; do
+ip link add b6g type veth peer name b6s1
+ip link add b6c type veth peer name b6s2
+for i in b6g b6s1 b6c b6s2; do
     sysctl -qw "net.ipv6.conf.$i.disable_ipv6=1"
     ip link set "$i" up
 done
 
 count() { cat "/sys/class/net/$1/statistics/$2_packets"; }
 
-# The state key of flow i (flows_tx's frames) for app $1.
-key() {
-    local i=$1 hi=$(( ($2 >> 8) & 255 )) lo=$(( $2 & 255 )) mid=$(( ($2 >> 16) & 255 ))
-    case "$i" in
-        portknock) echo "ipv4_src=10.$mid.$hi.$lo 4" ;;
-        maclearning) printf 'eth_src=00:00:00:%02x:%02x:%02x 2\n' "$mid" "$hi" "$lo" ;;
-    esac
-}
-
 run_one() {
     local sw=$1 app=$2 log="$work/$1-$2"
     port=$((port + 2))
     case "$sw" in
-        oxflow) taskset -c 1 "$ox" run --port b3s1 --port b3s2 --workers 1 \
+        oxflow|stateless) taskset -c 1 "$ox" run --port b6s1 --port b6s2 --workers 1 \
                     --listen "ptcp:$port:127.0.0.1" --fail-mode secure \
-                    --log-level warn 2>"$log.switch" & ;;
-        reference) taskset -c 1 "$ref" -i b3s1,b3s2 --no-local-port --no-slicing \
+                    --state-capacity "$cap" --log-level warn 2>"$log.switch" & ;;
+        reference) taskset -c 1 "$ref" -i b6s1,b6s2 --no-local-port --no-slicing \
                     "ptcp:$port" >"$log.switch" 2>&1 & ;;
     esac
     local spid=$!
     pids+=("$spid")
     sleep 1
-    PYTHONPATH="$root/python" taskset -c 0 "$py" -m oxflow.controller \
-        --app "oxflow.apps.beba.$app" --ofp-tcp-listen-port $((port + 1)) \
-        -- --ofp-switch-address-list "127.0.0.1:$port" >"$log.ctrl" 2>&1 &
-    local cpid=$!
-    pids+=("$cpid")
+    local cpid=""
+    if [ "$sw" = stateless ]; then
+        "$ox" ctl add-flow "tcp:127.0.0.1:$port" "in_port=1,actions=output:2"
+    else
+        PYTHONPATH="$root/python" taskset -c 0 "$py" -m oxflow.controller \
+            --app "oxflow.apps.beba.$app" --ofp-tcp-listen-port $((port + 1)) \
+            -- --ofp-switch-address-list "127.0.0.1:$port" >"$log.ctrl" 2>&1 &
+        cpid=$!
+        pids+=("$cpid")
+    fi
     # Configured: table 0 has the app's entries.
     local n=0
     for _ in $(seq 60); do
@@ -92,20 +94,25 @@ run_one() {
         sleep 0.5
     done
     [ "$n" -gt 0 ] || { echo "$sw/$app: not configured (see $log.*)" >&2; return 1; }
-    for i in $(seq 0 $((flows - 1))); do
-        # shellcheck disable=SC2046
-        "$ox" ctl beba-set-state "tcp:127.0.0.1:$port" 0 $(key "$app" "$i") >/dev/null
-    done
-    taskset -c 0 "$tx" b3g "$flows" $((warm + secs)) >"$log.tx" &
+    if [ "$sw" != stateless ]; then
+        printf '%-10s %-12s flows=%-7s ' "$sw" "$app" "$flows"
+        "$py" "$root/scripts/beba_set_states.py" "127.0.0.1:$port" "$app" "$flows" \
+            || { echo "$sw/$app: states not set (see $log.*)" >&2; return 1; }
+        # CHECK_STATES=1: count the table's states (a dump: slow at 1M).
+        if [ "${CHECK_STATES:-0}" = 1 ]; then
+            echo "  states in table 0: $("$ox" ctl beba-dump-states "tcp:127.0.0.1:$port" 0 short | grep -c 'state=' || true)"
+        fi
+    fi
+    taskset -c 0 "$tx" b6g "$flows" $((warm + secs)) >"$log.tx" &
     local tpid=$!
     sleep "$warm"
     local r0 t0 r1 t1
-    r0=$(count b3c rx); t0=$(count b3g tx)
+    r0=$(count b6c rx); t0=$(count b6g tx)
     sleep "$secs"
-    r1=$(count b3c rx); t1=$(count b3g tx)
+    r1=$(count b6c rx); t1=$(count b6g tx)
     wait "$tpid"
-    kill "$cpid" "$spid" 2>/dev/null || true
-    wait "$cpid" "$spid" 2>/dev/null || true
+    kill $cpid "$spid" 2>/dev/null || true
+    wait $cpid "$spid" 2>/dev/null || true
     printf '%-10s %-12s flows=%-7s offered %10.0f pkt/s  forwarded %10.0f pkt/s\n' \
         "$sw" "$app" "$flows" "$(( (t1 - t0) / secs ))" "$(( (r1 - r0) / secs ))"
 }
@@ -115,4 +122,5 @@ for app in $apps; do
         run_one "$sw" "$app"
     done
 done
+run_one stateless -
 rm -rf "$work"

@@ -151,6 +151,10 @@ struct RunArgs {
     /// CPU; default 25).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=1_000_000))]
     poll_spin_us: Option<u32>,
+    /// Flows each BEBA state table holds (state_capacity; default 65536,
+    /// docs/beba.md).
+    #[arg(long, value_name = "N")]
+    state_capacity: Option<u64>,
 }
 
 /// `--metrics`: checked by the config's own parser (so both say the same
@@ -176,6 +180,7 @@ impl RunArgs {
             workers: self.workers.map(usize::from),
             log_level: self.log_level.clone(),
             poll_spin_us: self.poll_spin_us,
+            state_capacity: self.state_capacity,
         }
     }
 

@@ -36,6 +36,8 @@
 //!                                      # to start | empty (start without it)
 //! graph = "graph.toml"                 # workers run this module graph instead of
 //!                                      # ports -> OpenFlow -> ports (docs/graph.md)
+//! state_capacity = 65536               # flows each BEBA state table holds
+//!                                      # (docs/beba.md); 1..=MAX_STATE_CAPACITY
 //!
 //! [[port]]                             # OpenFlow ports 1, 2, ... in order
 //! name = "h1"                          # optional, defaults to the interface
@@ -177,6 +179,26 @@ where
 /// Largest `poll_spin_us` (one second: beyond it the worker would
 /// rather be in `poll_mode = "busy"`).
 pub const MAX_POLL_SPIN_US: u32 = 1_000_000;
+
+/// Largest `state_capacity` (2^26 flows: each state table's store is
+/// allocated whole when the table is made stateful, ~1.5 slots per flow).
+pub const MAX_STATE_CAPACITY: usize = 1 << 26;
+
+/// Checks a `state_capacity` value.
+fn check_state_capacity(n: i64) -> Result<usize, String> {
+    match usize::try_from(n) {
+        Ok(c) if (1..=MAX_STATE_CAPACITY).contains(&c) => Ok(c),
+        _ => Err(format!(
+            "state_capacity = {n} is out of range (expected flows, 1..={MAX_STATE_CAPACITY})"
+        )),
+    }
+}
+
+/// `state_capacity`: an integer in `1..=MAX_STATE_CAPACITY`.
+fn opt_state_capacity<'de, D: Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> {
+    let n = i64::deserialize(d)?;
+    check_state_capacity(n).map(Some).map_err(de::Error::custom)
+}
 
 /// `poll_spin_us`: an integer in `0..=MAX_POLL_SPIN_US`.
 fn opt_poll_spin_us<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error> {
@@ -441,6 +463,8 @@ struct FileConfig {
     #[serde(default, deserialize_with = "opt_from_str")]
     state_corrupt: Option<crate::persist::OnCorrupt>,
     graph: Option<PathBuf>,
+    #[serde(default, deserialize_with = "opt_state_capacity")]
+    state_capacity: Option<usize>,
 }
 
 /// The complete configuration of the daemon.
@@ -487,6 +511,8 @@ pub struct Config {
     /// The module graph file the workers run (docs/graph.md); `None`:
     /// the fixed ports -> OpenFlow -> ports path.
     pub graph: Option<PathBuf>,
+    /// Flows each BEBA state table holds.
+    pub state_capacity: usize,
 }
 
 impl Default for Config {
@@ -517,6 +543,7 @@ impl Default for Config {
             state_corrupt: crate::persist::OnCorrupt::default(),
             port_file: None,
             graph: None,
+            state_capacity: stateful::DEFAULT_CAPACITY,
         }
     }
 }
@@ -536,6 +563,7 @@ pub struct Overrides {
     pub workers: Option<usize>,
     pub log_level: Option<String>,
     pub poll_spin_us: Option<u32>,
+    pub state_capacity: Option<u64>,
 }
 
 /// A configuration error, already formatted for the user:
@@ -655,6 +683,7 @@ impl Config {
             port_file: None,
             // A relative graph file is relative to the config file.
             graph: f.graph.map(|p| dir.join(p)),
+            state_capacity: f.state_capacity.unwrap_or(d.state_capacity),
         };
         cfg.check()
             .map_err(|m| ConfigError(format!("{file}: {m}")))?;
@@ -738,6 +767,10 @@ impl Config {
                 )));
             }
             self.poll_spin_us = Some(us);
+        }
+        if let Some(n) = o.state_capacity {
+            self.state_capacity = check_state_capacity(i64::try_from(n).unwrap_or(i64::MAX))
+                .map_err(|m| ConfigError(format!("--state-capacity: {m}")))?;
         }
         self.check().map_err(ConfigError)
     }
@@ -1035,6 +1068,36 @@ backend = "afpacket"
             })
             .unwrap_err();
         assert_eq!(e.0, "--poll-spin-us: 1000001 is out of range (0..=1000000)");
+    }
+
+    #[test]
+    fn state_capacity() {
+        let c = Config::parse("", "x.toml").unwrap();
+        assert_eq!(c.state_capacity, stateful::DEFAULT_CAPACITY);
+        let mut c = Config::parse("state_capacity = 2000000", "x.toml").unwrap();
+        assert_eq!(c.state_capacity, 2_000_000);
+        assert_eq!(
+            err("state_capacity = 0"),
+            "oxflow.toml:1:18: state_capacity = 0 is out of range (expected flows, 1..=67108864)"
+        );
+        let e = err("state_capacity = \"1M\"");
+        assert!(e.starts_with("oxflow.toml:1:18:"), "{e}");
+        c.apply(&Overrides {
+            state_capacity: Some(100),
+            ..Default::default()
+        })
+        .unwrap();
+        assert_eq!(c.state_capacity, 100);
+        let e = c
+            .apply(&Overrides {
+                state_capacity: Some(1 << 27),
+                ..Default::default()
+            })
+            .unwrap_err();
+        assert_eq!(
+            e.0,
+            "--state-capacity: state_capacity = 134217728 is out of range (expected flows, 1..=67108864)"
+        );
     }
 
     #[test]

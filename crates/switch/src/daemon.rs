@@ -330,6 +330,7 @@ pub async fn serve(config: Config, stop: impl Future<Output = ()>) -> Result<(),
             config::PollMode::Busy => PollMode::Busy,
         },
         select_method: config.select_method,
+        state_capacity: config.state_capacity,
         graph: match &config.graph {
             Some(path) => Some(Arc::new(
                 crate::datapath::graph_run::GraphSpec::load(path).map_err(DaemonError::Graph)?,

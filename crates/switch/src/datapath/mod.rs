@@ -212,6 +212,8 @@ pub struct DpConfig {
     /// A module graph the workers run instead of the fixed sequence
     /// ([`graph_run`]); `None`: the fixed sequence.
     pub graph: Option<Arc<graph_run::GraphSpec>>,
+    /// Flows each BEBA state table holds.
+    pub state_capacity: usize,
 }
 
 impl Default for DpConfig {
@@ -222,6 +224,7 @@ impl Default for DpConfig {
             poll: PollMode::default(),
             select_method: pipeline::group::SelectMethod::default(),
             graph: None,
+            state_capacity: stateful::DEFAULT_CAPACITY,
             desc: ofp::multipart::Desc {
                 mfr_desc: "oxflow".into(),
                 hw_desc: "user-space software switch".into(),
@@ -380,6 +383,9 @@ impl Datapath {
         let now = clock.now();
         let mut pipeline = Pipeline::default();
         pipeline.groups.select_method = config.select_method;
+        if config.state_capacity != stateful::DEFAULT_CAPACITY {
+            pipeline.set_state_capacity(config.state_capacity);
+        }
         let mut map = BTreeMap::new();
         for (no, io) in ports {
             let state = if io.link_up() {
