@@ -171,7 +171,9 @@ def ryu_manager(port, apps, log_path):
     cmd = [str(BEBA_PY), str(BEBA_SRC / "bin" / "ryu-manager"),
            "--ofp-listen-host", "127.0.0.1",
            "--ofp-tcp-listen-port", str(port)] + apps
-    return Process(cmd, log_path, env={"PYTHONPATH": str(BEBA_SRC)},
+    # Unbuffered: the apps print what they receive (the log is read live).
+    return Process(cmd, log_path, env={"PYTHONPATH": str(BEBA_SRC),
+                                       "PYTHONUNBUFFERED": "1"},
                    cwd=str(BEBA_SRC), name="beba-ctrl ryu-manager")
 
 
@@ -280,6 +282,25 @@ def test_maclearning(tmp_path):
         assert h1.ping("10.0.0.2", count=5, interval=0.05,
                        timeout=3).received == 5
         assert port_stats(a.sw)[4]["tx_pkts"] == before
+
+
+# beba-ctrl's state_sync apps print the notifications they receive: a
+# STATE_CHANGED per state a packet's SET_STATE changes (h1's first frame
+# moves its MAC from DEFAULT to its port), a FLOW_NOTIFICATION per
+# flow-mod the app sent (4 ports x 5 states).
+@pytest.mark.parametrize("app,line,least", [
+    ("state_sync/state_change_notification.py", "New state: 1", 1),
+    ("state_sync/flow_mod_notification.py", "Flow Mode Notification", 20),
+])
+def test_state_sync_notifications(tmp_path, app, line, least):
+    with BebaCtrlApp(tmp_path, APPS + app, 4, prefix="b4") as a:
+        a.wait_configured(4 * 5)
+        h1 = a.hosts[0]
+        wait_until(lambda: h1.ping("10.0.0.2", count=1, timeout=2)
+                   .received == 1, timeout=20, what="h1 pings h2")
+        wait_until(lambda: a.ctrl.log_text().count(line) >= least,
+                   timeout=10, what="%d x %r in %s" % (
+                       least, line, tmp_path / "controller.log"))
 
 
 # beba-ctrl apps whose behaviour needs more than one switch, a Mininet
