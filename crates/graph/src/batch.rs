@@ -118,6 +118,14 @@ impl Batch {
         Ok(())
     }
 
+    /// Appends a packet to a batch that is not full (the caller checked
+    /// [`Batch::is_full`]; past [`BATCH`] the vectors would grow).
+    #[inline(always)]
+    pub fn push_unchecked(&mut self, buf: PacketBuf, meta: Meta) {
+        self.bufs.push(buf);
+        self.meta.push(meta);
+    }
+
     /// Takes the last packet out.
     #[inline]
     pub fn pop(&mut self) -> Option<(PacketBuf, Meta)> {
