@@ -139,6 +139,14 @@ impl Batch {
         self.bufs.drain(..).zip(self.meta.drain(..))
     }
 
+    /// Moves every buffer out, in order, dropping the metadata (the batch
+    /// keeps its capacity): for a module that is done with the packets.
+    #[inline]
+    pub fn drain_bufs(&mut self) -> impl Iterator<Item = PacketBuf> + '_ {
+        self.meta.clear();
+        self.bufs.drain(..)
+    }
+
     /// The packets and their metadata, for in-place work.
     #[inline]
     pub fn iter_mut(&mut self) -> impl Iterator<Item = (&mut PacketBuf, &mut Meta)> {

@@ -147,6 +147,15 @@ impl<'a> Emit<'a> {
         self.pool.put(buf);
     }
 
+    /// Gives every buffer of `batch` back to the pool (not counted as
+    /// dropped), leaving it empty: a module that consumed the packets.
+    #[inline]
+    pub fn recycle_all(&mut self, batch: &mut Batch) {
+        for b in batch.drain_bufs() {
+            self.pool.put(b);
+        }
+    }
+
     /// Number of output gates.
     pub fn ogates(&self) -> usize {
         self.gates.len()
