@@ -7,6 +7,10 @@ with VLANs 101-103 (ports 3-5); t sends and receives 802.1Q-tagged frames
 crafted with scapy (this kernel has no VLAN devices). Flows come from
 `oxflow ctl`.
 
+Part one runs twice: on the fixed path and with a module graph (`--graph`,
+docs/graph.md) whose trunk side is a `trunk_inc` task feeding the
+`openflow` module, which `tx` follows (GRAPH below).
+
 Part two: the HARMLESS setup with real hosts: an emulated legacy switch
 (a private user-space Open vSwitch as an 802.1Q learning switch,
 oxflow.harmless.legacy_ovs) with hosts a, b, c on access VLANs 201-203 and
@@ -58,18 +62,62 @@ def vlans_of(raw):
     return out
 
 
-@pytest.fixture(scope="module")
-def net(tmp_path_factory):
+GRAPH = """
+[[module]]
+name = "in1"
+kind = "port_inc"
+port = "%s"
+[[module]]
+name = "in2"
+kind = "port_inc"
+port = "%s"
+[[module]]
+name = "in_tr"
+kind = "trunk_inc"
+trunk = "%s"
+[[module]]
+name = "of"
+kind = "openflow"
+[[module]]
+name = "out"
+kind = "tx"
+[[connect]]
+from = "in1"
+to = "of"
+[[connect]]
+from = "in2"
+to = "of"
+[[connect]]
+from = "in_tr"
+to = "of"
+[[connect]]
+from = "of"
+to = "out"
+"""
+
+
+def graph_mode(sw):
+    return "--graph" in sw.argv()
+
+
+@pytest.fixture(scope="module", params=["fixed", "graph"])
+def net(request, tmp_path_factory):
     dp_util.require_oxflow()
     from oxflow.switch import Switch
 
-    log = tmp_path_factory.mktemp("trunk") / "oxflow.log"
-    with Topology(prefix="gw") as topo:
+    d = tmp_path_factory.mktemp("trunk")
+    prefix = "gw" if request.param == "fixed" else "g2"
+    with Topology(prefix=prefix) as topo:
         h1, h2, t = (topo.add_host(n) for n in ("h1", "h2", "t"))
         p1 = topo.add_switch_link(h1, mac=mac(1))
         p2 = topo.add_switch_link(h2, mac=mac(2))
         tr = topo.add_switch_link(t, mac=mac(9))
-        with Switch([p1, p2], dpid=0x7a, fail_mode="secure", log_path=log,
+        extra = []
+        if request.param == "graph":
+            (d / "graph.toml").write_text(GRAPH % (p1, p2, tr))
+            extra = ["--graph", d / "graph.toml", "--workers", "2"]
+        with Switch([p1, p2], dpid=0x7a, fail_mode="secure",
+                    log_path=d / "oxflow.log", extra_args=extra,
                     trunks=["%s=%d-%d" % (tr, VLANS[0], VLANS[-1])]) as sw:
             yield topo, sw, tr
             assert sw.running(), "oxflow exited:\n" + sw.log()[-4000:]
@@ -163,6 +211,8 @@ def test_show_pipeline_draws_the_trunk_with_counts(net):
     topo, sw, tr = net
     h = topo.hosts
     flows(sw, "in_port=5,actions=output:2")
+    if graph_mode(sw):
+        return check_graph_pipeline(topo, sw)
     before = ctl(sw, "show-pipeline")
     with capture([h["h2"]]) as got:
         with dp_util.HostSocket(h["t"]) as s:
@@ -192,6 +242,24 @@ def test_show_pipeline_draws_the_trunk_with_counts(net):
     dot = ctl(sw, "show-pipeline", "--dot")
     assert dot.startswith("digraph oxflow {"), dot
     assert '"split:%s" -> "openflow"' % tr in dot, dot
+
+
+def check_graph_pipeline(topo, sw):
+    """With a graph, show-pipeline is the configured graph: the trunk's
+    frames counted on `in_tr`'s gate to `of` (at least the one sent)."""
+    def count(text):
+        m = re.search(r"^  :0 -> of  packets=(\d+)$",
+                      text.split("in_tr (trunk_inc)", 1)[-1], re.M)
+        assert m, text
+        return int(m.group(1))
+
+    before = ctl(sw, "show-pipeline")
+    assert "in_tr (trunk_inc)" in before, before
+    with capture([topo.hosts["h2"]]) as got:
+        with dp_util.HostSocket(topo.hosts["t"]) as s:
+            s.send(frame(mac(9), mac(2), "pipe", vlan=103))
+    assert len(got["h2"]) == 1 and vlans_of(got["h2"][0]) == []
+    assert count(ctl(sw, "show-pipeline")) >= count(before) + 1
 
 
 def test_trunk_down_takes_every_logical_port_down(net):

@@ -118,6 +118,14 @@ impl Batch {
         Ok(())
     }
 
+    /// Appends a packet to a batch that is not full (the caller checked
+    /// [`Batch::is_full`]; past [`BATCH`] the vectors would grow).
+    #[inline(always)]
+    pub fn push_unchecked(&mut self, buf: PacketBuf, meta: Meta) {
+        self.bufs.push(buf);
+        self.meta.push(meta);
+    }
+
     /// Takes the last packet out.
     #[inline]
     pub fn pop(&mut self) -> Option<(PacketBuf, Meta)> {
@@ -129,6 +137,14 @@ impl Batch {
     #[inline]
     pub fn drain(&mut self) -> impl Iterator<Item = (PacketBuf, Meta)> + '_ {
         self.bufs.drain(..).zip(self.meta.drain(..))
+    }
+
+    /// Moves every buffer out, in order, dropping the metadata (the batch
+    /// keeps its capacity): for a module that is done with the packets.
+    #[inline]
+    pub fn drain_bufs(&mut self) -> impl Iterator<Item = PacketBuf> + '_ {
+        self.meta.clear();
+        self.bufs.drain(..)
     }
 
     /// The packets and their metadata, for in-place work.

@@ -96,18 +96,24 @@ impl<'a> Emit<'a> {
     /// into its spill list if the emitter has one; a gate that does not
     /// exist, or a full one without, drops it (the buffer goes back to the
     /// pool, counted).
-    #[inline]
+    /// The common case (a gate with room) is inlined into the caller, so
+    /// the buffer and metadata are written straight into the gate's batch;
+    /// the rest is [`Emit::emit_full`].
+    #[inline(always)]
     pub fn emit(&mut self, gate: usize, buf: PacketBuf, meta: Meta) {
         match self.gates.get_mut(gate) {
-            Some(b) => {
-                if let Err(buf) = b.push(buf, meta) {
-                    match self.spill.get_mut(gate) {
-                        Some(s) => s.push((buf, meta)),
-                        None => self.drop_packet(buf),
-                    }
-                }
-            }
-            None => self.drop_packet(buf),
+            Some(b) if !b.is_full() => b.push_unchecked(buf, meta),
+            _ => self.emit_full(gate, buf, meta),
+        }
+    }
+
+    /// [`Emit::emit`] to a full or missing gate.
+    #[cold]
+    #[inline(never)]
+    fn emit_full(&mut self, gate: usize, buf: PacketBuf, meta: Meta) {
+        match self.spill.get_mut(gate) {
+            Some(s) if gate < self.gates.len() => s.push((buf, meta)),
+            _ => self.drop_packet(buf),
         }
     }
 
@@ -139,6 +145,15 @@ impl<'a> Emit<'a> {
     #[inline]
     pub fn recycle(&mut self, buf: PacketBuf) {
         self.pool.put(buf);
+    }
+
+    /// Gives every buffer of `batch` back to the pool (not counted as
+    /// dropped), leaving it empty: a module that consumed the packets.
+    #[inline]
+    pub fn recycle_all(&mut self, batch: &mut Batch) {
+        for b in batch.drain_bufs() {
+            self.pool.put(b);
+        }
     }
 
     /// Number of output gates.

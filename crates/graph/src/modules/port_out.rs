@@ -49,9 +49,7 @@ impl Module for PortOut {
                 Err(_) => self.errors += 1,
             }
         }
-        for (b, _) in batch.drain() {
-            out.recycle(b);
-        }
+        out.recycle_all(batch);
     }
     fn counters(&self) -> Vec<(&'static str, u64)> {
         vec![("sent", self.sent), ("errors", self.errors)]

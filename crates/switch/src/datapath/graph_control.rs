@@ -4,7 +4,7 @@
 //! The control thread keeps a **validation copy** of the workers' graph
 //! ([`GraphControl`]): a `graph::Runtime` built from the same
 //! configuration and every change accepted since, over an environment
-//! with the same port names whose receive handles receive nothing, a
+//! with the same port and trunk names whose receive handles receive nothing, a
 //! pipeline of its own and a fake clock; it never runs. A change set is
 //! applied to this copy first. If the copy refuses it, the switch answers
 //! with the refusal and sends nothing to the workers (the copy is rebuilt
@@ -18,7 +18,9 @@
 
 use super::graph_openflow::{OpenFlowParts, Side};
 use super::graph_run::{add_port_to, registry, GraphSpec};
+use super::graph_trunk::TrunkSources;
 use super::ops::{Mode, Op};
+use super::trunk::{Trunk, TrunkRx};
 use super::worker::PacketInSender;
 use super::{Datapath, LearningTable, SwitchPorts};
 use graph::{ChangeSet, Env, FakeClock, Registry, Runtime};
@@ -45,6 +47,7 @@ impl ports::PortRx for NoRx {
 pub(crate) struct GraphControl {
     spec: Arc<GraphSpec>,
     ports: SwitchPorts,
+    trunks: Vec<Arc<Trunk>>,
     events: PacketInSender,
     accepted: Vec<Arc<ChangeSet>>,
     reg: Registry,
@@ -57,13 +60,15 @@ impl GraphControl {
     pub fn new(
         spec: Arc<GraphSpec>,
         ports: SwitchPorts,
+        trunks: Vec<Arc<Trunk>>,
         events: PacketInSender,
     ) -> Result<GraphControl, String> {
         let reg = registry();
-        let (copy, env) = Self::build(&spec, &ports, &events, &reg)?;
+        let (copy, env) = Self::build(&spec, &ports, &trunks, &events, &reg)?;
         Ok(GraphControl {
             spec,
             ports,
+            trunks,
             events,
             accepted: Vec::new(),
             reg,
@@ -75,6 +80,7 @@ impl GraphControl {
     fn build(
         spec: &GraphSpec,
         ports: &SwitchPorts,
+        trunks: &[Arc<Trunk>],
         events: &PacketInSender,
         reg: &Registry,
     ) -> Result<(Runtime<FakeClock>, Env), String> {
@@ -82,6 +88,11 @@ impl GraphControl {
         for sp in ports.values() {
             add_port_to(&mut env, sp, Box::new(NoRx));
         }
+        let rx = |t: &Arc<Trunk>| TrunkRx {
+            trunk: t.clone(),
+            rx: Some(Box::new(NoRx)),
+        };
+        env.put(TrunkSources(trunks.iter().map(rx).collect()));
         env.put(super::graph_tx::TxParts(ports.clone()));
         env.put(OpenFlowParts {
             pipeline: pipeline::Pipeline::default(),
@@ -104,8 +115,13 @@ impl GraphControl {
         match self.copy.apply_set(set, &self.reg, &mut self.env) {
             Ok(()) => Ok(()),
             Err(e) => {
-                let (mut copy, mut env) =
-                    Self::build(&self.spec, &self.ports, &self.events, &self.reg)?;
+                let (mut copy, mut env) = Self::build(
+                    &self.spec,
+                    &self.ports,
+                    &self.trunks,
+                    &self.events,
+                    &self.reg,
+                )?;
                 for s in &self.accepted {
                     copy.apply_set(s, &self.reg, &mut env)?;
                 }

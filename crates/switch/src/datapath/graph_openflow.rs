@@ -233,9 +233,7 @@ impl Module for OpenFlow {
         }
         self.outputs += o.outputs;
         self.packet_ins += o.packet_ins;
-        for (b, _) in batch.drain() {
-            out.recycle(b);
-        }
+        out.recycle_all(batch);
     }
 
     fn release(&mut self, env: &mut Env) {

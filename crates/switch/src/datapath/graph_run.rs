@@ -11,13 +11,16 @@
 //!   (PACKET_FANOUT, XDP queues), else the whole port read through its
 //!   mutex — with `--workers N` every worker then reads it, one at a time
 //!   ([`LockedPortRx`]); and transmit handles for `port_out`;
+//! - every trunk's receive handle for this worker, likewise its own share
+//!   or the whole trunk ([`TrunkSources`], for `trunk_inc`,
+//!   `super::graph_trunk`);
 //! - the worker's pipeline replica and what its outputs need
 //!   ([`OpenFlowParts`], for the `openflow` module) and the port set
 //!   ([`TxParts`], for the `tx` module);
 //! - the queues and data-plane tables shared by the workers' graphs.
 //!
 //! The switch's registry ([`registry`]) is the graph crate's built-in
-//! kinds plus `openflow` and `tx`. The scheduler's clock is the
+//! kinds plus `openflow`, `tx` and `trunk_inc`. The scheduler's clock is the
 //! datapath's ([`DpClock`]), so a module's `Ctx::now` is the pipeline's
 //! time. The worker, between runs, swaps its operations' target pipeline
 //! with the one in the graph ([`GraphRun::swap_pipeline`]) and keeps the
@@ -25,8 +28,10 @@
 //! step with its operations.
 
 use super::graph_openflow::{OpenFlow, OpenFlowParts};
+use super::graph_trunk::TrunkSources;
 use super::graph_tx::{Tx, TxParts};
 use super::ops::Mode;
+use super::trunk::{Trunk, TrunkRx};
 use super::worker::RxSource;
 use super::{SwitchPort, SwitchPorts};
 use graph::{Env, Registry, Runtime};
@@ -60,6 +65,7 @@ pub fn registry() -> Registry {
     let mut r = Registry::builtin();
     r.register("openflow", super::graph_openflow::new);
     r.register("tx", super::graph_tx::new);
+    r.register("trunk_inc", super::graph_trunk::new);
     r
 }
 
@@ -146,14 +152,19 @@ impl GraphRun {
     pub fn env(
         rx: Vec<RxSource>,
         ports: &SwitchPorts,
+        trunks: &[Arc<Trunk>],
         shared: &graph::Shared,
         parts: OpenFlowParts,
     ) -> (Env, Vec<Option<RawFd>>) {
         let mut env = Env::new(shared.clone());
         let mut fds = Vec::new();
         let mut own: Vec<u32> = Vec::new();
+        let mut own_trunks = TrunkSources::default();
         for src in rx {
-            if let Some((sp, h)) = rx_of(src, ports) {
+            if let RxSource::Trunk(t) = src {
+                fds.push(t.fd());
+                own_trunks.0.push(t);
+            } else if let Some((sp, h)) = rx_of(src, ports) {
                 fds.push(h.fd());
                 own.push(sp.no);
                 add_port_to(&mut env, &sp, h);
@@ -166,6 +177,17 @@ impl GraphRun {
                 add_port_to(&mut env, sp, Box::new(h));
             }
         }
+        for t in trunks {
+            if !own_trunks.0.iter().any(|o| Arc::ptr_eq(&o.trunk, t)) {
+                let whole = TrunkRx {
+                    trunk: t.clone(),
+                    rx: None,
+                };
+                fds.push(whole.fd());
+                own_trunks.0.push(whole);
+            }
+        }
+        env.put(own_trunks);
         env.put(TxParts(ports.clone()));
         env.put(parts);
         (env, fds)

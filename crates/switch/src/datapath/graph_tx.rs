@@ -94,9 +94,7 @@ impl Module for Tx {
                 self.no_port += k as u64;
             }
         }
-        for (b, _) in batch.drain() {
-            out.recycle(b);
-        }
+        out.recycle_all(batch);
     }
 
     fn counters(&self) -> Vec<(&'static str, u64)> {

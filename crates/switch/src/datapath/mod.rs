@@ -97,6 +97,7 @@ pub mod flexforward;
 mod graph_control;
 pub mod graph_openflow;
 pub mod graph_run;
+pub mod graph_trunk;
 pub mod graph_tx;
 mod graph_view;
 pub mod learning;
@@ -376,9 +377,6 @@ impl Datapath {
         trunks: Vec<trunk_start::TrunkOpen>,
         clock: Clock,
     ) -> Result<Datapath, String> {
-        if config.graph.is_some() && !trunks.is_empty() {
-            return Err("a module graph (--graph) cannot be used with trunks yet".into());
-        }
         let trunks = trunk_start::expand(trunks, &mut ports);
         let now = clock.now();
         let mut pipeline = Pipeline::default();
@@ -420,6 +418,7 @@ impl Datapath {
             Some(spec) => Some(graph_control::GraphControl::new(
                 spec.clone(),
                 ports.clone(),
+                trunks.clone(),
                 packet_in_tx.clone(),
             )?),
             None => None,
@@ -444,7 +443,7 @@ impl Datapath {
                         },
                     };
                     let rx = dealt.get_mut(w).map(std::mem::take).unwrap_or_default();
-                    let (env, fds) = graph_run::GraphRun::env(rx, &ports, &shared, parts);
+                    let (env, fds) = graph_run::GraphRun::env(rx, &ports, &trunks, &shared, parts);
                     let g = graph_run::GraphRun::build(spec, w, env, fds, clock.clone())?;
                     Some(Box::new(g))
                 }

@@ -18,10 +18,21 @@ struct Rig {
 }
 
 fn rig(workers: usize) -> Rig {
+    rig_with(workers, None)
+}
+
+/// [`rig`] whose workers run `graph` (`graph_run`, `graph_trunk`).
+fn rig_with(workers: usize, graph: Option<&str>) -> Rig {
     let (sw, host) = MemPort::pair_named("sw1", "h1", 256).unwrap();
     let (tsw, trunk) = MemPort::pair_named("tr", "far", 256).unwrap();
     let cfg = DpConfig {
         n_workers: workers,
+        graph: graph.map(|text| {
+            Arc::new(super::graph_run::GraphSpec {
+                text: text.into(),
+                file: "g.toml".into(),
+            })
+        }),
         ..DpConfig::default()
     };
     let trunks = vec![trunk_start::TrunkOpen {
@@ -30,7 +41,8 @@ fn rig(workers: usize) -> Rig {
         last_vid: 12,
         first_no: 2,
     }];
-    let dp = Datapath::start_with_trunks(cfg, vec![(1, Box::new(sw))], trunks, Clock::real());
+    let dp = Datapath::try_start_with_trunks(cfg, vec![(1, Box::new(sw))], trunks, Clock::real())
+        .unwrap();
     Rig { dp, host, trunk }
 }
 
@@ -161,4 +173,81 @@ fn the_trunk_link_drives_every_logical_port() {
     r.trunk.set_link(true);
     r.dp.poll_links();
     assert_eq!(r.dp.take_events().len(), 3);
+}
+
+/// The trunk's receive side as a `trunk_inc` task, the logical ports'
+/// transmission through `tx`.
+const GRAPH: &str = r#"
+[[module]]
+name = "in_sw1"
+kind = "port_inc"
+port = "sw1"
+[[module]]
+name = "in_tr"
+kind = "trunk_inc"
+trunk = "tr"
+[[module]]
+name = "of"
+kind = "openflow"
+[[module]]
+name = "out"
+kind = "tx"
+[[connect]]
+from = "in_sw1"
+to = "of"
+[[connect]]
+from = "in_tr"
+to = "of"
+[[connect]]
+from = "of"
+to = "out"
+"#;
+
+#[test]
+fn a_graph_receives_and_transmits_on_logical_ports() {
+    for workers in [1, 2] {
+        let mut r = rig_with(workers, Some(GRAPH));
+        r.flow(vec![OxmField::InPort(3)], 1);
+        r.flow(vec![OxmField::InPort(1)], 4);
+        r.flow(vec![OxmField::InPort(2)], ofp::port::port_no::FLOOD);
+        r.trunk
+            .tx_batch(&[&frame(&[11, 5], 1), &frame(&[13], 2), &frame(&[], 3)])
+            .unwrap();
+        assert_eq!(
+            drain(&mut r.host, 1),
+            [frame(&[5], 1)],
+            "VLAN 11 popped, inner kept; foreign and untagged dropped"
+        );
+        r.host.tx_batch(&[&frame(&[7], 4)]).unwrap();
+        assert_eq!(drain(&mut r.trunk, 1), [frame(&[12, 7], 4)]);
+        // FLOOD from VLAN 10: the plain port and the other VLANs.
+        r.trunk.tx_batch(&[&frame(&[10], 5)]).unwrap();
+        assert_eq!(drain(&mut r.host, 1), [frame(&[], 5)]);
+        let mut got = drain(&mut r.trunk, 2);
+        got.sort();
+        assert_eq!(got, [frame(&[11], 5), frame(&[12], 5)]);
+        let stats = |no: u32| {
+            let s = r.dp.ports[&no].io.lock().unwrap().stats();
+            (s.rx_packets, s.tx_packets)
+        };
+        assert_eq!([stats(2), stats(3), stats(4)], [(1, 0), (1, 1), (0, 2)]);
+        assert_eq!(r.dp.trunks[0].foreign.load(Ordering::Relaxed), 2);
+    }
+    let refused = |text: &str| match Datapath::try_start_with_trunks(
+        DpConfig {
+            graph: Some(Arc::new(super::graph_run::GraphSpec {
+                text: text.into(),
+                file: "g.toml".into(),
+            })),
+            ..DpConfig::default()
+        },
+        Vec::new(),
+        Vec::new(),
+        Clock::real(),
+    ) {
+        Ok(_) => panic!("accepted"),
+        Err(e) => e,
+    };
+    let e = refused("[[module]]\nname = \"t\"\nkind = \"trunk_inc\"\ntrunk = \"tr\"\n");
+    assert!(e.contains("g.toml:") && e.contains("trunk"), "{e}");
 }
