@@ -102,6 +102,7 @@ impl GraphControl {
                 counters: Arc::default(),
                 learning: LearningTable::default(),
                 ports: ports.clone(),
+                flex: None,
             },
         });
         let copy =

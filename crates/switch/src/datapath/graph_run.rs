@@ -277,6 +277,16 @@ impl GraphRun {
         }
     }
 
+    /// FlexForward's modes changed (`Op::Flex`).
+    pub fn set_flex(&mut self, flex: Option<Arc<super::flexforward::FlexState>>) {
+        if let Some(of) = self.openflow() {
+            of.set_flex(flex.clone());
+        }
+        if let Some(parts) = self.env.get_mut::<OpenFlowParts>() {
+            parts.side.flex = flex;
+        }
+    }
+
     /// Adopts a new port set (`Op::Ports`).
     pub fn set_ports(&mut self, ports: &SwitchPorts) {
         for (_, m) in self.rt.graph.modules_mut() {

@@ -256,3 +256,71 @@ fn a_switch_without_a_graph_refuses_graph_changes() {
     assert!(e.contains("runs no module graph"), "{e}");
     dp.shutdown();
 }
+
+/// A 60-byte frame to HyperCube node `node` (the destination MAC's first
+/// four bytes) with `mark` in its last byte.
+fn to_node(node: u8, mark: u8) -> Vec<u8> {
+    let mut f = vec![0, 0, 0, node, 0, 0, 2, 0, 0, 0, 0, 1, 0x88, 0xb5];
+    f.resize(60, mark);
+    f
+}
+
+#[test]
+fn flexforward_modes_forward_through_the_graph() {
+    use ofp::flexforward::{FlexMessage, FwMode, SetFwMode, SetHyperCube};
+    let mut r = try_rig(MEASURED, 3, 2).unwrap();
+    let send = |dp: &mut Datapath, m: FlexMessage| {
+        let e = m.to_experimenter();
+        let raw = OfpMessage::new(9, Message::Experimenter(e.clone())).encode();
+        let got = dp.flex_message(9, &e, &raw);
+        assert!(got.is_empty(), "refused: {got:?}");
+        dp.barrier();
+    };
+    // Node 5: node 4 behind port 1, node 7 behind port 2, itself at port 3.
+    send(
+        &mut r.dp,
+        FlexMessage::SetHyperCube(SetHyperCube {
+            address: 5,
+            local_port: 3,
+            neighbours: vec![(4, 1), (7, 2)],
+        }),
+    );
+    // Only the tables so far: port 2's traffic goes to port 3.
+    r.flow(vec![OxmField::InPort(2)], &[3]);
+    r.hosts[1].tx_batch(&[&to_node(4, 1)]).unwrap();
+    assert_eq!(drain(&mut r.hosts[2], 1), [to_node(4, 1)]);
+    assert!(drain(&mut r.hosts[0], 1).is_empty());
+    send(
+        &mut r.dp,
+        FlexMessage::SetFwMode(SetFwMode {
+            mode: Some(FwMode::HyperCube),
+            fallback: Default::default(),
+            scope: ofp::flexforward::Scope::Switch,
+        }),
+    );
+    // HyperCube now: by address, without a flow entry; a node it cannot
+    // reach (0x25) falls back to the tables, in order.
+    r.hosts[1]
+        .tx_batch(&[&to_node(4, 2), &to_node(0x25, 3), &to_node(5, 4)])
+        .unwrap();
+    assert_eq!(drain(&mut r.hosts[0], 1), [to_node(4, 2)]);
+    assert_eq!(drain(&mut r.hosts[2], 2), [to_node(0x25, 3), to_node(5, 4)]);
+    // Port 1's traffic through the `measure` module too.
+    r.hosts[0].tx_batch(&[&to_node(7, 5)]).unwrap();
+    assert_eq!(drain(&mut r.hosts[1], 1), [to_node(7, 5)]);
+    r.dp.barrier();
+    let c = r.dp.flex.reply().counters;
+    assert_eq!((c.hypercube_fwd, c.fallback_table), (3, 1));
+    // Back to the tables: port 2's traffic goes to port 3 again.
+    send(
+        &mut r.dp,
+        FlexMessage::SetFwMode(SetFwMode {
+            mode: Some(FwMode::OpenFlow),
+            fallback: Default::default(),
+            scope: ofp::flexforward::Scope::Switch,
+        }),
+    );
+    r.hosts[1].tx_batch(&[&to_node(4, 6)]).unwrap();
+    assert_eq!(drain(&mut r.hosts[2], 1), [to_node(4, 6)]);
+    assert!(drain(&mut r.hosts[0], 1).is_empty());
+}

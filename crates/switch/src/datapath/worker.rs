@@ -345,7 +345,12 @@ impl Worker {
                     self.register();
                 }
             }
-            Op::Flex(state) => self.flex = state,
+            Op::Flex(state) => {
+                if let Some(g) = self.graph.as_mut() {
+                    g.set_flex(state.clone());
+                }
+                self.flex = state;
+            }
             Op::Graph(set) => {
                 if let Some(g) = self.graph.as_mut() {
                     g.apply_set(&set);
