@@ -23,7 +23,10 @@ add-flows`. Checked:
   nothing; a refused change (dangling gate, duplicate module) answers
   with its reason and leaves forwarding and `show-pipeline` as they were;
 - `show-pipeline [--dot]` and `show-tc` print the live graph with per-gate
-  packets and module counters, and each worker's class tree with usage.
+  packets and module counters, and each worker's class tree with usage;
+- a port added at run time (`add-port`, own switch) forwards once a
+  graph change adds a `port_inc` on it, and `del-port` is refused while
+  that module uses it.
 
 Needs root and the release binary.
 """
@@ -324,3 +327,52 @@ def test_changeset_text_is_the_switch_format():
     err = (0xFFFF).to_bytes(2, "big") + (3).to_bytes(2, "big") + \
         dg.OXFLOW_EXPERIMENTER.to_bytes(4, "big") + b"line 1: no"
     assert dg.parse_error(err).reason == "line 1: no"
+
+
+def test_port_added_at_run_time_joins_the_graph(tmp_path):
+    dp_util.require_oxflow()
+    with Topology(prefix="g3") as topo:
+        for i in (1, 2, 3):
+            topo.add_host("h%d" % i)
+        for i in (1, 2):
+            topo.add_switch_link(topo.hosts["h%d" % i], "10.0.0.%d/24" % i)
+        g = tmp_path / "graph.toml"
+        g.write_text("".join(
+            '[[module]]\nname = "in%d"\nkind = "port_inc"\nport = "%s"\n'
+            '[[connect]]\nfrom = "in%d"\nto = "of"\n' % (i + 1, p, i + 1)
+            for i, p in enumerate(topo.switch_ports))
+            + '[[module]]\nname = "of"\nkind = "openflow"\n'
+            '[[module]]\nname = "out"\nkind = "tx"\n'
+            '[[connect]]\nfrom = "of"\nto = "out"\n')
+        with Switch(topo, extra_args=["--graph", g, "--workers", "2"],
+                    log_path=tmp_path / "oxflow.log") as sw:
+            h1, h3 = topo.hosts["h1"], topo.hosts["h3"]
+            root3 = topo.add_switch_link(h3, "10.0.0.3/24")
+            proc = ctl(sw, "add-port", root3)
+            assert proc.stdout.strip() == "added port 3 (%s)" % root3, \
+                proc.stdout + proc.stderr
+            add_flows(sw, "in_port=1 actions=output:3\n"
+                          "in_port=3 actions=output:1\n")
+            # Transmitted to, but nothing reads it yet.
+            assert h3.ping("10.0.0.1", count=2, interval=0.2,
+                           timeout=1).received == 0
+            in3 = tmp_path / "in3.toml"
+            in3.write_text(
+                '[[module]]\nname = "in3"\nkind = "port_inc"\n'
+                'port = "%s"\n[[connect]]\nfrom = "in3"\nto = "of"\n'
+                '[[attach]]\nclass = "in3"\nparent = "root"\n'
+                'task = "in3"\n' % root3)
+            proc = ctl(sw, "graph-change", in3)
+            assert proc.returncode == 0, proc.stderr
+            r = h1.ping("10.0.0.3", count=5, interval=0.05)
+            assert r.received == 5, (r, sw.log()[-3000:])
+            proc = ctl(sw, "del-port", root3)
+            assert proc.returncode != 0
+            assert "used by module `in3`" in proc.stderr, proc.stderr
+            proc = ctl(sw, "graph-change", "-",
+                       stdin='[[remove]]\nname = "in3"\n')
+            assert proc.returncode == 0, proc.stderr
+            proc = ctl(sw, "del-port", root3)
+            assert proc.returncode == 0, proc.stderr
+            assert ctl(sw, "graph-change", in3).returncode != 0
+            assert sw.running(), sw.log()[-3000:]

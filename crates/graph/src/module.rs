@@ -221,6 +221,13 @@ pub trait Module: Send {
     fn as_any_mut(&mut self) -> Option<&mut dyn std::any::Any> {
         None
     }
+
+    /// The port of the environment this module receives from or transmits
+    /// on, by name (`port_inc`, `port_out`), so a host can tell whether a
+    /// port is in use; `None` by default.
+    fn port(&self) -> Option<&str> {
+        None
+    }
 }
 
 /// A module's work generator, run by the scheduler; see the module comment.

@@ -268,6 +268,18 @@ impl Env {
             .insert(name.to_string(), PortEntry { no, rx, tx });
     }
 
+    /// Whether port `name` is available.
+    pub fn has_port(&self, name: &str) -> bool {
+        self.ports.contains_key(name)
+    }
+
+    /// Takes port `name` away (the host removed it); its receive handles
+    /// that no module holds are dropped. A module still using it keeps
+    /// its handle (a host checks [`crate::Module::port`] first).
+    pub fn remove_port(&mut self, name: &str) {
+        self.ports.remove(name);
+    }
+
     /// Makes a whole [`Port`] available: one receive handle (the port
     /// itself behind a mutex, taken once per batch) and its transmit clones.
     pub fn add_whole_port(&mut self, name: &str, no: u32, port: Box<dyn Port>) {

@@ -79,6 +79,10 @@ impl Module for PortInc {
     fn task(&mut self) -> Option<&mut dyn Task> {
         Some(self)
     }
+    fn port(&self) -> Option<&str> {
+        self.source.as_ref().map(|(name, _)| name.as_str())
+    }
+
     fn release(&mut self, env: &mut Env) {
         if let (Some(rx), Some((port, queue))) = (self.rx.take(), self.source.as_ref()) {
             env.return_rx(port, *queue, rx);

@@ -10,6 +10,8 @@ use ports::PortTx;
 
 pub struct PortOut {
     tx: Box<dyn PortTx>,
+    /// The port's name in the environment (`None`: built directly).
+    name: Option<String>,
     pub sent: u64,
     pub errors: u64,
 }
@@ -17,13 +19,16 @@ pub struct PortOut {
 pub fn new(args: &Args, env: &mut Env) -> Result<Box<dyn Module>, String> {
     let port = Args::need(args.str("port"), "port")?;
     let (_, tx) = env.tx(port)?;
-    Ok(Box::new(PortOut::new(tx)))
+    let mut m = PortOut::new(tx);
+    m.name = Some(port.to_string());
+    Ok(Box::new(m))
 }
 
 impl PortOut {
     pub fn new(tx: Box<dyn PortTx>) -> PortOut {
         PortOut {
             tx,
+            name: None,
             sent: 0,
             errors: 0,
         }
@@ -33,6 +38,9 @@ impl PortOut {
 impl Module for PortOut {
     fn kind(&self) -> &'static str {
         "port_out"
+    }
+    fn port(&self) -> Option<&str> {
+        self.name.as_deref()
     }
     fn ogates(&self) -> usize {
         0

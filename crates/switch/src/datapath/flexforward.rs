@@ -43,7 +43,6 @@
 //! which drop it as usual. Fail-standalone mode ignores FlexForward.
 
 use super::ops::Op;
-use super::worker::BatchOut;
 use super::Datapath;
 use graph::modules::hypercube::{Hop, HyperCube, TableError};
 use graph::modules::keyflow;
@@ -52,7 +51,7 @@ use ofp::flexforward::{
     Scope, SetHyperCube,
 };
 use packet::PacketBuf;
-use pipeline::{Pipeline, PortTable};
+use pipeline::{Output, Pipeline, PortTable};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -230,13 +229,15 @@ impl FlexState {
     /// The worker's hook: forwards the frames of `bufs` (received on
     /// `in_port`) that a tableless mode forwards, and hands every run of
     /// consecutive frames for the tables to `table`, in order.
-    pub(crate) fn forward_batch(
+    /// `out` is the fixed path's batch output or the graph's `openflow`
+    /// module's (`super::graph_openflow`).
+    pub(crate) fn forward_batch<O: Output>(
         &self,
         pipeline: &mut Pipeline,
         bufs: &mut [PacketBuf],
         in_port: u32,
-        out: &mut BatchOut<'_>,
-        mut table: impl FnMut(&mut Pipeline, &mut [PacketBuf], &mut BatchOut<'_>),
+        out: &mut O,
+        mut table: impl FnMut(&mut Pipeline, &mut [PacketBuf], &mut O),
     ) {
         let mut t = Tally::default();
         // Start of the current run of frames for the tables.
@@ -256,7 +257,7 @@ impl FlexState {
             }
             run = i + 1;
             if let (Decision::Port(p), Some(b)) = (d, bufs.get(i)) {
-                out.queues.queue(p, 0).push(b.data());
+                out.port(p, b.data(), None);
             }
         }
         if run < bufs.len() {
@@ -582,7 +583,7 @@ mod tests {
 
     #[test]
     fn batch_keeps_order_and_hands_runs_to_the_tables() {
-        use super::super::worker::{PacketInSender, TxQueues};
+        use super::super::worker::{BatchOut, PacketInSender, TxQueues};
         let mut c = control();
         set(&mut c, FwMode::HyperCube, Fallback::OpenFlow, Scope::Switch);
         let s = FlexState::compile(&c.config, &c.counters).unwrap();

@@ -15,6 +15,12 @@
 //! follows a barrier: every worker runs the new graph. A worker cannot
 //! refuse what the copy accepted, apart from resources the copy does not
 //! model (a transmit socket that cannot be opened), which it logs.
+//!
+//! The copy follows the port set (`super::ports_runtime`): a port added at
+//! run time joins its environment, so a change may add a `port_inc` or
+//! `port_out` on it, and a port leaves it when deleted; `del-port` is
+//! refused while a module of the graph uses the port ([`GraphControl::user_of`]),
+//! so no worker's module is left reading a closed port.
 
 use super::graph_openflow::{OpenFlowParts, Side};
 use super::graph_run::{add_port_to, registry, GraphSpec};
@@ -43,13 +49,21 @@ impl ports::PortRx for NoRx {
     }
 }
 
+/// What happened to the copy since it was built, replayed in order to
+/// rebuild it.
+enum Step {
+    Change(Arc<ChangeSet>),
+    Ports(SwitchPorts),
+}
+
 /// The validation copy and what rebuilds it (module comment).
 pub(crate) struct GraphControl {
     spec: Arc<GraphSpec>,
+    /// The ports the switch started with (the copy is built with them).
     ports: SwitchPorts,
     trunks: Vec<Arc<Trunk>>,
     events: PacketInSender,
-    accepted: Vec<Arc<ChangeSet>>,
+    accepted: Vec<Step>,
     reg: Registry,
     copy: Runtime<FakeClock>,
     env: Env,
@@ -102,6 +116,7 @@ impl GraphControl {
                 counters: Arc::default(),
                 learning: LearningTable::default(),
                 ports: ports.clone(),
+                flex: None,
             },
         });
         let copy =
@@ -123,7 +138,10 @@ impl GraphControl {
                     &self.reg,
                 )?;
                 for s in &self.accepted {
-                    copy.apply_set(s, &self.reg, &mut env)?;
+                    match s {
+                        Step::Change(s) => copy.apply_set(s, &self.reg, &mut env)?,
+                        Step::Ports(p) => sync_ports(&mut env, p),
+                    }
                 }
                 self.copy = copy;
                 self.env = env;
@@ -133,8 +151,40 @@ impl GraphControl {
     }
 
     pub fn accept(&mut self, set: Arc<ChangeSet>) {
-        self.accepted.push(set);
+        self.accepted.push(Step::Change(set));
     }
+
+    /// The port set changed (module comment).
+    pub fn set_ports(&mut self, ports: &SwitchPorts) {
+        sync_ports(&mut self.env, ports);
+        self.accepted.push(Step::Ports(ports.clone()));
+    }
+
+    /// The module of the graph that receives from or transmits on port
+    /// `name`, if one does.
+    pub fn user_of(&mut self, name: &str) -> Option<String> {
+        self.copy
+            .graph
+            .modules_mut()
+            .find(|(_, m)| m.port() == Some(name))
+            .map(|(n, _)| n.to_string())
+    }
+}
+
+/// Makes the copy's environment hold exactly `ports`.
+fn sync_ports(env: &mut Env, ports: &SwitchPorts) {
+    let old = env.get::<super::graph_tx::TxParts>().map(|t| t.0.clone());
+    for (no, sp) in old.iter().flat_map(|o| o.iter()) {
+        if !ports.contains_key(no) {
+            env.remove_port(&sp.name);
+        }
+    }
+    for sp in ports.values() {
+        if !env.has_port(&sp.name) {
+            add_port_to(env, sp, Box::new(NoRx));
+        }
+    }
+    env.put(super::graph_tx::TxParts(ports.clone()));
 }
 
 impl Datapath {

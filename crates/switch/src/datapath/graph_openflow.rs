@@ -19,12 +19,17 @@
 //! further batches. Packet-ins go to the control thread as on the fixed
 //! path, malformed frames are counted on their port, and in standalone
 //! mode (`Op::Mode`) the module runs the learning switch instead of the
-//! tables. The received buffers go back to the pool.
+//! tables. FlexForward's forwarding modes (`Op::Flex`,
+//! `super::flexforward`) hook in as on the fixed path: a tableless mode
+//! forwards what it can, the rest goes to the tables in order. The
+//! received buffers go back to the pool.
 
+use super::flexforward::FlexState;
 use super::ops::{Mode, WorkerCounters};
 use super::worker::{PacketInSender, WorkerPacketIn};
 use super::{LearningTable, SwitchPorts};
 use graph::{Access, Attr, AttrDecl, Batch, Ctx, Emit, Env, Layout, Meta, Module, BATCH};
+use packet::PacketBuf;
 use pipeline::{Nanos, Output, PacketInEvent, Pipeline, PortTable};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -42,6 +47,8 @@ pub struct Side {
     pub counters: Arc<WorkerCounters>,
     pub learning: LearningTable,
     pub ports: SwitchPorts,
+    /// FlexForward's modes; `None`: the tables only.
+    pub flex: Option<Arc<FlexState>>,
 }
 
 /// The module; see the module comment.
@@ -77,6 +84,12 @@ impl OpenFlow {
     pub fn set_mode(&mut self, mode: Mode) {
         if let Some(p) = self.parts.as_mut() {
             p.side.mode = mode;
+        }
+    }
+
+    pub fn set_flex(&mut self, flex: Option<Arc<FlexState>>) {
+        if let Some(p) = self.parts.as_mut() {
+            p.side.flex = flex;
         }
     }
 
@@ -216,13 +229,20 @@ impl Module for OpenFlow {
             match side.mode {
                 Mode::Pipeline => {
                     let ports = &side.ports;
-                    pipeline.process_batch(run, no, ctx.now, &mut o, |_, _, _, r| {
-                        if r.is_err() {
-                            if let Some(port) = ports.get(&no) {
-                                port.rx_malformed.fetch_add(1, Ordering::Relaxed);
+                    let now = ctx.now;
+                    let table = |p: &mut Pipeline, bufs: &mut [PacketBuf], o: &mut GraphOut| {
+                        p.process_batch(bufs, no, now, o, |_, _, _, r| {
+                            if r.is_err() {
+                                if let Some(port) = ports.get(&no) {
+                                    port.rx_malformed.fetch_add(1, Ordering::Relaxed);
+                                }
                             }
-                        }
-                    });
+                        })
+                    };
+                    match side.flex.as_deref() {
+                        Some(f) => f.forward_batch(pipeline, run, no, &mut o, table),
+                        None => table(pipeline, run, &mut o),
+                    }
                 }
                 Mode::Standalone => {
                     for buf in run.iter() {

@@ -108,15 +108,19 @@ pub struct WorkerView {
     pub idle_rounds: u64,
 }
 
+/// A receive descriptor of the environment: (port number, `None` for a
+/// trunk; the descriptor, `None` for a handle without one).
+pub(crate) type RxFd = (Option<u32>, Option<RawFd>);
+
 /// One worker's graph, its environment and what the worker polls.
 pub(crate) struct GraphRun {
     pub rt: Runtime<DpClock>,
     pub env: Env,
     pub reg: Registry,
-    /// The receive descriptors of the ports in `env`, for the worker's
-    /// poller (`None`: a port without one, which keeps the worker from
+    /// The receive descriptors of the ports and trunks in `env`, for the
+    /// worker's poller (a handle without one keeps the worker from
     /// blocking, as on the fixed path).
-    pub fds: Vec<Option<RawFd>>,
+    pub fds: Vec<RxFd>,
     /// Scheduling rounds per worker loop: the number of tasks (each may
     /// run once between two looks at the operations).
     rounds: usize,
@@ -155,17 +159,17 @@ impl GraphRun {
         trunks: &[Arc<Trunk>],
         shared: &graph::Shared,
         parts: OpenFlowParts,
-    ) -> (Env, Vec<Option<RawFd>>) {
+    ) -> (Env, Vec<RxFd>) {
         let mut env = Env::new(shared.clone());
         let mut fds = Vec::new();
         let mut own: Vec<u32> = Vec::new();
         let mut own_trunks = TrunkSources::default();
         for src in rx {
             if let RxSource::Trunk(t) = src {
-                fds.push(t.fd());
+                fds.push((None, t.fd()));
                 own_trunks.0.push(t);
             } else if let Some((sp, h)) = rx_of(src, ports) {
-                fds.push(h.fd());
+                fds.push((Some(sp.no), h.fd()));
                 own.push(sp.no);
                 add_port_to(&mut env, &sp, h);
             }
@@ -173,7 +177,7 @@ impl GraphRun {
         for (no, sp) in ports.iter() {
             if !own.contains(no) {
                 let h = LockedPortRx(sp.clone());
-                fds.push(h.fd());
+                fds.push((Some(*no), h.fd()));
                 add_port_to(&mut env, sp, Box::new(h));
             }
         }
@@ -183,7 +187,7 @@ impl GraphRun {
                     trunk: t.clone(),
                     rx: None,
                 };
-                fds.push(whole.fd());
+                fds.push((None, whole.fd()));
                 own_trunks.0.push(whole);
             }
         }
@@ -199,7 +203,7 @@ impl GraphRun {
         spec: &GraphSpec,
         worker: usize,
         mut env: Env,
-        fds: Vec<Option<RawFd>>,
+        fds: Vec<RxFd>,
         clock: super::Clock,
     ) -> Result<GraphRun, String> {
         let reg = registry();
@@ -277,8 +281,35 @@ impl GraphRun {
         }
     }
 
-    /// Adopts a new port set (`Op::Ports`).
+    /// FlexForward's modes changed (`Op::Flex`).
+    pub fn set_flex(&mut self, flex: Option<Arc<super::flexforward::FlexState>>) {
+        if let Some(of) = self.openflow() {
+            of.set_flex(flex.clone());
+        }
+        if let Some(parts) = self.env.get_mut::<OpenFlowParts>() {
+            parts.side.flex = flex;
+        }
+    }
+
+    /// Adopts a new port set (`Op::Ports`): a new port joins the
+    /// environment read whole ([`LockedPortRx`]; `Op::AddRx` may then give
+    /// this worker its own share), a removed one leaves it (no module uses
+    /// it: `del-port` is refused while one does, `super::graph_control`).
     pub fn set_ports(&mut self, ports: &SwitchPorts) {
+        let old = self.env.get::<TxParts>().map(|t| t.0.clone());
+        for (no, sp) in old.iter().flat_map(|o| o.iter()) {
+            if !ports.contains_key(no) {
+                self.env.remove_port(&sp.name);
+                self.fds.retain(|(n, _)| *n != Some(*no));
+            }
+        }
+        for (no, sp) in ports.iter() {
+            if !old.as_ref().is_some_and(|o| o.contains_key(no)) {
+                let h = LockedPortRx(sp.clone());
+                self.fds.push((Some(*no), h.fd()));
+                add_port_to(&mut self.env, sp, Box::new(h));
+            }
+        }
         for (_, m) in self.rt.graph.modules_mut() {
             if let Some(a) = m.as_any_mut() {
                 if let Some(tx) = a.downcast_mut::<Tx>() {
@@ -305,12 +336,17 @@ impl GraphRun {
         }
     }
 
-    /// A port added at run time (`Op::AddRx`): it joins the environment,
-    /// for a `port_inc` a graph change adds, and its descriptor to `fds`.
+    /// This worker's share of a port added at run time (`Op::AddRx`,
+    /// after the `Op::Ports` that put it in the environment read whole):
+    /// it replaces the whole port, for a `port_inc` a graph change adds.
     pub fn add_rx(&mut self, src: RxSource, ports: &SwitchPorts) {
+        let own = matches!(src, RxSource::Own { .. });
         if let Some((sp, h)) = rx_of(src, ports) {
-            self.fds.push(h.fd());
-            add_port_to(&mut self.env, &sp, h);
+            if own || !self.env.has_port(&sp.name) {
+                self.fds.retain(|(n, _)| *n != Some(sp.no));
+                self.fds.push((Some(sp.no), h.fd()));
+                add_port_to(&mut self.env, &sp, h);
+            }
         }
     }
 

@@ -249,6 +249,9 @@ impl Datapath {
         let ports: SwitchPorts = Arc::new(map);
         self.ports = ports.clone();
         self.tx.sync(&ports);
+        if let Some(g) = self.graph_ctl.as_mut() {
+            g.set_ports(&ports);
+        }
         self.broadcast(Op::Ports(ports));
         self.broadcast(Op::AddRx(Arc::new(RxHandoff::new(sources))));
         let info = PortInfo { config, state };
@@ -268,6 +271,9 @@ impl Datapath {
         let ports: SwitchPorts = Arc::new(map);
         self.ports = ports.clone();
         self.tx.sync(&ports);
+        if let Some(g) = self.graph_ctl.as_mut() {
+            g.set_ports(&ports);
+        }
         self.broadcast(Op::Ports(ports));
         self.barrier();
         self.learning.flush_port(no);
@@ -288,8 +294,16 @@ impl Datapath {
                 t.interface
             ));
         }
-        let desc = self.port_desc(no);
         let name = self.ports.get(&no).map(|p| p.name.clone());
+        if let Some((g, n)) = self.graph_ctl.as_mut().zip(name.as_deref()) {
+            if let Some(m) = g.user_of(n) {
+                return Err(format!(
+                    "port {no} ({n}) is used by module `{m}` of the data-path graph; \
+                     remove that module with graph-change first"
+                ));
+            }
+        }
+        let desc = self.port_desc(no);
         self.detach(no);
         if self.rt.qos.remove(&no).is_some() {
             self.update_queue_ids();

@@ -135,6 +135,7 @@ impl Datapath {
                             counters: c.clone(),
                             learning: learning.clone(),
                             ports: ports.clone(),
+                            flex: None,
                         },
                     };
                     let rx = dealt.get_mut(w).map(std::mem::take).unwrap_or_default();

@@ -256,3 +256,127 @@ fn a_switch_without_a_graph_refuses_graph_changes() {
     assert!(e.contains("runs no module graph"), "{e}");
     dp.shutdown();
 }
+
+/// A 60-byte frame to HyperCube node `node` (the destination MAC's first
+/// four bytes) with `mark` in its last byte.
+fn to_node(node: u8, mark: u8) -> Vec<u8> {
+    let mut f = vec![0, 0, 0, node, 0, 0, 2, 0, 0, 0, 0, 1, 0x88, 0xb5];
+    f.resize(60, mark);
+    f
+}
+
+#[test]
+fn flexforward_modes_forward_through_the_graph() {
+    use ofp::flexforward::{FlexMessage, FwMode, SetFwMode, SetHyperCube};
+    let mut r = try_rig(MEASURED, 3, 2).unwrap();
+    let send = |dp: &mut Datapath, m: FlexMessage| {
+        let e = m.to_experimenter();
+        let raw = OfpMessage::new(9, Message::Experimenter(e.clone())).encode();
+        let got = dp.flex_message(9, &e, &raw);
+        assert!(got.is_empty(), "refused: {got:?}");
+        dp.barrier();
+    };
+    // Node 5: node 4 behind port 1, node 7 behind port 2, itself at port 3.
+    send(
+        &mut r.dp,
+        FlexMessage::SetHyperCube(SetHyperCube {
+            address: 5,
+            local_port: 3,
+            neighbours: vec![(4, 1), (7, 2)],
+        }),
+    );
+    // Only the tables so far: port 2's traffic goes to port 3.
+    r.flow(vec![OxmField::InPort(2)], &[3]);
+    r.hosts[1].tx_batch(&[&to_node(4, 1)]).unwrap();
+    assert_eq!(drain(&mut r.hosts[2], 1), [to_node(4, 1)]);
+    assert!(drain(&mut r.hosts[0], 1).is_empty());
+    send(
+        &mut r.dp,
+        FlexMessage::SetFwMode(SetFwMode {
+            mode: Some(FwMode::HyperCube),
+            fallback: Default::default(),
+            scope: ofp::flexforward::Scope::Switch,
+        }),
+    );
+    // HyperCube now: by address, without a flow entry; a node it cannot
+    // reach (0x25) falls back to the tables, in order.
+    r.hosts[1]
+        .tx_batch(&[&to_node(4, 2), &to_node(0x25, 3), &to_node(5, 4)])
+        .unwrap();
+    assert_eq!(drain(&mut r.hosts[0], 1), [to_node(4, 2)]);
+    assert_eq!(drain(&mut r.hosts[2], 2), [to_node(0x25, 3), to_node(5, 4)]);
+    // Port 1's traffic through the `measure` module too.
+    r.hosts[0].tx_batch(&[&to_node(7, 5)]).unwrap();
+    assert_eq!(drain(&mut r.hosts[1], 1), [to_node(7, 5)]);
+    r.dp.barrier();
+    let c = r.dp.flex.reply().counters;
+    assert_eq!((c.hypercube_fwd, c.fallback_table), (3, 1));
+    // Back to the tables: port 2's traffic goes to port 3 again.
+    send(
+        &mut r.dp,
+        FlexMessage::SetFwMode(SetFwMode {
+            mode: Some(FwMode::OpenFlow),
+            fallback: Default::default(),
+            scope: ofp::flexforward::Scope::Switch,
+        }),
+    );
+    r.hosts[1].tx_batch(&[&to_node(4, 6)]).unwrap();
+    assert_eq!(drain(&mut r.hosts[2], 1), [to_node(4, 6)]);
+    assert!(drain(&mut r.hosts[0], 1).is_empty());
+}
+
+#[test]
+fn ports_added_at_run_time_join_the_graph_and_leave_when_unused() {
+    use super::ports_runtime::PortRef;
+    use std::sync::Mutex;
+    for workers in [1, 2] {
+        let mut r = try_rig(MEASURED, 2, workers).unwrap();
+        // The opener's host ends, newest last.
+        let spare: Arc<Mutex<Vec<MemPort>>> = Arc::default();
+        let slot = spare.clone();
+        r.dp.set_port_opener(Box::new(move |name: &str| {
+            let (sw, host) = MemPort::pair_named(name, "h", 256).map_err(|e| e.to_string())?;
+            if let Ok(mut s) = slot.lock() {
+                s.push(host);
+            }
+            Ok(Box::new(sw) as Box<dyn Port>)
+        }));
+        let host = |n: usize| spare.lock().unwrap().remove(n);
+        let in3 = "[[module]]\nname = \"in3\"\nkind = \"port_inc\"\nport = \"sw3\"\n\
+                   [[connect]]\nfrom = \"in3\"\nto = \"of\"\n\
+                   [[attach]]\nclass = \"in3\"\nparent = \"root\"\ntask = \"in3\"\n";
+        let no = r.dp.add_port("sw3", None).unwrap();
+        let mut h3 = host(0);
+        r.flow(vec![OxmField::InPort(no)], &[1]);
+        r.flow(vec![OxmField::InPort(1)], &[no]);
+        // Transmitted to at once; received from once a `port_inc` reads it.
+        r.hosts[0].tx_batch(&[&frame(1)]).unwrap();
+        assert_eq!(drain(&mut h3, 1), [frame(1)]);
+        h3.tx_batch(&[&frame(2)]).unwrap();
+        assert!(drain(&mut r.hosts[0], 1).is_empty(), "no port_inc yet");
+        r.dp.apply_graph_change(in3).unwrap();
+        h3.tx_batch(&[&frame(3)]).unwrap();
+        assert_eq!(drain(&mut r.hosts[0], 2), [frame(2), frame(3)]);
+        // Not deleted while `in3` reads it; deleted once it is gone.
+        let e = r.dp.del_port(&PortRef::Name("sw3".into())).unwrap_err();
+        assert!(e.contains("used by module `in3`"), "{e}");
+        r.dp.apply_graph_change("[[remove]]\nname = \"in3\"\n")
+            .unwrap();
+        assert_eq!(r.dp.del_port(&PortRef::No(no)), Ok(no));
+        let e = r.dp.apply_graph_change(in3).unwrap_err();
+        assert!(e.contains("no port `sw3`"), "{e}");
+        // Added again (a new number): the same change now applies, and a
+        // refused change (rebuilding the copy) still knows the port.
+        let no = r.dp.add_port("sw3", None).unwrap();
+        let mut h3 = host(0);
+        r.flow(vec![OxmField::InPort(no)], &[2]);
+        assert!(r
+            .dp
+            .apply_graph_change("[[set]]\nclass = \"nope\"\nshare = 2\n")
+            .is_err());
+        r.dp.apply_graph_change(in3).unwrap();
+        h3.tx_batch(&[&frame(4)]).unwrap();
+        assert_eq!(drain(&mut r.hosts[1], 1), [frame(4)]);
+        r.dp.shutdown();
+    }
+}

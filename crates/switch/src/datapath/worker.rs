@@ -345,7 +345,12 @@ impl Worker {
                     self.register();
                 }
             }
-            Op::Flex(state) => self.flex = state,
+            Op::Flex(state) => {
+                if let Some(g) = self.graph.as_mut() {
+                    g.set_flex(state.clone());
+                }
+                self.flex = state;
+            }
             Op::Graph(set) => {
                 if let Some(g) = self.graph.as_mut() {
                     g.apply_set(&set);
@@ -386,7 +391,7 @@ impl Worker {
     /// The receive descriptors, by source (token: index into `rx`), then
     /// the graph's ports' (tokens after them).
     fn rx_fds(&self) -> Vec<Option<std::os::fd::RawFd>> {
-        let graph = self.graph.iter().flat_map(|g| g.fds.iter().copied());
+        let graph = self.graph.iter().flat_map(|g| g.fds.iter().map(|f| f.1));
         self.rx
             .iter()
             .map(|src| match src {
