@@ -36,6 +36,14 @@ def _port_stats(sw):
     return stats
 
 
+def _udp_rcvbuf_errors(host):
+    """Datagrams the host's UDP sockets dropped for want of receive buffer
+    (Udp RcvbufErrors of the host's /proc/net/snmp)."""
+    lines = [l.split() for l in host.run(["cat", "/proc/net/snmp"]).stdout
+             .splitlines() if l.startswith("Udp:")]
+    return int(dict(zip(lines[0], lines[1]))["RcvbufErrors"])
+
+
 def test_a_burst_into_a_shaped_port_waits_in_its_qdisc():
     """400 datagrams sent back to back (far above 100 Mbit/s) all wait in
     htb's queue (1,000 frames) and arrive; with the default send buffer
@@ -52,6 +60,7 @@ def test_a_burst_into_a_shaped_port_waits_in_its_qdisc():
             "5:1", "htb", "rate", "100mbit", "burst", "15k"])
         with Switch([p1, p2], fail_mode="standalone") as sw:
             assert h1.ping("10.0.0.2", count=3, timeout=10).received >= 1
+            host_drops = _udp_rcvbuf_errors(h2)
             srv = h2.popen(["iperf3", "-s", "-1", "-J"],
                            stdout=subprocess.PIPE, text=True)
             try:
@@ -63,7 +72,12 @@ def test_a_burst_into_a_shaped_port_waits_in_its_qdisc():
                 if srv.poll() is None:
                     srv.kill()
             _, tx_drop = _port_stats(sw)[2]
+            host_drops = _udp_rcvbuf_errors(h2) - host_drops
         qdisc = sh(["tc", "-s", "qdisc", "show", "dev", p2]).stdout
     udp = server["end"]["sum"]
     assert tx_drop == 0, (tx_drop, udp, qdisc)
-    assert udp["packets"] == n and udp["lost_packets"] == 0, (udp, qdisc)
+    # Every datagram reached h2: those iperf3 did not get were dropped by
+    # h2's own socket (its receive buffer overflows when a loaded machine
+    # leaves the server unscheduled), not on the way.
+    received = udp["packets"] - udp["lost_packets"]
+    assert received + host_drops == n, (udp, host_drops, qdisc)
