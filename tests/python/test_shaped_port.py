@@ -12,6 +12,7 @@ sockets' send buffer is bigger than a default qdisc's queue
 """
 
 import json
+import re
 import subprocess
 import time
 
@@ -36,12 +37,14 @@ def _port_stats(sw):
     return stats
 
 
-def _udp_rcvbuf_errors(host):
-    """Datagrams the host's UDP sockets dropped for want of receive buffer
-    (Udp RcvbufErrors of the host's /proc/net/snmp)."""
+def _udp_arrived(host):
+    """UDP datagrams that reached the host's stack intact (its
+    /proc/net/snmp): delivered to a socket, dropped by a full socket
+    buffer, or for a port no socket had (any more)."""
     lines = [l.split() for l in host.run(["cat", "/proc/net/snmp"]).stdout
              .splitlines() if l.startswith("Udp:")]
-    return int(dict(zip(lines[0], lines[1]))["RcvbufErrors"])
+    udp = dict(zip(lines[0][1:], map(int, lines[1][1:])))
+    return udp["InDatagrams"] + udp["RcvbufErrors"] + udp["NoPorts"]
 
 
 def test_a_burst_into_a_shaped_port_waits_in_its_qdisc():
@@ -60,7 +63,7 @@ def test_a_burst_into_a_shaped_port_waits_in_its_qdisc():
             "5:1", "htb", "rate", "100mbit", "burst", "15k"])
         with Switch([p1, p2], fail_mode="standalone") as sw:
             assert h1.ping("10.0.0.2", count=3, timeout=10).received >= 1
-            host_drops = _udp_rcvbuf_errors(h2)
+            arrived = _udp_arrived(h2)
             srv = h2.popen(["iperf3", "-s", "-1", "-J"],
                            stdout=subprocess.PIPE, text=True)
             try:
@@ -72,12 +75,21 @@ def test_a_burst_into_a_shaped_port_waits_in_its_qdisc():
                 if srv.poll() is None:
                     srv.kill()
             _, tx_drop = _port_stats(sw)[2]
-            host_drops = _udp_rcvbuf_errors(h2) - host_drops
+            arrived = _udp_arrived(h2) - arrived
         qdisc = sh(["tc", "-s", "qdisc", "show", "dev", p2]).stdout
     udp = server["end"]["sum"]
     assert tx_drop == 0, (tx_drop, udp, qdisc)
-    # Every datagram reached h2: those iperf3 did not get were dropped by
-    # h2's own socket (its receive buffer overflows when a loaded machine
-    # leaves the server unscheduled), not on the way.
-    received = udp["packets"] - udp["lost_packets"]
-    assert received + host_drops == n, (udp, host_drops, qdisc)
+    # The switch handed every frame to htb and htb sent them all: nothing
+    # dropped, every datagram (and the ping, ARP and iperf3's control
+    # frames) sent.
+    sent = re.search(r"Sent \d+ bytes (\d+) pkt \(dropped (\d+)", qdisc)
+    assert sent and int(sent.group(2)) == 0 and int(sent.group(1)) >= n, qdisc
+    # And they reached h2's UDP stack (+1: the datagram with which
+    # iperf3's client opens a UDP test). A few can go missing between the
+    # qdisc and h2's stack while htb still reports them all sent (seen in
+    # about 1 run in 25 here, with the same qdisc count as a full run):
+    # that is after the switch, so a few are allowed; the send-buffer
+    # fault this test guards against lost over three quarters. iperf3's
+    # own count is not used: on a loaded machine its server misses
+    # datagrams that arrived (a full socket buffer, the test's end).
+    assert arrived >= n + 1 - 8, (arrived, udp, qdisc)
