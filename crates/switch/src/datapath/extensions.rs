@@ -108,34 +108,24 @@ pub(crate) const EXTENSIONS: &[Extension] = &[
     },
 ];
 
+/// The row that claims a body (`experimenter`, `exp_type`), if any;
+/// `what` names the kind of body for the trace.
+fn claimant(experimenter: u32, exp_type: u32, what: &str) -> Option<&'static Extension> {
+    let x = EXTENSIONS
+        .iter()
+        .find(|x| x.claims(experimenter, exp_type))?;
+    tracing::trace!(extension = x.name, exp_type, what, "experimenter body");
+    Some(x)
+}
+
 /// The handler of an OFPT_EXPERIMENTER body, if an extension takes it.
 pub(crate) fn message_handler(e: &Experimenter) -> Option<MessageFn> {
-    EXTENSIONS
-        .iter()
-        .find(|x| x.claims(e.experimenter, e.exp_type))
-        .and_then(|x| {
-            tracing::trace!(
-                extension = x.name,
-                exp_type = e.exp_type,
-                "experimenter message"
-            );
-            x.message
-        })
+    claimant(e.experimenter, e.exp_type, "message")?.message
 }
 
 /// The handler of an OFPMP_EXPERIMENTER request, if an extension takes it.
 pub(crate) fn multipart_handler(e: &ExperimenterMultipart) -> Option<MultipartFn> {
-    EXTENSIONS
-        .iter()
-        .find(|x| x.claims(e.experimenter, e.exp_type))
-        .and_then(|x| {
-            tracing::trace!(
-                extension = x.name,
-                exp_type = e.exp_type,
-                "experimenter multipart"
-            );
-            x.multipart
-        })
+    claimant(e.experimenter, e.exp_type, "multipart")?.multipart
 }
 
 /// Why no extension took a body: an id under which no extension answers
