@@ -12,9 +12,11 @@
 //!
 //! A batch is processed in runs of packets with the same logical ingress
 //! port (`Meta::in_logical`, the OpenFlow `in_port`). Every packet output
-//! is copied into a buffer of the worker's pool and leaves on gate 0 with
-//! its port and queue in the `out_port` and `out_queue` attributes (4
-//! bytes each) for a transmit module (`tx`, `super::graph_tx`); flooding
+//! leaves on gate 0 with its port and queue in the `out_port` and
+//! `out_queue` attributes (4 bytes each): a packet's last output
+//! (`Output::port_final`) as the received buffer itself, which a spare
+//! buffer of the worker's pool replaces in the batch, any other as a copy
+//! in a pool buffer; for a transmit module (`tx`, `super::graph_tx`); flooding
 //! and groups may emit more than a batch, which the graph hands on in
 //! further batches. Packet-ins go to the control thread as on the fixed
 //! path, malformed frames are counted on their port, and in standalone
@@ -118,6 +120,12 @@ impl GraphOut<'_, '_> {
         let Some(buf) = self.emit.pool.copy_of(data) else {
             return;
         };
+        self.emit_out(port, buf, queue);
+    }
+
+    /// Emits `buf` on gate 0 for `port` and `queue`.
+    #[inline(always)]
+    fn emit_out(&mut self, port: u32, buf: PacketBuf, queue: u32) {
         let mut meta = Meta::received(self.in_port);
         if let Some(a) = self.out_port {
             a.set_u32(&mut meta, port);
@@ -148,6 +156,14 @@ impl GraphOut<'_, '_> {
 impl Output for GraphOut<'_, '_> {
     fn port(&mut self, port: u32, data: &[u8], queue: Option<u32>) {
         self.send(port, data, queue.unwrap_or(0));
+    }
+
+    /// The packet's last output: the received buffer itself leaves, a
+    /// spare one from the pool takes its place in the batch.
+    #[inline(always)]
+    fn port_final(&mut self, port: u32, pkt: &mut PacketBuf, queue: Option<u32>) {
+        let buf = std::mem::replace(pkt, self.emit.pool.get());
+        self.emit_out(port, buf, queue.unwrap_or(0));
     }
 
     fn packet_in(&mut self, ev: PacketInEvent<'_>) {
