@@ -9,9 +9,12 @@ use crate::port::PortInfo;
 use ofp::instruction::Instruction;
 use ofp::message::{flow_mod_command, FlowMod};
 
-/// Every output, in order: (final?, port, frame).
+/// One output: (final?, port, frame).
+type Sent = (bool, u32, Vec<u8>);
+
+/// Every output, in order.
 #[derive(Default, Debug)]
-struct Rec(Vec<(bool, u32, Vec<u8>)>);
+struct Rec(Vec<Sent>);
 
 impl Output for Rec {
     fn port(&mut self, port: u32, data: &[u8], _: Option<u32>) {
@@ -47,7 +50,7 @@ fn frame() -> Vec<u8> {
 
 /// What a pipeline of `flows` (table id, instructions) emits for one
 /// frame from port 1, and the frame with the rewrite.
-fn run(flows: Vec<(u8, Vec<Instruction>)>) -> (Vec<(bool, u32, Vec<u8>)>, Vec<u8>) {
+fn run(flows: Vec<(u8, Vec<Instruction>)>) -> (Vec<Sent>, Vec<u8>) {
     let mut p = Pipeline::default();
     for i in 1..=3 {
         p.ports.insert(i, PortInfo::up());
