@@ -407,7 +407,10 @@ impl GraphRun {
         for (no, sp) in ports.iter() {
             if !old.as_ref().is_some_and(|o| o.contains_key(no)) {
                 let h = LockedPortRx(sp.clone());
-                self.fds.push((Some(*no), h.fd()));
+                // The default graph polls only what it reads (`add_rx`).
+                if !self.default {
+                    self.fds.push((Some(*no), h.fd()));
+                }
                 add_port_to(&mut self.env, sp, Box::new(h));
             }
         }
