@@ -179,11 +179,14 @@ impl Batch {
 
 /// A per-worker stack of spare packet buffers: received packets take one,
 /// transmitted or dropped ones give it back, so a warm worker allocates
-/// nothing. It holds at most `cap` buffers (more are freed).
+/// nothing. It holds at most `cap` buffers (more are freed); a buffer it
+/// allocates holds frames of up to `frame_len` bytes (the longest frame a
+/// worker's ports deliver: GSO frames need more than the default).
 #[derive(Debug)]
 pub struct Pool {
     spare: Vec<PacketBuf>,
     cap: usize,
+    frame_len: usize,
     /// Buffers allocated because the pool was empty.
     pub allocated: u64,
 }
@@ -202,8 +205,25 @@ impl Pool {
         Pool {
             spare: Vec::with_capacity(cap),
             cap,
+            frame_len: packet::buf::DEFAULT_CAPACITY,
             allocated: 0,
         }
+    }
+
+    /// Makes the buffers allocated from now on hold frames of up to
+    /// `frame_len` bytes (at least the default); spare buffers that are
+    /// smaller are freed.
+    pub fn set_frame_len(&mut self, frame_len: usize) {
+        self.frame_len = frame_len.max(packet::buf::DEFAULT_CAPACITY);
+        let want = self.frame_len;
+        self.spare.retain(|b| {
+            b.headroom() + b.len() + b.tailroom() >= want + packet::buf::DEFAULT_HEADROOM
+        });
+    }
+
+    /// The longest frame a buffer of the pool holds.
+    pub fn frame_len(&self) -> usize {
+        self.frame_len
     }
 
     /// A spare buffer (allocated if there is none).
@@ -213,7 +233,7 @@ impl Pool {
             Some(b) => b,
             None => {
                 self.allocated += 1;
-                PacketBuf::new()
+                PacketBuf::with_capacity(packet::buf::DEFAULT_HEADROOM, self.frame_len)
             }
         }
     }
@@ -252,7 +272,8 @@ impl Pool {
     /// Fills the pool with `n` buffers (warm-up before traffic).
     pub fn prefill(&mut self, n: usize) {
         while self.spare.len() < n.min(self.cap) {
-            self.spare.push(PacketBuf::new());
+            let b = PacketBuf::with_capacity(packet::buf::DEFAULT_HEADROOM, self.frame_len);
+            self.spare.push(b);
         }
     }
 }

@@ -222,6 +222,13 @@ pub trait Module: Send {
         None
     }
 
+    /// Reads (and so clears) a pending error of the receive handle, if the
+    /// module has one: a host whose poller reported an error on the
+    /// handle's descriptor calls it, so the descriptor stops polling
+    /// ready (an AF_PACKET socket after its link went down). Default:
+    /// nothing.
+    fn take_error(&mut self) {}
+
     /// The port of the environment this module receives from or transmits
     /// on, by name (`port_inc`, `port_out`), so a host can tell whether a
     /// port is in use; `None` by default.

@@ -4,6 +4,7 @@
 
 use crate::port::PortTable;
 use ofp::oxm::Match;
+use packet::PacketBuf;
 
 /// A packet-in the datapath wants sent to the controller(s).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,6 +34,15 @@ pub enum Unsupported {
 pub trait Output {
     /// Send `data` out of `port` (a standard port or LOCAL) on `queue`.
     fn port(&mut self, port: u32, data: &[u8], queue: Option<u32>);
+    /// Send `pkt` out of `port` on `queue` as the frame's last use: the
+    /// pipeline neither reads nor changes `pkt` after this call, so the
+    /// receiver may take the buffer itself (leaving any buffer in its
+    /// place) instead of copying its bytes. Called for an output that is
+    /// the last action a packet's tables execute (the executor's `tail`);
+    /// every other output is [`Output::port`]. Default: `port`.
+    fn port_final(&mut self, port: u32, pkt: &mut PacketBuf, queue: Option<u32>) {
+        self.port(port, pkt.data(), queue);
+    }
     /// Send a packet-in.
     fn packet_in(&mut self, ev: PacketInEvent<'_>);
     /// A request for something the pipeline does not do; default: drop.

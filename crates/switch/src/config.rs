@@ -509,7 +509,7 @@ pub struct Config {
     /// the loaded file, unless `--port` flags replaced its ports.
     pub port_file: Option<PathBuf>,
     /// The module graph file the workers run (docs/graph.md); `None`:
-    /// the fixed ports -> OpenFlow -> ports path.
+    /// the default graph, ports -> OpenFlow -> ports.
     pub graph: Option<PathBuf>,
     /// Flows each BEBA state table holds.
     pub state_capacity: usize,

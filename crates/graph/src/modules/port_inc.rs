@@ -5,8 +5,9 @@
 //! queue, default 0), `timestamp` (write the receive time into the
 //! `timestamp` attribute, 8 bytes, for `measure`; default false).
 //!
-//! The module keeps [`BATCH`] receive buffers; the received ones leave with
-//! their packets and are replaced from the worker's pool.
+//! The module keeps [`BATCH`] receive buffers, taken from the worker's pool
+//! on its first run (so they hold the pool's frame length); the received
+//! ones leave with their packets and are replaced from the pool.
 
 use crate::batch::{Batch, Meta, BATCH};
 use crate::metadata::{Access, Attr, AttrDecl, Layout};
@@ -43,7 +44,7 @@ impl PortInc {
             no,
             rx: Some(rx),
             source: None,
-            bufs: (0..BATCH).map(|_| PacketBuf::new()).collect(),
+            bufs: Vec::with_capacity(BATCH),
             stamp: None,
             want_stamp,
             errors: 0,
@@ -91,6 +92,11 @@ impl Module for PortInc {
     fn counters(&self) -> Vec<(&'static str, u64)> {
         vec![("errors", self.errors)]
     }
+    fn take_error(&mut self) {
+        if let Some(rx) = &self.rx {
+            let _ = rx.take_error();
+        }
+    }
 }
 
 impl Task for PortInc {
@@ -98,6 +104,9 @@ impl Task for PortInc {
         let Some(rx) = self.rx.as_mut() else {
             return Usage::default();
         };
+        while self.bufs.len() < BATCH {
+            self.bufs.push(out.pool.get());
+        }
         let n = match rx.rx_batch(&mut self.bufs) {
             Ok(n) => n.min(self.bufs.len()),
             Err(_) => {

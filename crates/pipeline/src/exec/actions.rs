@@ -28,7 +28,8 @@ impl Pipeline {
 
     /// Executes compiled actions in order on the packet. `tail`: nothing
     /// reads the packet (or its key) after the last of `ops`, so a group
-    /// there may run its bucket on the packet itself.
+    /// there may run its bucket on the packet itself, and an output there
+    /// hands the buffer over (`Output::port_final`).
     ///
     /// The lists of one action that the tables of routers, load balancers
     /// and gateways apply (a group, a pop-VLAN, a NAT's rewrite) go
@@ -87,13 +88,13 @@ impl Pipeline {
             port,
         }] = *ops
         {
-            return self.route(pkt, key, dst, src, port, ctx, out);
+            return self.route(pkt, key, dst, src, port, ctx, tail, out);
         }
         let last = ops.len().wrapping_sub(1);
         for (i, op) in ops.iter().enumerate() {
             let r: Result<(), RewriteError> = match *op {
                 Op::Output { port, max_len } => {
-                    self.output(pkt, key, port, max_len, ctx, out);
+                    self.output_as(tail && i == last, pkt, key, port, max_len, ctx, out);
                     Ok(())
                 }
                 Op::Group(g) => {
@@ -128,14 +129,15 @@ impl Pipeline {
                     ref src,
                     port,
                 } => {
-                    if self.route(pkt, key, dst, src, port, ctx, out) == Flow::Stop {
+                    let fin = tail && i == last;
+                    if self.route(pkt, key, dst, src, port, ctx, fin, out) == Flow::Stop {
                         return Flow::Stop;
                     }
                     Ok(())
                 }
                 Op::SetEthDstOutput { ref dst, port } => {
                     let _ = packet::set_eth_dst(pkt, key, dst);
-                    self.output(pkt, key, port, 0, ctx, out);
+                    self.output_as(tail && i == last, pkt, key, port, 0, ctx, out);
                     Ok(())
                 }
                 Op::SetIpv4Port {
@@ -150,7 +152,10 @@ impl Pipeline {
                     ref dst,
                     port,
                 } => {
-                    self.set_ipv4_eth_dst_output(pkt, key, addr_field, addr, dst, port, ctx, out);
+                    let fin = tail && i == last;
+                    self.set_ipv4_eth_dst_output(
+                        pkt, key, addr_field, addr, dst, port, ctx, fin, out,
+                    );
                     Ok(())
                 }
             };
@@ -169,7 +174,8 @@ impl Pipeline {
         Flow::Continue
     }
 
-    /// [`Op::Route`]: dec NW TTL, set both MACs, output to `port`.
+    /// [`Op::Route`]: dec NW TTL, set both MACs, output to `port` (the
+    /// packet's last use with `fin`, see `output_as`).
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn route(
@@ -180,6 +186,7 @@ impl Pipeline {
         src: &[u8; 6],
         port: u32,
         ctx: &Ctx,
+        fin: bool,
         out: &mut impl Output,
     ) -> Flow {
         // As the three ops would: an expired TTL stops here, another
@@ -189,13 +196,14 @@ impl Pipeline {
             return Flow::Stop;
         }
         let _ = packet::set_macs(pkt, key, dst, src);
-        self.output(pkt, key, port, 0, ctx, out);
+        self.output_as(fin, pkt, key, port, 0, ctx, out);
         Flow::Continue
     }
 
     /// [`Op::SetIpv4EthDstOutput`]: set the address, set `eth_dst`,
-    /// output to `port`. As the three ops would: a set-field that fails
-    /// (neither can fail for the TTL) is skipped.
+    /// output to `port` (the packet's last use with `fin`). As the three
+    /// ops would: a set-field that fails (neither can fail for the TTL) is
+    /// skipped.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn set_ipv4_eth_dst_output(
@@ -207,11 +215,12 @@ impl Pipeline {
         dst: &[u8; 6],
         port: u32,
         ctx: &Ctx,
+        fin: bool,
         out: &mut impl Output,
     ) {
         let _ = packet::rewrite::set_ipv4_addr(pkt, key, addr_field, addr);
         let _ = packet::set_eth_dst(pkt, key, dst);
-        self.output(pkt, key, port, 0, ctx, out);
+        self.output_as(fin, pkt, key, port, 0, ctx, out);
     }
 
     pub(crate) fn invalid_ttl(

@@ -127,7 +127,7 @@ impl Pipeline {
                 ref src,
                 port,
             } if port < port_no::IN_PORT => {
-                self.route(pkt, key, dst, src, port, ctx, out);
+                self.route(pkt, key, dst, src, port, ctx, true, out);
             }
             Op::SetIpv4EthDstOutput {
                 addr,
@@ -135,7 +135,7 @@ impl Pipeline {
                 ref dst,
                 port,
             } if port < port_no::IN_PORT => {
-                self.set_ipv4_eth_dst_output(pkt, key, addr_field, addr, dst, port, ctx, out);
+                self.set_ipv4_eth_dst_output(pkt, key, addr_field, addr, dst, port, ctx, true, out);
             }
             _ => {
                 let mut c = Ctx {

@@ -207,17 +207,17 @@ impl Pipeline {
                     return;
                 }
             }
+            // Nothing looks at the packet after this list when no table
+            // follows and the action set will be empty: its last action
+            // may then change the packet for good (see `execute_group`)
+            // or hand the buffer over (`Output::port_final`).
+            let tail = goto.is_none() && write.is_none() && (*clear || set.is_none());
             if let Some([Op::Output { port, max_len }]) = apply.as_deref() {
                 // The commonest action list of all, one output (an L2
                 // table's entries, a port-based patch): straight to the
                 // output, as `execute_ops` would, without the op loop.
-                self.output(pkt, key, *port, *max_len, &ctx, out);
+                self.output_as(tail, pkt, key, *port, *max_len, &ctx, out);
             } else if let Some(ops) = apply {
-                // Nothing looks at the packet after this list when no
-                // table follows and the action set will be empty: its
-                // last action may then change the packet for good (see
-                // `execute_group`).
-                let tail = goto.is_none() && write.is_none() && (*clear || set.is_none());
                 if self.execute_ops(pkt, key, ops, &mut ctx, tail, out) == Flow::Stop {
                     return;
                 }
@@ -263,3 +263,7 @@ mod fuse_tests;
 /// action set or nothing after the list.
 #[cfg(test)]
 mod direct_tests;
+
+/// `Output::port_final` for tail outputs only, with the right bytes.
+#[cfg(test)]
+mod final_tests;

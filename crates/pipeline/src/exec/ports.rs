@@ -30,6 +30,46 @@ impl Pipeline {
         }
     }
 
+    /// `output` as the packet's last use (the executor's `tail`): a
+    /// standard port gets the buffer itself ([`Output::port_final`]), a
+    /// reserved port is served as by `output`.
+    #[inline(always)]
+    pub(crate) fn output_final(
+        &mut self,
+        pkt: &mut PacketBuf,
+        key: &FlowKey,
+        port: u32,
+        max_len: u16,
+        ctx: &Ctx,
+        out: &mut impl Output,
+    ) {
+        if port < port_no::IN_PORT {
+            self.send_standard_final(pkt, port, ctx.in_port, ctx.queue, out);
+        } else {
+            self.output_reserved(pkt, key, port, max_len, ctx, out);
+        }
+    }
+
+    /// `output_final` if `fin`, else `output`.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn output_as(
+        &mut self,
+        fin: bool,
+        pkt: &mut PacketBuf,
+        key: &FlowKey,
+        port: u32,
+        max_len: u16,
+        ctx: &Ctx,
+        out: &mut impl Output,
+    ) {
+        if fin {
+            self.output_final(pkt, key, port, max_len, ctx, out);
+        } else {
+            self.output(pkt, key, port, max_len, ctx, out);
+        }
+    }
+
     /// `output` to a reserved port (`IN_PORT` and above).
     #[inline(never)]
     pub(crate) fn output_reserved(
@@ -102,6 +142,22 @@ impl Pipeline {
         out: &mut impl Output,
     ) {
         self.send_standard(pkt, p, ctx.in_port, ctx.queue, out);
+    }
+
+    /// `send_standard` as the packet's last use ([`Output::port_final`]):
+    /// the templates' outputs, which end their packets' trips.
+    #[inline(always)]
+    pub(crate) fn send_standard_final(
+        &self,
+        pkt: &mut PacketBuf,
+        p: u32,
+        in_port: u32,
+        queue: Option<u32>,
+        out: &mut impl Output,
+    ) {
+        if p != in_port && self.ports.get(p).is_some_and(|i| i.can_forward()) {
+            out.port_final(p, pkt, queue);
+        }
     }
 
     /// Sends the packet of a packet received on `in_port` out of standard

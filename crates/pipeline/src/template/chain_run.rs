@@ -408,7 +408,9 @@ impl Pipeline {
         let (t, pos) = c.end.entry();
         count_in(tables, t, pos, len, now);
         match c.end {
-            ChainEnd::Output { port, .. } => self.send_standard(pkt, port, in_port, None, out),
+            ChainEnd::Output { port, .. } => {
+                self.send_standard_final(pkt, port, in_port, None, out)
+            }
             ChainEnd::Route { hop, .. } => self.next_hop(pkt, &hop, in_port, out),
             ChainEnd::Drop { .. } => {}
             ChainEnd::Group {
@@ -431,7 +433,7 @@ impl Pipeline {
                         port
                     }
                 };
-                self.send_standard(pkt, port, in_port, None, out);
+                self.send_standard_final(pkt, port, in_port, None, out);
             }
         }
     }

@@ -111,7 +111,7 @@ impl Pipeline {
     /// `plan`) with the effect of the general path: both tables' lookups
     /// and entries counted, the group and its bucket counted, the TTL
     /// lowered with the checksum, the MACs written, and the output as to
-    /// any standard port (`send_standard`).
+    /// any standard port, as the packet's last use (`send_standard_final`).
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn route_template(
@@ -135,7 +135,7 @@ impl Pipeline {
     /// What a route entry does to an untagged IPv4 frame (the route
     /// template's and the chain template's): the group and its bucket
     /// counted, the TTL lowered with the checksum, the MACs written, and
-    /// the output as to any standard port (`send_standard`).
+    /// the output as to any standard port, as the packet's last use (`send_standard_final`).
     #[inline(always)]
     pub(super) fn next_hop(
         &mut self,
@@ -157,6 +157,6 @@ impl Pipeline {
         if let Some(h) = data.first_chunk_mut::<12>() {
             packet::rewrite::write_macs(h, &hop.dst, &hop.src);
         }
-        self.send_standard(pkt, hop.port, in_port, None, out);
+        self.send_standard_final(pkt, hop.port, in_port, None, out);
     }
 }

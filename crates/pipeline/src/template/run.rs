@@ -68,18 +68,18 @@ impl Pipeline {
     /// Forwards a packet the template classified (`f`, from table 0 =
     /// `table`) with the effect of the general path: the lookup and the
     /// match counted, the entry's counters, then the output as to any
-    /// standard port (`send_standard`).
+    /// standard port, as the packet's last use (`send_standard_final`).
     #[inline(always)]
     pub(crate) fn forward(
         &self,
         table: &mut FlowTable,
-        pkt: &PacketBuf,
+        pkt: &mut PacketBuf,
         f: Forward,
         in_port: u32,
         now: Nanos,
         out: &mut impl Output,
     ) {
         count(table, f.pos, pkt.len(), now);
-        self.send_standard(pkt, f.port, in_port, None, out);
+        self.send_standard_final(pkt, f.port, in_port, None, out);
     }
 }

@@ -229,7 +229,7 @@ impl FlexState {
     /// The worker's hook: forwards the frames of `bufs` (received on
     /// `in_port`) that a tableless mode forwards, and hands every run of
     /// consecutive frames for the tables to `table`, in order.
-    /// `out` is the fixed path's batch output or the graph's `openflow`
+    /// `out` is the graph's `openflow`
     /// module's (`super::graph_openflow`).
     pub(crate) fn forward_batch<O: Output>(
         &self,
@@ -583,7 +583,8 @@ mod tests {
 
     #[test]
     fn batch_keeps_order_and_hands_runs_to_the_tables() {
-        use super::super::worker::{BatchOut, PacketInSender, TxQueues};
+        use super::super::tx_queue::{ControlOut, TxQueues};
+        use super::super::worker::PacketInSender;
         let mut c = control();
         set(&mut c, FwMode::HyperCube, Fallback::OpenFlow, Scope::Switch);
         let s = FlexState::compile(&c.config, &c.counters).unwrap();
@@ -603,7 +604,7 @@ mod tests {
         let counters = super::super::ops::WorkerCounters::default();
         let learning = super::super::LearningTable::default();
         let mut queues = TxQueues::new();
-        let mut out = BatchOut {
+        let mut out = ControlOut {
             queues: &mut queues,
             events: &events,
             counters: &counters,

@@ -23,7 +23,7 @@
 //! so no worker's module is left reading a closed port.
 
 use super::graph_openflow::{OpenFlowParts, Side};
-use super::graph_run::{add_port_to, registry, GraphSpec};
+use super::graph_run::{add_input_set, add_port_to, input_name, registry, GraphSpec};
 use super::graph_trunk::TrunkSources;
 use super::ops::{Mode, Op};
 use super::trunk::{Trunk, TrunkRx};
@@ -59,6 +59,9 @@ enum Step {
 /// The validation copy and what rebuilds it (module comment).
 pub(crate) struct GraphControl {
     spec: Arc<GraphSpec>,
+    /// The default graph (no graph configured): ports added and deleted
+    /// at run time bring and take their input module (`super::graph_run`).
+    pub default: bool,
     /// The ports the switch started with (the copy is built with them).
     ports: SwitchPorts,
     trunks: Vec<Arc<Trunk>>,
@@ -73,6 +76,7 @@ impl GraphControl {
     /// Builds the copy of `spec`'s graph.
     pub fn new(
         spec: Arc<GraphSpec>,
+        default: bool,
         ports: SwitchPorts,
         trunks: Vec<Arc<Trunk>>,
         events: PacketInSender,
@@ -81,6 +85,7 @@ impl GraphControl {
         let (copy, env) = Self::build(&spec, &ports, &trunks, &events, &reg)?;
         Ok(GraphControl {
             spec,
+            default,
             ports,
             trunks,
             events,
@@ -117,6 +122,7 @@ impl GraphControl {
                 learning: LearningTable::default(),
                 ports: ports.clone(),
                 flex: None,
+                clock: super::Clock::real(),
             },
         });
         let copy =
@@ -154,10 +160,59 @@ impl GraphControl {
         self.accepted.push(Step::Change(set));
     }
 
-    /// The port set changed (module comment).
+    /// The port set changed (module comment). In the default graph an
+    /// added port gets its input module and a deleted one loses it, as
+    /// in the workers (`super::graph_run::GraphRun::add_rx`).
     pub fn set_ports(&mut self, ports: &SwitchPorts) {
+        let old = self
+            .env
+            .get::<super::graph_tx::TxParts>()
+            .map(|t| t.0.clone());
+        let (mut added, mut removed) = (Vec::new(), Vec::new());
+        if self.default {
+            for (no, sp) in old.iter().flat_map(|o| o.iter()) {
+                if !ports.contains_key(no) {
+                    removed.push(sp.name.clone());
+                }
+            }
+            for (no, sp) in ports.iter() {
+                if !old.as_ref().is_some_and(|o| o.contains_key(no)) {
+                    added.push(sp.name.clone());
+                }
+            }
+        }
+        for name in removed {
+            let module = input_name(&name);
+            if self.user_of(&name).as_deref() == Some(module.as_str()) {
+                self.change(&format!("[[remove]]\nname = {module:?}\n"));
+            }
+        }
         sync_ports(&mut self.env, ports);
         self.accepted.push(Step::Ports(ports.clone()));
+        for name in added {
+            if self.user_of(&name).is_none() {
+                self.change(&add_input_set(&name));
+            }
+        }
+    }
+
+    /// Applies and accepts a change the switch makes itself.
+    fn change(&mut self, text: &str) {
+        let set = match ChangeSet::parse(text) {
+            Ok(s) => s,
+            Err(e) => return tracing::warn!("graph copy: {e}"),
+        };
+        match self.check(&set) {
+            Ok(()) => self.accept(Arc::new(set)),
+            Err(e) => tracing::warn!("graph copy: {e}"),
+        }
+    }
+
+    /// Whether deleting port `name` is refused: some module other than
+    /// the default graph's own input module uses it; `Some(module)`.
+    pub fn refuses_delete(&mut self, name: &str) -> Option<String> {
+        let user = self.user_of(name)?;
+        (!(self.default && user == input_name(name))).then_some(user)
     }
 
     /// The module of the graph that receives from or transmits on port
@@ -217,9 +272,7 @@ impl Datapath {
 
     /// Validates `text` on the copy, then has every worker apply it.
     pub fn apply_graph_change(&mut self, text: &str) -> Result<(), String> {
-        let Some(ctl) = self.graph_ctl.as_mut() else {
-            return Err("the switch runs no module graph (start it with --graph FILE)".into());
-        };
+        let ctl = &mut self.graph_ctl;
         let set = ChangeSet::parse(text)?;
         ctl.check(&set)?;
         let set = Arc::new(set);

@@ -12,21 +12,23 @@
 //!
 //! A batch is processed in runs of packets with the same logical ingress
 //! port (`Meta::in_logical`, the OpenFlow `in_port`). Every packet output
-//! is copied into a buffer of the worker's pool and leaves on gate 0 with
-//! its port and queue in the `out_port` and `out_queue` attributes (4
-//! bytes each) for a transmit module (`tx`, `super::graph_tx`); flooding
+//! leaves on gate 0 with its port and queue in the `out_port` and
+//! `out_queue` attributes (4 bytes each): a packet's last output
+//! (`Output::port_final`) as the received buffer itself, which a spare
+//! buffer of the worker's pool replaces in the batch, any other as a copy
+//! in a pool buffer; for a transmit module (`tx`, `super::graph_tx`); flooding
 //! and groups may emit more than a batch, which the graph hands on in
-//! further batches. Packet-ins go to the control thread as on the fixed
-//! path, malformed frames are counted on their port, and in standalone
+//! further batches. Packet-ins go to the control thread, the time spent is
+//! the worker's `pipeline_ns`, malformed frames are counted on their port, and in standalone
 //! mode (`Op::Mode`) the module runs the learning switch instead of the
 //! tables. FlexForward's forwarding modes (`Op::Flex`,
-//! `super::flexforward`) hook in as on the fixed path: a tableless mode
+//! `super::flexforward`) hook in here: a tableless mode
 //! forwards what it can, the rest goes to the tables in order. The
 //! received buffers go back to the pool.
 
 use super::flexforward::FlexState;
 use super::ops::{Mode, WorkerCounters};
-use super::worker::{PacketInSender, WorkerPacketIn};
+use super::worker::PacketInSender;
 use super::{LearningTable, SwitchPorts};
 use graph::{Access, Attr, AttrDecl, Batch, Ctx, Emit, Env, Layout, Meta, Module, BATCH};
 use packet::PacketBuf;
@@ -49,6 +51,10 @@ pub struct Side {
     pub ports: SwitchPorts,
     /// FlexForward's modes; `None`: the tables only.
     pub flex: Option<Arc<FlexState>>,
+    /// The datapath's clock: the pipeline's time. A real one is the
+    /// scheduler's too (`Ctx::now`); a fake one (tests) is read here,
+    /// the scheduler keeping real time (`super::graph_run::DpClock`).
+    pub clock: super::Clock,
 }
 
 /// The module; see the module comment.
@@ -118,6 +124,12 @@ impl GraphOut<'_, '_> {
         let Some(buf) = self.emit.pool.copy_of(data) else {
             return;
         };
+        self.emit_out(port, buf, queue);
+    }
+
+    /// Emits `buf` on gate 0 for `port` and `queue`.
+    #[inline(always)]
+    fn emit_out(&mut self, port: u32, buf: PacketBuf, queue: u32) {
         let mut meta = Meta::received(self.in_port);
         if let Some(a) = self.out_port {
             a.set_u32(&mut meta, port);
@@ -129,16 +141,8 @@ impl GraphOut<'_, '_> {
         self.emit.emit(0, buf, meta);
     }
 
-    /// The learning switch (standalone mode, OFPP_NORMAL), honouring the
-    /// ingress port's NO_RECV / PORT_DOWN as the fixed path does.
+    /// The learning switch (standalone mode, OFPP_NORMAL).
     fn learning_switch(&mut self, in_port: u32, data: &[u8], ports: &PortTable) {
-        use ofp::port::config;
-        if ports
-            .get(in_port)
-            .is_some_and(|p| p.config & (config::NO_RECV | config::PORT_DOWN) != 0)
-        {
-            return;
-        }
         let side = self.side;
         side.learning
             .forward(in_port, data, ports, self.now, |p| self.send(p, data, 0));
@@ -150,21 +154,17 @@ impl Output for GraphOut<'_, '_> {
         self.send(port, data, queue.unwrap_or(0));
     }
 
+    /// The packet's last output: the received buffer itself leaves, a
+    /// spare one from the pool takes its place in the batch.
+    #[inline(always)]
+    fn port_final(&mut self, port: u32, pkt: &mut PacketBuf, queue: Option<u32>) {
+        let buf = std::mem::replace(pkt, self.emit.pool.get());
+        self.emit_out(port, buf, queue.unwrap_or(0));
+    }
+
     fn packet_in(&mut self, ev: PacketInEvent<'_>) {
-        let c = self.side.counters.clone();
-        c.packet_ins.fetch_add(1, Ordering::Relaxed);
         self.packet_ins += 1;
-        let pi = WorkerPacketIn {
-            reason: ev.reason,
-            table_id: ev.table_id,
-            cookie: ev.cookie,
-            match_: ev.match_,
-            data: ev.data.to_vec(),
-            max_len: ev.max_len,
-        };
-        if !self.side.events.send(pi) {
-            c.packet_in_drops.fetch_add(1, Ordering::Relaxed);
-        }
+        self.side.events.packet_in(ev, &self.side.counters);
     }
 
     fn normal(&mut self, in_port: u32, data: &[u8], ports: &PortTable) {
@@ -210,13 +210,19 @@ impl Module for OpenFlow {
         }
         let OpenFlowParts { pipeline, side } = parts;
         let side: &Side = side;
+        // The pipeline's share of the worker's busy time (`pipeline_ns`).
+        let start = std::time::Instant::now();
+        let now = match &side.clock {
+            super::Clock::Fake(v) => v.load(Ordering::Acquire),
+            super::Clock::Real(_) => ctx.now,
+        };
         let mut o = GraphOut {
             emit: out,
             out_port: self.out_port,
             out_queue: self.out_queue,
             in_port: 0,
             side,
-            now: ctx.now,
+            now,
             outputs: 0,
             packet_ins: 0,
         };
@@ -229,7 +235,6 @@ impl Module for OpenFlow {
             match side.mode {
                 Mode::Pipeline => {
                     let ports = &side.ports;
-                    let now = ctx.now;
                     let table = |p: &mut Pipeline, bufs: &mut [PacketBuf], o: &mut GraphOut| {
                         p.process_batch(bufs, no, now, o, |_, _, _, r| {
                             if r.is_err() {
@@ -253,6 +258,9 @@ impl Module for OpenFlow {
         }
         self.outputs += o.outputs;
         self.packet_ins += o.packet_ins;
+        side.counters
+            .pipeline_ns
+            .fetch_add(super::nanos(start.elapsed()), Ordering::Relaxed);
         out.recycle_all(batch);
     }
 

@@ -1,9 +1,14 @@
-//! Workers that run a configured module graph (`oxflow run --graph FILE`,
-//! docs/graph.md) instead of the fixed receive -> pipeline -> transmit
-//! sequence of `super::worker`.
+//! The module graph every worker runs (`super::worker`, docs/graph.md):
+//! a configured one (`oxflow run --graph FILE`), else the default graph
+//! ([`default_spec`]): an input module per receive source the worker was
+//! dealt (`port_inc` per port, `trunk_inc` per trunk, named
+//! [`input_name`]) -> `openflow` -> `tx`, scheduled round robin. A port
+//! added at run time gets its `port_inc` in the default graph, a deleted
+//! one loses it ([`GraphRun::add_rx`], [`GraphRun::set_ports`]).
 //!
-//! Each worker builds its own [`graph::Runtime`] from the same
-//! configuration text, with an environment ([`graph::Env`]) holding:
+//! Each worker builds its own [`graph::Runtime`] from the configuration
+//! text (the default graph's differs by worker only in its inputs), with
+//! an environment ([`graph::Env`]) holding:
 //!
 //! - every switch port by interface name, with one receive handle for
 //!   this worker (queue 0 of the port for `port_inc`): its own share of
@@ -21,7 +26,7 @@
 //!
 //! The switch's registry ([`registry`]) is the graph crate's built-in
 //! kinds plus `openflow`, `tx` and `trunk_inc`. The scheduler's clock is the
-//! datapath's ([`DpClock`]), so a module's `Ctx::now` is the pipeline's
+//! datapath's when real ([`DpClock`]), so a module's `Ctx::now` is the pipeline's
 //! time. The worker, between runs, swaps its operations' target pipeline
 //! with the one in the graph ([`GraphRun::swap_pipeline`]) and keeps the
 //! `tx` modules' handles and the `openflow` module's mode and ports in
@@ -60,6 +65,58 @@ impl GraphSpec {
     }
 }
 
+/// The name of the default graph's input module for the port or trunk
+/// interface `name` (`:` would read as a gate).
+pub fn input_name(name: &str) -> String {
+    format!("in_{}", name.replace(':', "_"))
+}
+
+/// The `[[module]]` and `[[connect]]` tables of the default graph's input
+/// for port (`kind = "port_inc"`, `arg = "port"`) or trunk (`trunk_inc`,
+/// `trunk`) interface `iface`, feeding `openflow`.
+pub fn input_toml(kind: &str, arg: &str, iface: &str) -> String {
+    let name = input_name(iface);
+    format!(
+        "[[module]]\nname = {name:?}\nkind = {kind:?}\n{arg} = {iface:?}\n\
+         [[connect]]\nfrom = {name:?}\nto = \"openflow\"\n"
+    )
+}
+
+/// The default graph (docs/graph.md) of a worker receiving from `ports`
+/// (interface names) and `trunks`: each one's input (`port_inc`,
+/// `trunk_inc`; [`input_name`]) -> `openflow` -> `tx`, scheduled round
+/// robin.
+pub fn default_spec<'a>(
+    ports: impl IntoIterator<Item = &'a str>,
+    trunks: impl IntoIterator<Item = &'a str>,
+) -> GraphSpec {
+    let mut text = String::from(
+        "[[module]]\nname = \"openflow\"\nkind = \"openflow\"\n\
+         [[module]]\nname = \"tx\"\nkind = \"tx\"\n\
+         [[connect]]\nfrom = \"openflow\"\nto = \"tx\"\n",
+    );
+    for p in ports {
+        text.push_str(&input_toml("port_inc", "port", p));
+    }
+    for t in trunks {
+        text.push_str(&input_toml("trunk_inc", "trunk", t));
+    }
+    GraphSpec {
+        text,
+        file: "(default graph)".into(),
+    }
+}
+
+/// The change set adding the default graph's input module of port
+/// `name` (a port added at run time), in the root's round robin.
+pub fn add_input_set(name: &str) -> String {
+    let module = input_name(name);
+    format!(
+        "{}[[attach]]\nclass = {module:?}\nparent = \"root\"\ntask = {module:?}\n",
+        input_toml("port_inc", "port", name)
+    )
+}
+
 /// The graph crate's module kinds plus the switch's own (module comment).
 pub fn registry() -> Registry {
     let mut r = Registry::builtin();
@@ -69,8 +126,20 @@ pub fn registry() -> Registry {
     r
 }
 
-/// The datapath's clock as the scheduler's.
+/// The scheduler's clock: the datapath's when it is real, so a module's
+/// `Ctx::now` is the pipeline's time; a real one of its own when the
+/// datapath's is fake (tests), since a frozen clock would leave a resting
+/// task resting (`graph::scheduler`).
 pub struct DpClock(pub super::Clock);
+
+impl DpClock {
+    pub fn of(clock: super::Clock) -> DpClock {
+        match clock {
+            super::Clock::Real(_) => DpClock(clock),
+            super::Clock::Fake(_) => DpClock(super::Clock::real()),
+        }
+    }
+}
 
 impl graph::Clock for DpClock {
     fn now(&self) -> u64 {
@@ -119,11 +188,15 @@ pub(crate) struct GraphRun {
     pub reg: Registry,
     /// The receive descriptors of the ports and trunks in `env`, for the
     /// worker's poller (a handle without one keeps the worker from
-    /// blocking, as on the fixed path).
+    /// blocking).
     pub fds: Vec<RxFd>,
     /// Scheduling rounds per worker loop: the number of tasks (each may
     /// run once between two looks at the operations).
     rounds: usize,
+    /// The default graph (no graph configured): a port added at run time
+    /// gets its input module, a deleted one loses it ([`Self::add_rx`],
+    /// [`Self::set_ports`]).
+    pub default: bool,
 }
 
 /// Puts port `sp` with receive handle `rx` into `env`.
@@ -153,12 +226,18 @@ fn rx_of(src: RxSource, ports: &SwitchPorts) -> Option<(Arc<SwitchPort>, Box<dyn
 impl GraphRun {
     /// The environment of a worker whose own receive sources are `rx`
     /// (module comment: a port it has no share of is read whole).
+    ///
+    /// With `own_only` (the default graph, which reads only the worker's
+    /// own sources) the descriptors of the others are left out of the
+    /// returned list, so the worker is not woken by frames another worker
+    /// receives.
     pub fn env(
         rx: Vec<RxSource>,
         ports: &SwitchPorts,
         trunks: &[Arc<Trunk>],
         shared: &graph::Shared,
         parts: OpenFlowParts,
+        own_only: bool,
     ) -> (Env, Vec<RxFd>) {
         let mut env = Env::new(shared.clone());
         let mut fds = Vec::new();
@@ -177,7 +256,9 @@ impl GraphRun {
         for (no, sp) in ports.iter() {
             if !own.contains(no) {
                 let h = LockedPortRx(sp.clone());
-                fds.push((Some(*no), h.fd()));
+                if !own_only {
+                    fds.push((Some(*no), h.fd()));
+                }
                 add_port_to(&mut env, sp, Box::new(h));
             }
         }
@@ -187,7 +268,9 @@ impl GraphRun {
                     trunk: t.clone(),
                     rx: None,
                 };
-                fds.push((None, whole.fd()));
+                if !own_only {
+                    fds.push((None, whole.fd()));
+                }
                 own_trunks.0.push(whole);
             }
         }
@@ -197,25 +280,32 @@ impl GraphRun {
         (env, fds)
     }
 
-    /// Builds worker `worker`'s graph from `spec`; the error is
-    /// `FILE:LINE: reason`.
+    /// Builds worker `worker`'s graph from `spec` (`default`: the default
+    /// graph); the error is `FILE:LINE: reason`. The pool's buffers hold
+    /// the longest frame any port delivers (`frame_len`).
+    #[allow(clippy::too_many_arguments)]
     pub fn build(
         spec: &GraphSpec,
+        default: bool,
         worker: usize,
         mut env: Env,
         fds: Vec<RxFd>,
         clock: super::Clock,
+        frame_len: usize,
     ) -> Result<GraphRun, String> {
         let reg = registry();
-        let mut rt = Runtime::from_config(&spec.text, &spec.file, &reg, &mut env, DpClock(clock))
-            .map_err(|e| e.to_string())?;
+        let mut rt =
+            Runtime::from_config(&spec.text, &spec.file, &reg, &mut env, DpClock::of(clock))
+                .map_err(|e| e.to_string())?;
         rt.worker = worker;
+        rt.graph.pool.set_frame_len(frame_len);
         let mut g = GraphRun {
             rt,
             env,
             reg,
             fds,
             rounds: 1,
+            default,
         };
         g.shape_changed();
         Ok(g)
@@ -227,7 +317,7 @@ impl GraphRun {
     }
 
     /// One worker loop's worth of scheduling rounds (busy time and
-    /// received packets counted as on the fixed path); returns the
+    /// received packets counted, `super::worker`); returns the
     /// packets the tasks produced.
     pub fn round(&mut self, c: &super::ops::WorkerCounters) -> usize {
         use std::sync::atomic::Ordering::Relaxed;
@@ -253,6 +343,14 @@ impl GraphRun {
             }
         }
         got
+    }
+
+    /// Reads the pending errors of the graph's receive handles
+    /// (`graph::Module::take_error`).
+    pub fn take_errors(&mut self) {
+        for (_, m) in self.rt.graph.modules_mut() {
+            m.take_error();
+        }
     }
 
     fn openflow(&mut self) -> Option<&mut OpenFlow> {
@@ -299,6 +397,9 @@ impl GraphRun {
         let old = self.env.get::<TxParts>().map(|t| t.0.clone());
         for (no, sp) in old.iter().flat_map(|o| o.iter()) {
             if !ports.contains_key(no) {
+                if self.default {
+                    self.remove_input(&sp.name);
+                }
                 self.env.remove_port(&sp.name);
                 self.fds.retain(|(n, _)| *n != Some(*no));
             }
@@ -306,7 +407,10 @@ impl GraphRun {
         for (no, sp) in ports.iter() {
             if !old.as_ref().is_some_and(|o| o.contains_key(no)) {
                 let h = LockedPortRx(sp.clone());
-                self.fds.push((Some(*no), h.fd()));
+                // The default graph polls only what it reads (`add_rx`).
+                if !self.default {
+                    self.fds.push((Some(*no), h.fd()));
+                }
                 add_port_to(&mut self.env, sp, Box::new(h));
             }
         }
@@ -339,6 +443,7 @@ impl GraphRun {
     /// This worker's share of a port added at run time (`Op::AddRx`,
     /// after the `Op::Ports` that put it in the environment read whole):
     /// it replaces the whole port, for a `port_inc` a graph change adds.
+    /// In the default graph the port's input module is added at once.
     pub fn add_rx(&mut self, src: RxSource, ports: &SwitchPorts) {
         let own = matches!(src, RxSource::Own { .. });
         if let Some((sp, h)) = rx_of(src, ports) {
@@ -346,7 +451,38 @@ impl GraphRun {
                 self.fds.retain(|(n, _)| *n != Some(sp.no));
                 self.fds.push((Some(sp.no), h.fd()));
                 add_port_to(&mut self.env, &sp, h);
+            } else if self.default && !self.fds.iter().any(|(n, _)| *n == Some(sp.no)) {
+                // Read whole by this worker alone: wake on it.
+                self.fds.push((Some(sp.no), h.fd()));
             }
+            if self.default {
+                self.add_input(&sp.name);
+            }
+        }
+    }
+
+    /// The default graph's input module for port `name` ([`add_input_set`]),
+    /// unless the graph has one.
+    fn add_input(&mut self, name: &str) {
+        let module = input_name(name);
+        if self.rt.graph.modules_mut().any(|(n, _)| n == module) {
+            return;
+        }
+        match graph::ChangeSet::parse(&add_input_set(name)) {
+            Ok(set) => self.apply_set(&set),
+            Err(e) => tracing::warn!(port = name, "input module not added: {e}"),
+        }
+    }
+
+    /// Removes the default graph's input module of port `name`, if any.
+    fn remove_input(&mut self, name: &str) {
+        let module = input_name(name);
+        if !self.rt.graph.modules_mut().any(|(n, _)| n == module) {
+            return;
+        }
+        match graph::ChangeSet::parse(&format!("[[remove]]\nname = {module:?}\n")) {
+            Ok(set) => self.apply_set(&set),
+            Err(e) => tracing::warn!(port = name, "input module not removed: {e}"),
         }
     }
 

@@ -2,10 +2,10 @@
 //! (docs/trunk.md, docs/graph.md). A task that receives a batch from the
 //! worker's receive handle on the trunk (`super::trunk::TrunkRx`: its own
 //! share of a split trunk, else the whole trunk through its mutex) and
-//! demultiplexes it with the fixed path's [`demux`]: each frame's access
+//! demultiplexes it with [`demux`]: each frame's access
 //! tag is removed (QinQ: an inner tag stays), `in_port` and `in_logical`
 //! are set to the VLAN's logical port, the logical ports' receive counters
-//! and the trunk's foreign frames are counted as on the fixed path, and
+//! and the trunk's foreign frames are counted, and
 //! frames without one of the trunk's VLANs are dropped. Everything leaves
 //! on gate 0, in runs of one logical port.
 //!
@@ -30,7 +30,8 @@ pub struct TrunkSources(pub Vec<TrunkRx>);
 pub struct TrunkInc {
     /// `None` once given back to the environment.
     src: Option<TrunkRx>,
-    /// Receive buffers; those handed on are replaced from the pool.
+    /// Receive buffers, from the pool on the first run (as `port_inc`'s);
+    /// those handed on are replaced from the pool.
     bufs: Vec<PacketBuf>,
     keys: [u32; ports::BATCH],
     runs: [(u32, usize, usize); ports::BATCH],
@@ -50,9 +51,7 @@ pub fn new(args: &graph::Args, env: &mut Env) -> Result<Box<dyn Module>, String>
     let src = list.0.swap_remove(i);
     Ok(Box::new(TrunkInc {
         src: Some(src),
-        bufs: (0..BATCH.min(ports::BATCH))
-            .map(|_| PacketBuf::new())
-            .collect(),
+        bufs: Vec::with_capacity(BATCH.min(ports::BATCH)),
         keys: [0; ports::BATCH],
         runs: [(0, 0, 0); ports::BATCH],
     }))
@@ -72,6 +71,11 @@ impl Module for TrunkInc {
     fn task(&mut self) -> Option<&mut dyn Task> {
         Some(self)
     }
+    fn take_error(&mut self) {
+        if let Some(src) = &self.src {
+            src.take_error();
+        }
+    }
     fn release(&mut self, env: &mut Env) {
         if let Some(src) = self.src.take() {
             if env.get::<TrunkSources>().is_none() {
@@ -89,6 +93,9 @@ impl Task for TrunkInc {
         let Some(src) = self.src.as_mut() else {
             return Usage::default();
         };
+        while self.bufs.len() < BATCH.min(ports::BATCH) {
+            self.bufs.push(out.pool.get());
+        }
         let n = src.rx_batch(&mut self.bufs).min(self.bufs.len());
         let Some(got) = self.bufs.get_mut(..n) else {
             return Usage::default();

@@ -55,7 +55,9 @@ impl LearningTable {
     }
 
     /// Learns from `frame` received on `in_port` and calls `emit` with each
-    /// port to send it out of (no lock, no allocation).
+    /// port to send it out of (no lock, no allocation). A frame whose
+    /// ingress port is NO_RECV or PORT_DOWN is neither learned from nor
+    /// forwarded.
     #[inline]
     pub fn forward(
         &self,
@@ -65,6 +67,13 @@ impl LearningTable {
         now: Nanos,
         mut emit: impl FnMut(u32),
     ) {
+        use ofp::port::config;
+        if ports
+            .get(in_port)
+            .is_some_and(|p| p.config & (config::NO_RECV | config::PORT_DOWN) != 0)
+        {
+            return;
+        }
         match self.learner.forward(in_port, frame, now) {
             Dest::Drop => {}
             Dest::Port(p) => {

@@ -107,7 +107,6 @@ pub mod queues;
 mod requests;
 mod snapshot;
 mod start;
-pub mod tc_view;
 pub mod trunk;
 pub mod trunk_start;
 mod tx_ports;
@@ -211,8 +210,8 @@ pub struct DpConfig {
     pub poll: PollMode,
     /// How SELECT groups choose a bucket (`select_method`).
     pub select_method: pipeline::group::SelectMethod,
-    /// A module graph the workers run instead of the fixed sequence
-    /// ([`graph_run`]); `None`: the fixed sequence.
+    /// A module graph the workers run ([`graph_run`]); `None`: the
+    /// default graph, built from the ports and trunks.
     pub graph: Option<Arc<graph_run::GraphSpec>>,
     /// Flows each BEBA state table holds.
     pub state_capacity: usize,
@@ -306,8 +305,8 @@ pub struct Datapath {
     /// The connections that sent a BEBA message: their flow-mods are
     /// acknowledged with FLOW_NOTIFICATION (`beba` module).
     beba_conns: std::collections::HashSet<crate::channel::hub::ConnId>,
-    /// With a configured graph: its validation copy ([`graph_control`]).
-    graph_ctl: Option<graph_control::GraphControl>,
+    /// The validation copy of the workers' graph ([`graph_control`]).
+    graph_ctl: graph_control::GraphControl,
 }
 
 impl Datapath {
@@ -611,9 +610,9 @@ impl Datapath {
     ) {
         let now = self.now();
         let mut buf = packet::PacketBuf::from_slice(data);
-        let mut queues = worker::TxQueues::new();
+        let mut queues = tx_queue::TxQueues::new();
         {
-            let mut out = worker::BatchOut {
+            let mut out = tx_queue::ControlOut {
                 queues: &mut queues,
                 events: &self.packet_in_tx,
                 counters: &self.control_counters,

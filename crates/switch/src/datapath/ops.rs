@@ -164,10 +164,6 @@ pub struct WorkerCounters {
     /// sides write their flag before reading the other's (sequentially
     /// consistent), so one of them always sees the other: no lost wake-up.
     pub asleep: std::sync::atomic::AtomicBool,
-    /// The worker's receive sources and what each received, in the order
-    /// it polls them (`super::tc_view`); replaced by the worker when its
-    /// sources change, read by the control side.
-    pub sources: std::sync::Mutex<Vec<super::tc_view::Source>>,
 }
 
 impl WorkerCounters {

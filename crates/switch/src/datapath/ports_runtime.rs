@@ -249,9 +249,7 @@ impl Datapath {
         let ports: SwitchPorts = Arc::new(map);
         self.ports = ports.clone();
         self.tx.sync(&ports);
-        if let Some(g) = self.graph_ctl.as_mut() {
-            g.set_ports(&ports);
-        }
+        self.graph_ctl.set_ports(&ports);
         self.broadcast(Op::Ports(ports));
         self.broadcast(Op::AddRx(Arc::new(RxHandoff::new(sources))));
         let info = PortInfo { config, state };
@@ -271,9 +269,7 @@ impl Datapath {
         let ports: SwitchPorts = Arc::new(map);
         self.ports = ports.clone();
         self.tx.sync(&ports);
-        if let Some(g) = self.graph_ctl.as_mut() {
-            g.set_ports(&ports);
-        }
+        self.graph_ctl.set_ports(&ports);
         self.broadcast(Op::Ports(ports));
         self.barrier();
         self.learning.flush_port(no);
@@ -295,8 +291,8 @@ impl Datapath {
             ));
         }
         let name = self.ports.get(&no).map(|p| p.name.clone());
-        if let Some((g, n)) = self.graph_ctl.as_mut().zip(name.as_deref()) {
-            if let Some(m) = g.user_of(n) {
+        if let Some(n) = name.as_deref() {
+            if let Some(m) = self.graph_ctl.refuses_delete(n) {
                 return Err(format!(
                     "port {no} ({n}) is used by module `{m}` of the data-path graph; \
                      remove that module with graph-change first"

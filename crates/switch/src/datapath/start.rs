@@ -107,42 +107,101 @@ impl Datapath {
             tx,
             waker: Arc::default(),
         };
+        let mut dealt = trunk_start::deal_rx(&ports, &trunks, n);
+        // Without a configured graph every worker runs the default one,
+        // made of what it receives from (`graph_run::default_spec`); the
+        // control thread's copy has every port and trunk.
+        let default = config.graph.is_none();
+        let names = |rx: &[RxSource]| -> (Vec<String>, Vec<String>) {
+            let mut p = Vec::new();
+            let mut t = Vec::new();
+            for src in rx {
+                match src {
+                    RxSource::Trunk(tr) => t.push(tr.trunk.interface.clone()),
+                    other => {
+                        if let Some(sp) = ports.get(&other.port_no()) {
+                            p.push(sp.name.clone());
+                        }
+                    }
+                }
+            }
+            (p, t)
+        };
+        let spec_of = |rx: &[RxSource]| -> Arc<graph_run::GraphSpec> {
+            match &config.graph {
+                Some(spec) => spec.clone(),
+                None => {
+                    let (p, t) = names(rx);
+                    Arc::new(graph_run::default_spec(
+                        p.iter().map(String::as_str),
+                        t.iter().map(String::as_str),
+                    ))
+                }
+            }
+        };
+        let ctl_spec = match &config.graph {
+            Some(spec) => spec.clone(),
+            None => Arc::new(graph_run::default_spec(
+                ports
+                    .iter()
+                    .filter(|(no, _)| !trunks.iter().any(|t| t.has_port(**no)))
+                    .map(|(_, sp)| sp.name.as_str()),
+                trunks.iter().map(|t| t.interface.as_str()),
+            )),
+        };
         // The control thread's copy first: it names a bad configuration's
         // file and line before any worker's graph is built.
-        let graph_ctl = match &config.graph {
-            Some(spec) => Some(graph_control::GraphControl::new(
-                spec.clone(),
-                ports.clone(),
-                trunks.clone(),
-                packet_in_tx.clone(),
-            )?),
-            None => None,
-        };
-        let mut dealt = trunk_start::deal_rx(&ports, &trunks, n);
+        let graph_ctl = graph_control::GraphControl::new(
+            ctl_spec,
+            default,
+            ports.clone(),
+            trunks.clone(),
+            packet_in_tx.clone(),
+        )?;
+        // The longest frame a port or trunk delivers: the graphs' buffers
+        // hold it (GSO frames).
+        let frame_len = ports
+            .values()
+            .filter_map(|p| p.io.lock().ok().map(|io| io.max_frame_len()))
+            .chain(
+                trunks
+                    .iter()
+                    .filter_map(|t| t.io.lock().ok().map(|io| io.max_frame_len())),
+            )
+            .max()
+            .unwrap_or(packet::buf::DEFAULT_CAPACITY);
         let counters: Vec<Arc<WorkerCounters>> = (0..n).map(|_| Arc::default()).collect();
         // Every worker's graph is built before any starts, so a refused
         // configuration starts nothing.
         let mut graphs = Vec::with_capacity(n);
         for (w, c) in counters.iter().enumerate() {
-            graphs.push(match &config.graph {
-                None => None,
-                Some(spec) => {
-                    let parts = graph_openflow::OpenFlowParts {
-                        pipeline: pipeline.clone(),
-                        side: graph_openflow::Side {
-                            mode: Mode::Pipeline,
-                            events: packet_in_tx.clone(),
-                            counters: c.clone(),
-                            learning: learning.clone(),
-                            ports: ports.clone(),
-                            flex: None,
-                        },
-                    };
-                    let rx = dealt.get_mut(w).map(std::mem::take).unwrap_or_default();
-                    let (env, fds) = graph_run::GraphRun::env(rx, &ports, &trunks, &shared, parts);
-                    let g = graph_run::GraphRun::build(spec, w, env, fds, clock.clone())?;
-                    Some(Box::new(g))
-                }
+            graphs.push({
+                let parts = graph_openflow::OpenFlowParts {
+                    pipeline: pipeline.clone(),
+                    side: graph_openflow::Side {
+                        mode: Mode::Pipeline,
+                        events: packet_in_tx.clone(),
+                        counters: c.clone(),
+                        learning: learning.clone(),
+                        ports: ports.clone(),
+                        flex: None,
+                        clock: clock.clone(),
+                    },
+                };
+                let rx = dealt.get_mut(w).map(std::mem::take).unwrap_or_default();
+                let spec = spec_of(&rx);
+                let (env, fds) =
+                    graph_run::GraphRun::env(rx, &ports, &trunks, &shared, parts, default);
+                let g = graph_run::GraphRun::build(
+                    &spec,
+                    default,
+                    w,
+                    env,
+                    fds,
+                    clock.clone(),
+                    frame_len,
+                )?;
+                Box::new(g)
             });
         }
         let workers = graphs
@@ -154,28 +213,15 @@ impl Datapath {
                 let poller = ports::Poller::new().ok();
                 let waker = poller.as_ref().map(|p| p.waker());
                 let worker = Worker {
-                    // With a graph the replica lives in its `openflow`
-                    // module (`graph_run`); this one is swapped in for
-                    // operations.
-                    pipeline: if graph.is_some() {
-                        Pipeline::default()
-                    } else {
-                        pipeline.clone()
-                    },
-                    rx: dealt.get_mut(w).map(std::mem::take).unwrap_or_default(),
+                    // The replica lives in the graph's `openflow` module
+                    // (`graph_run`); this one is swapped in for operations.
+                    pipeline: Pipeline::default(),
                     ports: ports.clone(),
                     ops: rx,
-                    events: packet_in_tx.clone(),
                     counters: counters.clone(),
                     stop: stop.clone(),
-                    clock: clock.clone(),
-                    mode: Mode::Pipeline,
-                    learning: learning.clone(),
-                    tx: TxPorts::new(&ports),
                     poll_mode: config.poll,
                     poller,
-                    flex: None,
-                    usage: Vec::new(),
                     graph,
                 };
                 let join = std::thread::Builder::new()

@@ -1220,8 +1220,8 @@ type WorkerEnds = (
     mpsc::Receiver<worker::WorkerPacketIn>,
 );
 
-/// A busy-polling worker over `ports` receiving from `rx`, driven by the
-/// test through `Worker::round`.
+/// A busy-polling worker over `ports` receiving from `rx` through the
+/// default graph, driven by the test through `Worker::round`.
 fn busy_worker(
     pipeline: Pipeline,
     ports: &SwitchPorts,
@@ -1232,26 +1232,48 @@ fn busy_worker(
 ) -> (worker::Worker, WorkerEnds) {
     let (ops_tx, ops) = mpsc::sync_channel(16);
     let (events, events_rx) = mpsc::sync_channel(16);
-    let w = worker::Worker {
+    let counters: Arc<super::ops::WorkerCounters> = Arc::default();
+    let parts = super::graph_openflow::OpenFlowParts {
         pipeline,
-        rx,
+        side: super::graph_openflow::Side {
+            mode,
+            events: worker::PacketInSender {
+                tx: events,
+                waker: Arc::default(),
+            },
+            counters: counters.clone(),
+            learning,
+            ports: ports.clone(),
+            flex: None,
+            clock: clock.clone(),
+        },
+    };
+    let names: Vec<String> = rx
+        .iter()
+        .filter_map(|src| ports.get(&src.port_no()).map(|p| p.name.clone()))
+        .collect();
+    let spec = super::graph_run::default_spec(names.iter().map(String::as_str), []);
+    let shared = graph::Shared::default();
+    let (env, fds) = super::graph_run::GraphRun::env(rx, ports, &[], &shared, parts, true);
+    let g = super::graph_run::GraphRun::build(
+        &spec,
+        true,
+        0,
+        env,
+        fds,
+        clock,
+        packet::buf::DEFAULT_CAPACITY,
+    )
+    .expect("the default graph builds");
+    let w = worker::Worker {
+        pipeline: Pipeline::default(),
         ports: ports.clone(),
         ops,
-        events: worker::PacketInSender {
-            tx: events,
-            waker: Arc::default(),
-        },
-        counters: Arc::default(),
+        counters,
         stop: Arc::default(),
-        clock,
-        mode,
-        learning,
-        tx: worker::TxPorts::new(ports),
         poll_mode: worker::PollMode::Busy,
         poller: None,
-        flex: None,
-        usage: Vec::new(),
-        graph: None,
+        graph: Box::new(g),
     };
     (w, (ops_tx, events_rx))
 }
@@ -1262,7 +1284,7 @@ fn busy_worker(
 /// allocator watches the thread that runs [`worker::Worker::round`].
 #[test]
 fn forwarding_loop_does_not_allocate() {
-    use super::worker::{RxSource, TxQueues, Worker};
+    use super::worker::{RxSource, Worker};
     let ns = Netns::new("alloc");
     let (mut h1, mut h2, ports, mut p) = veth_rig(&ns);
     let bucket = |dst: u8| Bucket {
@@ -1314,8 +1336,6 @@ fn forwarding_loop_does_not_allocate() {
         Clock::real(),
         LearningTable::default(),
     );
-    let mut bufs = w.rx_buffers();
-    let mut queues = TxQueues::new();
     let frames: Vec<Vec<u8>> = (0..ports::BATCH as u16).map(udp_frame).collect();
     let refs: Vec<&[u8]> = frames.iter().map(Vec::as_slice).collect();
     let mut host_bufs = vec![PacketBuf::new(); 256];
@@ -1328,7 +1348,7 @@ fn forwarding_loop_does_not_allocate() {
         let mut seen = 0;
         let mut last = Vec::new();
         for _ in 0..10_000 {
-            let (_, allocs) = ports::alloc_count::count(|| w.round(&mut bufs, &mut queues));
+            let (_, allocs) = ports::alloc_count::count(|| w.round());
             *counted += allocs;
             let n = h2.rx_batch(&mut host_bufs).unwrap();
             for b in host_bufs[..n]
@@ -1372,7 +1392,7 @@ fn forwarding_loop_does_not_allocate() {
 
     // The standalone learning switch (flooding, as h2's address is never
     // learned) keeps the promise too.
-    w.mode = Mode::Standalone;
+    w.graph.set_mode(Mode::Standalone);
     let mut warm = 0;
     for _ in 0..4 {
         burst(&mut w, &mut warm);
@@ -1392,7 +1412,7 @@ fn forwarding_loop_does_not_allocate() {
 /// allocator watches the thread that runs [`worker::Worker::round`].
 #[test]
 fn learning_switch_does_not_allocate() {
-    use super::worker::{RxSource, TxQueues, Worker};
+    use super::worker::{RxSource, Worker};
     let ns = Netns::new("alloc-l2");
     let (mut h1, mut h2, ports, mut p) = veth_rig(&ns);
     // For the NORMAL phase (standalone mode bypasses the pipeline).
@@ -1408,8 +1428,6 @@ fn learning_switch_does_not_allocate() {
         clock.clone(),
         learning.clone(),
     );
-    let mut bufs = w.rx_buffers();
-    let mut queues = TxQueues::new();
     let (mac1, mac2) = ([0x02, 0, 0, 0, 0, 1], [0x02, 0, 0, 0, 0, 2]);
     // h2 makes itself known: a frame from mac2 to mac1 on port 2.
     let mut hello = udp_frame(1);
@@ -1417,7 +1435,7 @@ fn learning_switch_does_not_allocate() {
     hello[6..12].copy_from_slice(&mac2);
     assert_eq!(h2.tx_batch(&[&hello]).unwrap(), 1);
     for _ in 0..10_000 {
-        w.round(&mut bufs, &mut queues);
+        w.round();
         if learning.port_of(mac2, clock.now()).is_some() {
             break;
         }
@@ -1433,7 +1451,7 @@ fn learning_switch_does_not_allocate() {
         assert_eq!(h1.tx_batch(&refs).unwrap(), refs.len());
         let mut seen = 0;
         for _ in 0..10_000 {
-            let (_, allocs) = ports::alloc_count::count(|| w.round(&mut bufs, &mut queues));
+            let (_, allocs) = ports::alloc_count::count(|| w.round());
             *counted += allocs;
             let n = h2.rx_batch(&mut host_bufs).unwrap();
             seen += host_bufs[..n]
@@ -1448,7 +1466,7 @@ fn learning_switch_does_not_allocate() {
         seen
     };
     for mode in [Mode::Standalone, Mode::Pipeline] {
-        w.mode = mode;
+        w.graph.set_mode(mode);
         let mut warm = 0;
         for _ in 0..4 {
             burst(&mut w, &mut warm);

@@ -247,13 +247,28 @@ fn run_time_changes_apply_everywhere_or_nowhere() {
     r.dp.shutdown();
 }
 
+/// Without a configured graph the workers run the default one, which
+/// graph changes change like any other.
 #[test]
-fn a_switch_without_a_graph_refuses_graph_changes() {
+fn a_switch_without_a_graph_changes_its_default_graph() {
     let mut dp = Datapath::start(DpConfig::default(), Vec::new(), Clock::real());
     let e = dp
         .apply_graph_change("[[remove]]\nname = \"x\"\n")
         .unwrap_err();
-    assert!(e.contains("runs no module graph"), "{e}");
+    assert!(e.contains("`x`"), "{e}");
+    dp.apply_graph_change(
+        "[[module]]\nname = \"m\"\nkind = \"measure\"\n[[connect]]\nfrom = \"m\"\nto = \"openflow\"\n",
+    )
+    .unwrap();
+    let g = dp.graph_view();
+    let kinds: Vec<(&str, &str)> = g
+        .nodes
+        .iter()
+        .map(|n| (n.name.as_str(), n.kind.as_str()))
+        .collect();
+    for want in [("openflow", "openflow"), ("tx", "tx"), ("m", "measure")] {
+        assert!(kinds.contains(&want), "{kinds:?}");
+    }
     dp.shutdown();
 }
 

@@ -83,10 +83,14 @@ fn recv(host: &mut MemPort) -> Vec<u8> {
 }
 
 fn flow_1_to(dp: &mut Datapath, out: u32) {
+    flow(dp, 1, out);
+}
+
+fn flow(dp: &mut Datapath, from: u32, out: u32) {
     let fm = super::tests::fm(
         cmd::ADD,
         10,
-        vec![OxmField::InPort(1)],
+        vec![OxmField::InPort(from)],
         vec![super::tests::out(out)],
     );
     let m = OfpMessage::new(3, Message::FlowMod(fm));
@@ -121,6 +125,24 @@ fn ports_added_and_removed_at_run_time() {
         let f = vec![0xffu8; 60];
         hosts[0].tx_batch(&[&f]).unwrap();
         assert_eq!(recv(&mut h3), f);
+        // The default graph received from it at once: its `port_inc`
+        // was added with it.
+        flow(&mut dp, 3, 1);
+        dp.barrier();
+        h3.tx_batch(&[&f]).unwrap();
+        assert_eq!(recv(&mut hosts[0]), f);
+        let inputs = |dp: &mut Datapath| -> Vec<String> {
+            let g = dp.graph_view();
+            let mut v: Vec<String> = g
+                .nodes
+                .iter()
+                .filter(|n| n.kind == "port_inc")
+                .map(|n| n.name.clone())
+                .collect();
+            v.sort();
+            v
+        };
+        assert_eq!(inputs(&mut dp), ["in_sw1", "in_sw2", "in_sw3"]);
 
         let del = PortAdmin::DelPort {
             port_no: 0,
@@ -132,10 +154,11 @@ fn ports_added_and_removed_at_run_time() {
             vec![(port_reason::DELETE, 3, "sw3".into())]
         );
         assert_eq!(admin(&mut dp, del).unwrap_err(), "no port named \"sw3\"");
+        assert_eq!(inputs(&mut dp), ["in_sw1", "in_sw2"], "its port_inc went");
         // Its flow stays (a port deletion changes no flow table) and
         // outputs nothing now.
         let flows: usize = dp.pipeline.tables().iter().map(|t| t.len()).sum();
-        assert_eq!(flows, 1);
+        assert_eq!(flows, 2);
         hosts[0].tx_batch(&[&f]).unwrap();
         dp.barrier();
         // Numbers are not reused: the interface comes back as port 4.

@@ -1,5 +1,7 @@
-//! Per-port transmit queues of one batch (see `super::worker`, "No
-//! allocation per packet").
+//! What the control thread's own runs of the pipeline emit (packet-out,
+//! the buffered packet of a flow-mod): frames queued per port
+//! ([`TxQueues`], transmitted at once by `Datapath::run_on_control`),
+//! packet-ins and the learning switch ([`ControlOut`]).
 
 /// Frames queued for one port during a batch. `frames[..len]` are queued;
 /// the buffers beyond `len` are kept, with their capacity, for the next
@@ -79,5 +81,33 @@ impl TxQueues {
     /// Every queue with its port number and queue id.
     pub fn iter_mut(&mut self) -> impl Iterator<Item = (u32, u32, &mut TxQueue)> {
         self.queues.iter_mut().map(|(no, q, f)| (*no, *q, f))
+    }
+}
+
+/// The control thread's [`pipeline::Output`] (module comment).
+pub(crate) struct ControlOut<'a> {
+    pub queues: &'a mut TxQueues,
+    pub events: &'a super::worker::PacketInSender,
+    pub counters: &'a super::ops::WorkerCounters,
+    pub learning: &'a super::LearningTable,
+    /// The clock's time of the run (the learning switch's stamps).
+    pub now: pipeline::Nanos,
+}
+
+impl pipeline::Output for ControlOut<'_> {
+    fn port(&mut self, port: u32, data: &[u8], queue: Option<u32>) {
+        self.queues.queue(port, queue.unwrap_or(0)).push(data);
+    }
+
+    fn packet_in(&mut self, ev: pipeline::PacketInEvent<'_>) {
+        self.events.packet_in(ev, self.counters);
+    }
+
+    /// OFPP_NORMAL: the learning switch.
+    fn normal(&mut self, in_port: u32, data: &[u8], ports: &pipeline::PortTable) {
+        let queues = &mut *self.queues;
+        self.learning.forward(in_port, data, ports, self.now, |p| {
+            queues.queue(p, 0).push(data)
+        });
     }
 }

@@ -1,16 +1,16 @@
-//! One worker thread: a pipeline replica and the ports it receives from.
+//! One worker thread: the module graph it runs and the operations it
+//! applies between the graph's runs.
 //!
 //! Loop: apply pending operations (and publish the last applied sequence
-//! number for the barrier); receive a batch from each owned port; run each
-//! packet through the replica (or the learning switch in standalone mode),
-//! collecting outputs in per-port transmit queues; transmit each queue as
-//! one batch.
-//!
-//! With a configured module graph (`super::graph_run`, docs/graph.md) the
-//! round's receive-forward-transmit part is instead one run of each task
-//! the graph's scheduler picks; operations, barriers, counters and the idle
-//! behaviour below stay the same (operations reach the pipeline replica in
-//! the graph's `openflow` module, swapped out for them).
+//! number for the barrier); then one worker round of the graph
+//! (`super::graph_run`): each task the graph's scheduler picks runs once
+//! (a port's or trunk's input receives a batch, which goes through the
+//! `openflow` module holding the worker's pipeline replica, or the
+//! learning switch in standalone mode, to the `tx` module that transmits
+//! it). Without a configured graph the worker runs the default graph,
+//! `port_inc` / `trunk_inc` per source it receives from -> `openflow` ->
+//! `tx` (docs/graph.md). Operations reach the pipeline replica in the
+//! graph's `openflow` module, swapped out for them.
 //!
 //! # Idle behaviour ([`PollMode`])
 //!
@@ -53,55 +53,55 @@
 //! gives every worker its own [`ports::PortRx`] handle, so the workers
 //! share each port's traffic by flow hash (RSS-like; a flow stays on one
 //! worker and keeps its order) without a lock. A port that cannot split is
-//! dealt whole to one worker and read through its mutex ([`RxSource`]).
+//! dealt whole to one worker and read through its mutex ([`RxSource`]);
+//! the default graph has an input module for each source the worker was
+//! dealt.
 //!
 //! # Transmit
 //!
-//! Each worker owns a [`TxPorts`]: one transmit handle per port from
-//! [`ports::Port::tx_clone`], used without any lock (every backend of the
-//! `ports` crate has clones; one without would be reached through the
-//! port's mutex). A port with queues adds one handle per queue
-//! (`super::queues`): a frame's queue id picks the handle.
+//! The graph's `tx` module owns a [`super::tx_ports::TxPorts`]: one
+//! transmit handle per port from [`ports::Port::tx_clone`], used without
+//! any lock (every backend of the `ports` crate has clones; one without
+//! would be reached through the port's mutex). A port with queues adds one
+//! handle per queue (`super::queues`): a frame's queue id picks the handle.
 //!
 //! # Busy time
 //!
 //! A round that receives at least one frame counts as busy: its time from
-//! before the first receive to the end of its transmit goes into
+//! before the first task to the end of the last goes into
 //! `WorkerCounters::busy_ns` (and the pipeline's part of it, timed around
-//! each batch's processing, into `pipeline_ns`); a round that finds
-//! nothing is idle polling and is not counted. One extra clock read per
-//! busy round and two per received batch. The worker statistics
-//! experimenter multipart (`ofp::experimenter`, `oxflow ctl
-//! dump-worker-stats`) reports them, so a benchmark can tell a switch
+//! each batch the `openflow` module processes, into `pipeline_ns`); a
+//! round that finds nothing is idle polling and is not counted. The
+//! worker statistics experimenter multipart (`ofp::experimenter`, `oxflow
+//! ctl dump-worker-stats`) reports them, so a benchmark can tell a switch
 //! whose core was saturated (busy near 100 % of the time) from one the
 //! traffic generator held back, and what a frame cost.
 //!
 //! # No allocation per packet
 //!
-//! The forwarding loop allocates nothing once warm: receive buffers are
-//! allocated once per worker; outputs are copied into per-port
-//! [`TxQueue`]s whose frame buffers keep their capacity from batch to batch;
-//! a queue is handed to the port in slices of at most [`ports::BATCH`]
-//! frames gathered in an array on the stack; and the pipeline's action sets
-//! and group buckets are allocation-free too. A test with a counting global
-//! allocator runs [`Worker::round`] on real veth ports and checks it.
-//! The standalone learning switch (and NORMAL, which the pipeline hands
-//! over with its port table while it runs the action: no copy of the frame
-//! is kept) learns and looks up in a lock-free table shared by the workers
-//! ([`super::learning`]) and emits its ports through a callback for the
-//! same reason. (Packet-ins, which copy the frame for the control thread,
-//! are outside this promise.)
+//! The forwarding loop allocates nothing once warm: packet buffers come
+//! from the graph's per-worker pool and go back to it (`graph::Pool`); a
+//! packet's last output leaves in its received buffer, other outputs are
+//! copied into pool buffers; `tx` hands each port its frames in slices of
+//! at most [`ports::BATCH`] gathered in an array on the stack; and the
+//! pipeline's action sets and group buckets are allocation-free too. A
+//! test with a counting global allocator runs [`Worker::round`] on real
+//! veth ports and checks it. The standalone learning switch (and NORMAL,
+//! which the pipeline hands over with its port table while it runs the
+//! action: no copy of the frame is kept) learns and looks up in a
+//! lock-free table shared by the workers ([`super::learning`]) and emits
+//! its ports through a callback for the same reason. (Packet-ins, which
+//! copy the frame for the control thread, are outside this promise.)
 //!
 //! A port descriptor that polls an error (an AF_PACKET socket after its
 //! link went down) has the error read ([`ports::Port::take_error`]) so the
 //! worker can block again.
 
-use super::ops::{Deltas, Mode, Op, Sequenced, TableDeltas, WorkerCounters};
+use super::graph_run::GraphRun;
+use super::ops::{Deltas, Op, Sequenced, TableDeltas, WorkerCounters};
 pub(crate) use super::tx_ports::TxPorts;
-pub(crate) use super::tx_queue::TxQueues;
-use super::{Clock, LearningTable, SwitchPorts};
-use packet::PacketBuf;
-use pipeline::{Nanos, Output, PacketInEvent, Pipeline, PortTable};
+use super::SwitchPorts;
+use pipeline::{PacketInEvent, Pipeline};
 use ports::{Poller, PortRx};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender};
@@ -153,29 +153,18 @@ pub struct WorkerPacketIn {
 }
 
 pub(crate) struct Worker {
+    /// What operations are applied to: swapped with the replica in the
+    /// graph's `openflow` module for them (`GraphRun::swap_pipeline`).
     pub pipeline: Pipeline,
-    /// What this worker receives from (module comment).
-    pub rx: Vec<RxSource>,
     pub ports: SwitchPorts,
     pub ops: Receiver<Sequenced>,
-    pub events: PacketInSender,
     pub counters: Arc<WorkerCounters>,
     pub stop: Arc<AtomicBool>,
-    pub clock: Clock,
-    pub mode: Mode,
-    pub learning: LearningTable,
-    pub tx: TxPorts,
     pub poll_mode: PollMode,
     /// `None` if it could not be created (module comment: fallback).
     pub poller: Option<Poller>,
-    /// FlexForward's modes (`super::flexforward`); `None`: the tables only.
-    pub flex: Option<Arc<super::flexforward::FlexState>>,
-    /// What each receive source received, index = index into `rx`
-    /// (`super::tc_view`); rebuilt with the sources.
-    pub usage: Vec<Arc<super::tc_view::SourceUsage>>,
-    /// A configured module graph this worker runs instead of the fixed
-    /// sequence (`super::graph_run`); `None`: the fixed sequence.
-    pub graph: Option<Box<super::graph_run::GraphRun>>,
+    /// The module graph this worker runs (`super::graph_run`).
+    pub graph: Box<GraphRun>,
 }
 
 /// The workers' end of the packet-in queue to the control side. Sending
@@ -197,6 +186,23 @@ impl PacketInSender {
             t.unpark();
         }
         ok
+    }
+
+    /// Hands a packet-in to the control side (counted in `counters`: sent,
+    /// or dropped when the queue is full).
+    pub fn packet_in(&self, ev: PacketInEvent<'_>, counters: &WorkerCounters) {
+        counters.packet_ins.fetch_add(1, Ordering::Relaxed);
+        let pi = WorkerPacketIn {
+            reason: ev.reason,
+            table_id: ev.table_id,
+            cookie: ev.cookie,
+            match_: ev.match_,
+            data: ev.data.to_vec(),
+            max_len: ev.max_len,
+        };
+        if !self.send(pi) {
+            counters.packet_in_drops.fetch_add(1, Ordering::Relaxed);
+        }
     }
 }
 
@@ -220,77 +226,16 @@ impl RxSource {
     }
 }
 
-/// Output of one batch: frames queued per port, packet-ins sent on.
-pub(crate) struct BatchOut<'a> {
-    pub queues: &'a mut TxQueues,
-    pub events: &'a PacketInSender,
-    pub counters: &'a WorkerCounters,
-    pub learning: &'a LearningTable,
-    /// The clock's time for this batch (the learning switch's stamps).
-    pub now: Nanos,
-}
-
-impl Output for BatchOut<'_> {
-    fn port(&mut self, port: u32, data: &[u8], queue: Option<u32>) {
-        self.queues.queue(port, queue.unwrap_or(0)).push(data);
-    }
-
-    fn packet_in(&mut self, ev: PacketInEvent<'_>) {
-        self.counters.packet_ins.fetch_add(1, Ordering::Relaxed);
-        let pi = WorkerPacketIn {
-            reason: ev.reason,
-            table_id: ev.table_id,
-            cookie: ev.cookie,
-            match_: ev.match_,
-            data: ev.data.to_vec(),
-            max_len: ev.max_len,
-        };
-        if !self.events.send(pi) {
-            self.counters
-                .packet_in_drops
-                .fetch_add(1, Ordering::Relaxed);
-        }
-    }
-
-    /// OFPP_NORMAL: the learning switch.
-    fn normal(&mut self, in_port: u32, data: &[u8], ports: &PortTable) {
-        self.learning_switch(in_port, data, ports);
-    }
-}
-
-impl BatchOut<'_> {
-    /// OFPP_NORMAL and standalone forwarding: the learning switch at
-    /// `self.now`, honouring the ingress port's NO_RECV / PORT_DOWN.
-    #[inline]
-    pub fn learning_switch(&mut self, in_port: u32, data: &[u8], ports: &PortTable) {
-        use ofp::port::config;
-        if ports
-            .get(in_port)
-            .is_some_and(|p| p.config & (config::NO_RECV | config::PORT_DOWN) != 0)
-        {
-            return;
-        }
-        let queues = &mut *self.queues;
-        self.learning.forward(in_port, data, ports, self.now, |p| {
-            queues.queue(p, 0).push(data)
-        });
-    }
-}
-
 impl Worker {
-    /// Applies `first` and every other pending operation; with a graph,
-    /// to the graph's pipeline replica (`super::graph_run`).
+    /// Applies `first` and every other pending operation to the graph's
+    /// pipeline replica (`super::graph_run`).
     fn apply_pending(&mut self, first: Sequenced) {
-        if let Some(g) = self.graph.as_mut() {
-            g.swap_pipeline(&mut self.pipeline);
-        }
+        self.graph.swap_pipeline(&mut self.pipeline);
         self.apply(first);
         while let Ok(s) = self.ops.try_recv() {
             self.apply(s);
         }
-        if let Some(g) = self.graph.as_mut() {
-            g.swap_pipeline(&mut self.pipeline);
-        }
+        self.graph.swap_pipeline(&mut self.pipeline);
     }
 
     fn apply(&mut self, s: Sequenced) {
@@ -316,12 +261,7 @@ impl Worker {
                 }
             }
             Op::Config(c) => p.config = c,
-            Op::Mode(m) => {
-                self.mode = m;
-                if let Some(g) = self.graph.as_mut() {
-                    g.set_mode(m);
-                }
-            }
+            Op::Mode(m) => self.graph.set_mode(m),
             Op::Collect(reply) => {
                 let _ = reply.send(self.take_deltas());
             }
@@ -338,72 +278,38 @@ impl Worker {
             Op::AddRx(handoff) => {
                 if let Some(src) = handoff.take() {
                     self.unregister();
-                    match self.graph.as_mut() {
-                        Some(g) => g.add_rx(src, &self.ports),
-                        None => self.rx.push(src),
-                    }
+                    self.graph.add_rx(src, &self.ports);
                     self.register();
                 }
             }
-            Op::Flex(state) => {
-                if let Some(g) = self.graph.as_mut() {
-                    g.set_flex(state.clone());
-                }
-                self.flex = state;
-            }
+            Op::Flex(state) => self.graph.set_flex(state),
             Op::Graph(set) => {
-                if let Some(g) = self.graph.as_mut() {
-                    g.apply_set(&set);
-                }
+                self.unregister();
+                self.graph.apply_set(&set);
+                self.register();
             }
             Op::Describe(reply) => {
-                if let Some(g) = self.graph.as_ref() {
-                    let _ = reply.send(g.view());
-                }
+                let _ = reply.send(self.graph.view());
             }
-            Op::Queues(no, queues) => {
-                if let Err(e) = self.tx.set_queues(no, &queues) {
-                    tracing::warn!(port = no, "queues not served by this worker: {e}");
-                }
-                if let Some(g) = self.graph.as_mut() {
-                    g.set_queues(no, &queues);
-                }
-            }
+            Op::Queues(no, queues) => self.graph.set_queues(no, &queues),
         }
         self.counters.acked.store(s.seq, Ordering::Release);
     }
 
-    /// Adopts a new port set (ops: `Op::Ports`): transmit handles follow,
-    /// and the receive sources of ports that are gone are dropped.
+    /// Adopts a new port set (ops: `Op::Ports`): the graph's transmit
+    /// handles follow, and the receive handles of ports that are gone are
+    /// dropped.
     fn set_ports(&mut self, ports: SwitchPorts) {
         self.unregister();
-        // Trunks are not in the port set; they stay for the switch's life.
-        self.rx
-            .retain(|src| matches!(src, RxSource::Trunk(_)) || ports.contains_key(&src.port_no()));
-        self.tx.sync(&ports);
-        if let Some(g) = self.graph.as_mut() {
-            g.set_ports(&ports);
-        }
+        self.graph.set_ports(&ports);
         self.ports = ports;
         self.register();
     }
 
-    /// The receive descriptors, by source (token: index into `rx`), then
-    /// the graph's ports' (tokens after them).
+    /// The receive descriptors of the graph's environment (token: index
+    /// into `GraphRun::fds`).
     fn rx_fds(&self) -> Vec<Option<std::os::fd::RawFd>> {
-        let graph = self.graph.iter().flat_map(|g| g.fds.iter().map(|f| f.1));
-        self.rx
-            .iter()
-            .map(|src| match src {
-                RxSource::Own { rx, .. } => rx.fd(),
-                RxSource::Trunk(t) => t.fd(),
-                RxSource::Shared { no } => self
-                    .ports
-                    .get(no)
-                    .and_then(|p| p.io.lock().ok().and_then(|io| io.fd())),
-            })
-            .chain(graph)
-            .collect()
+        self.graph.fds.iter().map(|f| f.1).collect()
     }
 
     /// Unregisters every receive descriptor (before the sources change).
@@ -451,10 +357,9 @@ impl Worker {
         d
     }
 
-    /// Registers the receive descriptors (token: index into `rx`), and
-    /// publishes the sources with fresh usage counters.
+    /// Registers the receive descriptors (token: index into
+    /// `GraphRun::fds`).
     fn register(&mut self) {
-        self.usage = super::tc_view::publish(&self.rx, &self.ports, &self.counters);
         if self.poller.is_none() {
             return;
         }
@@ -469,20 +374,6 @@ impl Worker {
                 // still serves it).
                 _ => self.poll_mode = PollMode::Busy,
             }
-        }
-    }
-
-    /// Reads the pending error of receive source `i` (module comment).
-    fn take_error(&self, i: usize) {
-        match self.rx.get(i) {
-            Some(RxSource::Own { rx, .. }) => drop(rx.take_error()),
-            Some(RxSource::Trunk(t)) => t.take_error(),
-            Some(RxSource::Shared { no }) => {
-                if let Some(io) = self.ports.get(no).and_then(|p| p.io.lock().ok()) {
-                    let _ = io.take_error();
-                }
-            }
-            None => {}
         }
     }
 
@@ -513,14 +404,10 @@ impl Worker {
                 match r {
                     Ok(events) => {
                         // A pending socket error (link went down) keeps the
-                        // descriptor ready until it is read: read it.
-                        let errs: smallvec::SmallVec<[usize; 8]> = events
-                            .iter()
-                            .filter(|e| e.error)
-                            .filter_map(|e| usize::try_from(e.token).ok())
-                            .collect();
-                        for i in errs {
-                            self.take_error(i);
+                        // descriptor ready until it is read: read it (the
+                        // input modules' handles; errors are rare).
+                        if events.iter().any(|e| e.error) {
+                            self.graph.take_errors();
                         }
                     }
                     Err(_) => std::thread::park_timeout(MAX_IDLE_SLEEP),
@@ -540,144 +427,23 @@ impl Worker {
         }
     }
 
-    /// Receive buffers for this worker: `BATCH` of them, each big enough
-    /// for the largest frame any of its ports delivers.
-    pub fn rx_buffers(&self) -> Vec<PacketBuf> {
-        let max = self
-            .ports
-            .values()
-            .filter_map(|p| p.io.lock().ok().map(|io| io.max_frame_len()))
-            .max()
-            .unwrap_or(packet::buf::DEFAULT_CAPACITY);
-        let buf = PacketBuf::with_capacity(packet::buf::DEFAULT_HEADROOM, max);
-        vec![buf; ports::BATCH]
-    }
-
-    /// One round of the loop: pending operations, then one batch from each
-    /// receive source through the pipeline into `queues`, then transmit.
-    /// Returns the number of frames received.
-    pub fn round(&mut self, bufs: &mut [PacketBuf], queues: &mut TxQueues) -> usize {
+    /// One round of the loop: pending operations, then one worker
+    /// round of the graph (module comment). Returns the number of frames
+    /// received.
+    pub fn round(&mut self) -> usize {
         self.counters.loops.fetch_add(1, Ordering::Relaxed);
         if let Ok(s) = self.ops.try_recv() {
             self.apply_pending(s);
         }
-        if let Some(g) = self.graph.as_mut() {
-            return g.round(&self.counters);
-        }
-        let mut got = 0;
-        // The round's start: its `now`, and the start of its busy time
-        // (`WorkerCounters::busy_ns`) if it receives anything.
-        let start = std::time::Instant::now();
-        let now = self.clock.at(start);
-        for (i, src) in self.rx.iter_mut().enumerate() {
-            let no = src.port_no();
-            let n = match src {
-                RxSource::Own { rx, .. } => rx.rx_batch(bufs).unwrap_or(0),
-                RxSource::Shared { no } => match self.ports.get(no).map(|p| p.io.lock()) {
-                    Some(Ok(mut io)) => io.rx_batch(bufs).unwrap_or(0),
-                    _ => 0,
-                },
-                RxSource::Trunk(t) => t.rx_batch(bufs),
-            };
-            if n == 0 {
-                continue;
-            }
-            got += n;
-            if let Some(u) = self.usage.get(i) {
-                u.add(n);
-            }
-            self.counters
-                .rx_packets
-                .fetch_add(n as u64, Ordering::Relaxed);
-            let mut out = BatchOut {
-                queues,
-                events: &self.events,
-                counters: &self.counters,
-                learning: &self.learning,
-                now,
-            };
-            let bufs = bufs.get_mut(..n).unwrap_or_default();
-            // The pipeline's share of the busy time (`pipeline_ns`).
-            let pipe = std::time::Instant::now();
-            let (pipeline, ports, mode) = (&mut self.pipeline, &self.ports, self.mode);
-            let flex = self.flex.as_deref();
-            if let RxSource::Trunk(t) = src {
-                // One batch per logical ingress port (`super::trunk`).
-                let mut keys = [0u32; ports::BATCH];
-                let mut runs = [(0u32, 0usize, 0usize); ports::BATCH];
-                let r = super::trunk::demux(&t.trunk, bufs, &mut keys, &mut runs);
-                for &(no, s, e) in runs.iter().take(r) {
-                    if let Some(run) = bufs.get_mut(s..e) {
-                        Self::forward(pipeline, ports, mode, flex, &mut out, run, no, now);
-                    }
-                }
-            } else {
-                Self::forward(pipeline, ports, mode, flex, &mut out, bufs, no, now);
-            }
-            self.counters
-                .pipeline_ns
-                .fetch_add(super::nanos(pipe.elapsed()), Ordering::Relaxed);
-        }
-        self.tx.flush(queues);
-        if got > 0 {
-            let c = &self.counters;
-            c.busy_rounds.fetch_add(1, Ordering::Relaxed);
-            c.busy_ns
-                .fetch_add(super::nanos(start.elapsed()), Ordering::Relaxed);
-        }
-        got
-    }
-
-    /// Runs frames received on port `no` through the pipeline (or the
-    /// learning switch in standalone mode).
-    #[inline]
-    #[allow(clippy::too_many_arguments)]
-    fn forward(
-        pipeline: &mut Pipeline,
-        ports: &SwitchPorts,
-        mode: Mode,
-        flex: Option<&super::flexforward::FlexState>,
-        out: &mut BatchOut<'_>,
-        bufs: &mut [PacketBuf],
-        no: u32,
-        now: Nanos,
-    ) {
-        match mode {
-            Mode::Pipeline => {
-                // The whole batch at once (the pipeline overlaps the
-                // packets' table lookups); a malformed frame counted.
-                let table = |p: &mut Pipeline, bufs: &mut [PacketBuf], out: &mut BatchOut| {
-                    p.process_batch(bufs, no, now, out, |_, _, _, r| {
-                        if r.is_err() {
-                            if let Some(port) = ports.get(&no) {
-                                port.rx_malformed.fetch_add(1, Ordering::Relaxed);
-                            }
-                        }
-                    })
-                };
-                // FlexForward hook: a tableless mode forwards what it
-                // can, the rest goes to the tables in order.
-                match flex {
-                    Some(f) => f.forward_batch(pipeline, bufs, no, out, table),
-                    None => table(pipeline, bufs, out),
-                }
-            }
-            Mode::Standalone => {
-                for buf in bufs.iter() {
-                    out.learning_switch(no, buf.data(), &pipeline.ports);
-                }
-            }
-        }
+        self.graph.round(&self.counters)
     }
 
     pub fn run(mut self) {
         self.register();
-        let mut bufs = self.rx_buffers();
-        let mut queues = TxQueues::new();
         // When the current run of empty rounds began.
         let mut idle_since: Option<std::time::Instant> = None;
         while !self.stop.load(Ordering::Acquire) {
-            if self.round(&mut bufs, &mut queues) > 0 {
+            if self.round() > 0 {
                 idle_since = None;
             } else {
                 let since = *idle_since.get_or_insert_with(std::time::Instant::now);
