@@ -152,7 +152,9 @@ impl FromStr for Kind {
         Kind::ALL
             .into_iter()
             .find(|k| k.name() == s)
-            .ok_or_else(|| format!("unknown workload \"{s}\" (single, l2, l3, lb_acl, gateway, acl_l3)"))
+            .ok_or_else(|| {
+                format!("unknown workload \"{s}\" (single, l2, l3, lb_acl, gateway, acl_l3)")
+            })
     }
 }
 

@@ -72,6 +72,7 @@
 //! [`FlowTable::modify_at`] (modify changes instructions and counters
 //! only): they are keys of the structures.
 
+use crate::classifier::fields::FrameFields;
 use crate::classifier::{Auto, Rank, Ref, SEQ_LIMIT};
 use crate::matcher::CompiledMatch;
 use crate::order::Order;
@@ -478,6 +479,37 @@ impl FlowTable {
                 .and_then(|h| self.pos_of.get(h as usize).copied())
                 .unwrap_or(NIL);
         }
+    }
+
+    /// Whether packets can be looked up here from their frames
+    /// (`find_frames`): no entry matches a field beyond those a
+    /// `FrameFields` holds (`FRAME_FIELDS`; an extension field is not
+    /// one).
+    #[inline]
+    pub(crate) fn frames_answer(&self) -> bool {
+        crate::classifier::fields::FRAME_FIELDS.contains_all(self.match_fields())
+    }
+
+    /// `find_many` for packets read from their frames (`FrameFields`)
+    /// instead of parsed into keys, when `frames_answer`: through the
+    /// classifier's trie and tuple space (`Auto::lookup_fields_many`,
+    /// the same probes and answer as a key's). `false` (nothing written)
+    /// when the table cannot answer so.
+    pub(crate) fn find_frames(&self, frames: &[FrameFields], at: &[u8], pos: &mut [u32]) -> bool {
+        if !self.frames_answer() {
+            return false;
+        }
+        let mut refs = [Ref::NONE; crate::chunk::CHUNK];
+        let n = at.len().min(pos.len()).min(refs.len());
+        self.classifier
+            .lookup_fields_many(frames, &at[..n], &mut refs[..n]);
+        for (p, r) in pos.iter_mut().zip(&refs[..n]) {
+            *p = r
+                .some()
+                .and_then(|r| self.pos_of.get(r.handle as usize).copied())
+                .unwrap_or(NIL);
+        }
+        true
     }
 
     /// Looks `key` up, counting the lookup (and the match).

@@ -45,6 +45,7 @@
 //! packet-out's TABLE resubmit) and the batch path (`Pipeline::
 //! process_batch`) run the same code with the same tables.
 
+use crate::classifier::fields::FrameFields;
 use crate::program::Program;
 use crate::table::{FlowTable, Nanos};
 use ofp::instruction::Instruction;
@@ -80,6 +81,15 @@ pub trait TableKind {
     /// (`u32::MAX`: no match) for at most `crate::chunk::CHUNK` keys.
     /// Counts nothing.
     fn find_many(&self, keys: &[FlowKey], at: &[u8], pos: &mut [u32]);
+
+    /// Batch lookup from the frames: as `find_many`, for packets whose
+    /// fields were read from their frames (`FrameFields`: no `FlowKey`
+    /// made). Returns `false`, writing nothing, when the table's lookup
+    /// structure cannot be probed so (the default); the executor then
+    /// looks such a packet up with its key.
+    fn find_frames(&self, _frames: &[FrameFields], _at: &[u8], _pos: &mut [u32]) -> bool {
+        false
+    }
 
     /// The program of the entry at `pos`, for reading ahead (no
     /// counters).
@@ -130,6 +140,11 @@ impl TableKind for FlowTable {
     #[inline(always)]
     fn find_many(&self, keys: &[FlowKey], at: &[u8], pos: &mut [u32]) {
         FlowTable::find_many(self, keys, at, pos)
+    }
+
+    #[inline(always)]
+    fn find_frames(&self, frames: &[FrameFields], at: &[u8], pos: &mut [u32]) -> bool {
+        FlowTable::find_frames(self, frames, at, pos)
     }
 
     #[inline(always)]

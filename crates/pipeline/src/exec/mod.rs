@@ -47,6 +47,27 @@ use packet::{Field, FlowKey, PacketBuf, RewriteError};
 /// (`Program::writes`).
 pub(crate) type Hint<'a> = Option<&'a [(u32, u32)]>;
 
+/// A key not made yet: `Some(layer)` while the executor's key holds only
+/// the pipeline fields (in_port, in_phy_port, metadata, tunnel_id) of a
+/// packet whose frame the caller checked the general parse accepts to
+/// `layer` (`crate::per_table`). The executor parses the frame into the
+/// key (`parse_lazy`) before the first step that reads a packet field:
+/// a lookup without a valid hint, an extension's, a meter, an action
+/// list other than one output to a standard port, the action set. Every
+/// step before that (hinted lookups, counters, goto, write-metadata,
+/// that output) leaves the frame as it came, so the key parsed then is
+/// the one parsed on arrival, with the metadata written since.
+pub(crate) type Lazy = Option<packet::Layer>;
+
+/// Makes a lazy key (see [`Lazy`]); nothing for a made one.
+#[inline(always)]
+fn parse_lazy(pkt: &PacketBuf, key: &mut FlowKey, lazy: &mut Lazy) {
+    if let Some(layer) = lazy.take() {
+        // (The caller checked the frame parses to `layer`.)
+        let _ = packet::continue_to(pkt.data(), key, layer);
+    }
+}
+
 /// How deep group chains and TABLE resubmits may nest.
 pub(crate) const MAX_DEPTH: u8 = 16;
 
@@ -123,10 +144,13 @@ impl Pipeline {
         out: &mut impl Output,
     ) {
         let mut tables = std::mem::take(&mut self.tables);
-        self.run_tables_in(&mut tables, pkt, key, ctx, hint, out);
+        self.run_tables_in(&mut tables, pkt, key, ctx, hint, None, out);
         self.put_tables_back(tables);
     }
 
+    /// `run_tables` with the tables moved out by the caller. `lazy`:
+    /// `key` holds only the pipeline fields yet (see [`Lazy`]).
+    #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     pub(crate) fn run_tables_in<T: TableKind>(
         &mut self,
@@ -135,6 +159,7 @@ impl Pipeline {
         key: &mut FlowKey,
         mut ctx: Ctx,
         hint: Hint<'_>,
+        mut lazy: Lazy,
         out: &mut impl Output,
     ) {
         // The action set, made when the first write-actions comes (most
@@ -155,6 +180,7 @@ impl Pipeline {
             // table), is looked up with the extension's values in the
             // key, never in advance (`crate::ext`).
             let found = if table.has_ext() || self.ext_table_active(table_id) {
+                parse_lazy(pkt, key, &mut lazy);
                 self.ext_values(table_id, key, ctx.now).write(key);
                 table.lookup(key)
             } else {
@@ -168,7 +194,10 @@ impl Pipeline {
                 });
                 match known {
                     Some(pos) => table.lookup_known((pos != u32::MAX).then_some(pos as usize)),
-                    None => table.lookup(key),
+                    None => {
+                        parse_lazy(pkt, key, &mut lazy);
+                        table.lookup(key)
+                    }
                 }
             };
             // Table miss without a table-miss entry: drop (1.3 default).
@@ -203,6 +232,7 @@ impl Pipeline {
             } = program;
             written.insert_all(*writes);
             if let Some(m) = *meter {
+                parse_lazy(pkt, key, &mut lazy);
                 if self.meters.apply_to_packet(m, pkt, key, ctx.now) == Verdict::Drop {
                     return;
                 }
@@ -210,9 +240,14 @@ impl Pipeline {
             if let Some([Op::Output { port, max_len }]) = apply.as_deref() {
                 // The commonest action list of all, one output (an L2
                 // table's entries, a port-based patch): straight to the
-                // output, as `execute_ops` would, without the op loop.
+                // output, as `execute_ops` would, without the op loop. (A
+                // standard port reads nothing of the key.)
+                if *port >= ofp::port::port_no::IN_PORT {
+                    parse_lazy(pkt, key, &mut lazy);
+                }
                 self.output(pkt, key, *port, *max_len, &ctx, out);
             } else if let Some(ops) = apply {
+                parse_lazy(pkt, key, &mut lazy);
                 // Nothing looks at the packet after this list when no
                 // table follows and the action set will be empty: its
                 // last action may then change the packet for good (see
@@ -242,6 +277,7 @@ impl Pipeline {
         let Some(set) = set else {
             return;
         };
+        parse_lazy(pkt, key, &mut lazy);
         // The set's group comes last of all (its output is left out then):
         // each op may be treated as the tail.
         set.for_each(|op| {
