@@ -38,8 +38,7 @@
 
 use crate::batch::{Seen, NONE, WARM_DEPTH};
 use crate::chunk::CHUNK;
-use crate::classifier::exact::COMMON;
-use crate::classifier::fields::FrameFields;
+use crate::classifier::fields::ChunkFrames;
 use crate::exec::Ctx;
 use crate::output::Output;
 use crate::pipeline::Pipeline;
@@ -47,20 +46,7 @@ use crate::port::PortTable;
 use crate::table::Nanos;
 use crate::table_kind::TableKind;
 use crate::template::chain::chain_frame;
-use packet::{FieldSet, FlowKey, PacketBuf, ParseError};
-
-/// A packet of a chunk before its run (`run_per_table`).
-#[derive(Debug, Clone, Copy)]
-enum Admit {
-    /// Read from its frame: goes to table 0 with a lazy key.
-    Framed,
-    /// Parsed: goes to table 0.
-    Parsed,
-    /// Dropped silently (fragment with `frag_drop`).
-    Drop,
-    /// Malformed (dropped; the caller counts it).
-    Bad(ParseError),
-}
+use packet::{FlowKey, PacketBuf, ParseError};
 
 impl Pipeline {
     /// Whether the batch path looks packets up from their frames (module
@@ -73,8 +59,11 @@ impl Pipeline {
 
     /// One chunk (at most `CHUNK` packets, the first at `base` in the
     /// batch) received on `in_port`, which accepts frames, the per-table
-    /// way (module comment); `warm`: the parsed packets are warmed with
-    /// their keys as `batch` does.
+    /// way (module comment). `warm`: the chunk's lookups are made in
+    /// stages first (`Pipeline::walk`: from the frames for the packets
+    /// read so, with their keys for the others, parsed first); else each
+    /// packet is looked up when its turn comes, a packet not read from
+    /// its frame parsed then (`process_in`).
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn run_per_table<O: Output>(
         &mut self,
@@ -87,63 +76,102 @@ impl Pipeline {
         done: &mut impl FnMut(&PortTable, &mut O, usize, Result<(), ParseError>),
     ) {
         let n = chunk.len().min(CHUNK);
-        let layer = self.parse_layer();
-        let mut frames = [FrameFields {
-            common: [0; COMMON],
-            have: FieldSet::EMPTY,
-        }; CHUNK];
+        let Some(frames) = self.frames.take() else {
+            return;
+        };
+        let mut frames = frames;
+        // Bit i: packet i was read from its frame.
+        let mut framed = 0u32;
+        for (i, (buf, fr)) in chunk[..n].iter().zip(frames.iter_mut()).enumerate() {
+            if chain_frame(buf.data(), in_port, fr).is_some() {
+                framed |= 1 << i;
+            }
+        }
+        if warm {
+            self.run_warmed(chunk, base, in_port, now, out, &frames, framed, done);
+        } else {
+            let layer = self.parse_layer();
+            let mut tables = std::mem::take(&mut self.tables);
+            for (i, (buf, fr)) in chunk[..n].iter_mut().zip(frames.iter()).enumerate() {
+                let res = if framed & (1 << i) != 0 {
+                    let mut key = FlowKey::new(in_port);
+                    let ctx = Ctx::received(in_port, now);
+                    let lazy = Some((layer, fr));
+                    self.run_tables_in(&mut tables, buf, &mut key, ctx, None, lazy, out);
+                    Ok(())
+                } else {
+                    self.process_in(&mut tables, buf, in_port, now, out)
+                };
+                done(&self.ports, out, base + i, res);
+            }
+            self.put_tables_back(tables);
+        }
+        self.frames = Some(frames);
+    }
+
+    /// `run_per_table` for a warmed pipeline: the packets not `framed`
+    /// (bit i for packet i) parsed (`admit`), every packet's lookups
+    /// made in stages into `seen` (from `frames` or the keys), then every
+    /// packet run in order.
+    #[allow(clippy::too_many_arguments)]
+    fn run_warmed<O: Output>(
+        &mut self,
+        chunk: &mut [PacketBuf],
+        base: usize,
+        in_port: u32,
+        now: Nanos,
+        out: &mut O,
+        frames: &ChunkFrames,
+        framed: u32,
+        done: &mut impl FnMut(&PortTable, &mut O, usize, Result<(), ParseError>),
+    ) {
+        let n = chunk.len().min(CHUNK);
         let mut keys = [FlowKey::new(in_port); CHUNK];
-        let mut admit = [Admit::Drop; CHUNK];
-        // `framed[..f]`, `parsed[..r]`: the indices of the packets of
-        // each kind admitted to table 0.
-        let (mut framed, mut f) = ([0u8; CHUNK], 0);
-        let (mut parsed, mut r) = ([0u8; CHUNK], 0);
-        for (i, buf) in chunk[..n].iter().enumerate() {
-            admit[i] = if chain_frame(buf.data(), in_port, &mut frames[i]).is_some() {
-                framed[f] = i as u8;
+        // Per packet: `Ok(true)` to table 0, `Ok(false)` dropped
+        // silently, the parse error of a malformed one.
+        let mut admit = [Ok(true); CHUNK];
+        // `by_frame[..f]`, `by_key[..r]`: the packets admitted to table
+        // 0 of each kind.
+        let (mut by_frame, mut f) = ([0u8; CHUNK], 0);
+        let (mut by_key, mut r) = ([0u8; CHUNK], 0);
+        for (i, (buf, key)) in chunk[..n].iter().zip(&mut keys).enumerate() {
+            if framed & (1 << i) != 0 {
+                by_frame[f] = i as u8;
                 f += 1;
-                Admit::Framed
-            } else {
-                match self.admit(buf, &mut keys[i]) {
-                    Ok(true) => {
-                        parsed[r] = i as u8;
-                        r += 1;
-                        Admit::Parsed
-                    }
-                    Ok(false) => Admit::Drop,
-                    Err(e) => Admit::Bad(e),
-                }
-            };
+                continue;
+            }
+            admit[i] = self.admit(buf, key);
+            if admit[i] == Ok(true) {
+                by_key[r] = i as u8;
+                r += 1;
+            }
         }
         let mut seen: Seen = [[(NONE, NONE); WARM_DEPTH]; CHUNK];
-        self.walk(&framed[..f], &mut seen, |t, order, found| {
-            TableKind::find_frames(t, &frames[..n], order, found)
+        let fs = &frames[..n];
+        self.walk(&by_frame[..f], &mut seen, |t, order, found| {
+            TableKind::find_frames(t, fs, order, found)
         });
-        if warm {
-            let keys = &keys[..n];
-            self.walk(&parsed[..r], &mut seen, |t, order, found| {
-                TableKind::find_many(t, keys, order, found);
-                true
-            });
-        }
+        let ks = &keys[..n];
+        self.walk(&by_key[..r], &mut seen, |t, order, found| {
+            TableKind::find_many(t, ks, order, found);
+            true
+        });
+        let layer = self.parse_layer();
         let mut tables = std::mem::take(&mut self.tables);
-        for (i, ((buf, key), a)) in chunk[..n].iter_mut().zip(&mut keys).zip(admit).enumerate() {
-            let ctx = Ctx::received(in_port, now);
-            let hint = Some(&seen[i][..]);
-            let res = match a {
-                Admit::Framed => {
-                    self.run_tables_in(&mut tables, buf, key, ctx, hint, Some(layer), out);
-                    Ok(())
-                }
-                Admit::Parsed => {
-                    let hint = if warm { hint } else { None };
-                    self.run_tables_in(&mut tables, buf, key, ctx, hint, None, out);
-                    Ok(())
-                }
-                Admit::Drop => Ok(()),
-                Admit::Bad(e) => Err(e),
-            };
-            done(&self.ports, out, base + i, res);
+        for (i, (((buf, key), a), fr)) in chunk[..n]
+            .iter_mut()
+            .zip(&mut keys)
+            .zip(admit)
+            .zip(frames.iter())
+            .enumerate()
+        {
+            let lazy = (framed & (1 << i) != 0).then_some((layer, fr));
+            if a == Ok(true) {
+                let ctx = Ctx::received(in_port, now);
+                let hint = Some(&seen[i][..]);
+                self.run_tables_in(&mut tables, buf, key, ctx, hint, lazy, out);
+            }
+            done(&self.ports, out, base + i, a.map(|_| ()));
         }
         self.put_tables_back(tables);
     }

@@ -512,6 +512,25 @@ impl FlowTable {
         true
     }
 
+    /// `lookup` for a packet read from its frame (`FrameFields`),
+    /// counted the same; `None` (nothing counted) unless
+    /// `frames_answer`.
+    #[inline]
+    pub(crate) fn lookup_frame(&mut self, f: &FrameFields) -> Option<Option<usize>> {
+        if !self.frames_answer() {
+            return None;
+        }
+        self.counters.lookup_count += 1;
+        let hit = self
+            .classifier
+            .lookup_frame(f)
+            .and_then(|h| self.pos_of_handle(h));
+        if hit.is_some() {
+            self.counters.matched_count += 1;
+        }
+        Some(hit)
+    }
+
     /// Looks `key` up, counting the lookup (and the match).
     #[inline]
     pub fn lookup(&mut self, key: &FlowKey) -> Option<usize> {

@@ -91,6 +91,14 @@ pub trait TableKind {
         false
     }
 
+    /// `lookup` for a packet read from its frame (`FrameFields`, no
+    /// key made), counted the same; `None`, counting nothing, when the
+    /// table cannot answer so (the default: the executor then makes the
+    /// key and calls `lookup`).
+    fn lookup_frame(&mut self, _frame: &FrameFields) -> Option<Option<usize>> {
+        None
+    }
+
     /// The program of the entry at `pos`, for reading ahead (no
     /// counters).
     fn program_at(&self, pos: usize) -> Option<&Program>;
@@ -140,6 +148,11 @@ impl TableKind for FlowTable {
     #[inline(always)]
     fn find_many(&self, keys: &[FlowKey], at: &[u8], pos: &mut [u32]) {
         FlowTable::find_many(self, keys, at, pos)
+    }
+
+    #[inline(always)]
+    fn lookup_frame(&mut self, frame: &FrameFields) -> Option<Option<usize>> {
+        FlowTable::lookup_frame(self, frame)
     }
 
     #[inline(always)]

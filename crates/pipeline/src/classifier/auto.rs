@@ -3,7 +3,7 @@
 //! change (see the `classifier` module comment, "The choice").
 
 use super::exact::{Exact, Hit};
-use super::fields::Fields;
+use super::fields::{Fields, FrameFields};
 use super::linear::Linear;
 use super::lpm::{self, Lpm, LpmForm};
 use super::rank::{Ref, Shape, HASH_MIN_ENTRIES, LINEAR_MAX};
@@ -174,6 +174,26 @@ impl Auto {
             (Kind::Hash, Some(ex), _) => self.exact_answer(ex.probe(key), key),
             (Kind::Linear, _, Some(l)) => l.lookup(key).map(|r| r.handle),
             _ => self.lookup_other(key),
+        }
+    }
+
+    /// `lookup` for a packet read from its frame (`FrameFields`, whose
+    /// fields must include every `match_fields` one): the exact index's
+    /// probe with the key packed from the frame's values, else through
+    /// the trie and the tuple space (which hold every entry, a linear
+    /// list's too). The same answer as `lookup` of the packet's key.
+    #[inline(always)]
+    pub(crate) fn lookup_frame(&self, f: &FrameFields) -> Option<u32> {
+        match (self.kind, &self.exact) {
+            (Kind::Hash, Some(ex)) => match self.answer_known(f.pack(ex).and_then(|k| ex.get(k))) {
+                Some(answer) => answer,
+                None => self
+                    .tss
+                    .lookup_with(f, Ref::NONE, false)
+                    .some()
+                    .map(|r| r.handle),
+            },
+            _ => self.lookup_fields(f).some().map(|r| r.handle),
         }
     }
 

@@ -96,6 +96,17 @@ pub struct FrameFields {
     pub have: FieldSet,
 }
 
+impl FrameFields {
+    /// Nothing read (no field).
+    pub const EMPTY: FrameFields = FrameFields {
+        common: [0; COMMON],
+        have: FieldSet::EMPTY,
+    };
+}
+
+/// The `FrameFields` of a chunk's packets.
+pub(crate) type ChunkFrames = [FrameFields; crate::chunk::CHUNK];
+
 impl Fields for FrameFields {
     #[inline(always)]
     fn present(&self) -> FieldSet {

@@ -23,7 +23,11 @@
 
 mod actions;
 mod group;
+mod lazy;
 mod ports;
+
+use lazy::parse_lazy;
+pub(crate) use lazy::Lazy;
 
 use crate::action_set::ActionSet;
 use crate::flow_hash::flow_hash;
@@ -46,27 +50,6 @@ use packet::{Field, FlowKey, PacketBuf, RewriteError};
 /// none of the entries run so far may have written one of them
 /// (`Program::writes`).
 pub(crate) type Hint<'a> = Option<&'a [(u32, u32)]>;
-
-/// A key not made yet: `Some(layer)` while the executor's key holds only
-/// the pipeline fields (in_port, in_phy_port, metadata, tunnel_id) of a
-/// packet whose frame the caller checked the general parse accepts to
-/// `layer` (`crate::per_table`). The executor parses the frame into the
-/// key (`parse_lazy`) before the first step that reads a packet field:
-/// a lookup without a valid hint, an extension's, a meter, an action
-/// list other than one output to a standard port, the action set. Every
-/// step before that (hinted lookups, counters, goto, write-metadata,
-/// that output) leaves the frame as it came, so the key parsed then is
-/// the one parsed on arrival, with the metadata written since.
-pub(crate) type Lazy = Option<packet::Layer>;
-
-/// Makes a lazy key (see [`Lazy`]); nothing for a made one.
-#[inline(always)]
-fn parse_lazy(pkt: &PacketBuf, key: &mut FlowKey, lazy: &mut Lazy) {
-    if let Some(layer) = lazy.take() {
-        // (The caller checked the frame parses to `layer`.)
-        let _ = packet::continue_to(pkt.data(), key, layer);
-    }
-}
 
 /// How deep group chains and TABLE resubmits may nest.
 pub(crate) const MAX_DEPTH: u8 = 16;
@@ -159,7 +142,7 @@ impl Pipeline {
         key: &mut FlowKey,
         mut ctx: Ctx,
         hint: Hint<'_>,
-        mut lazy: Lazy,
+        mut lazy: Lazy<'_>,
         out: &mut impl Output,
     ) {
         // The action set, made when the first write-actions comes (most
@@ -187,13 +170,21 @@ impl Pipeline {
                 // A lookup made beforehand for this table with a key that
                 // agrees with this one on every field the table matches on
                 // gives the same answer (tables do not change meanwhile).
+                // So does a lookup from the frame as it came.
+                let fresh = written.is_empty() || !written.intersects(table.match_fields());
                 let known = hint.and_then(|at| {
                     let (_, pos) = at.iter().find(|(t, _)| *t == u32::from(table_id))?;
-                    (written.is_empty() || !written.intersects(table.match_fields()))
-                        .then_some(*pos)
+                    fresh.then_some(*pos)
                 });
-                match known {
-                    Some(pos) => table.lookup_known((pos != u32::MAX).then_some(pos as usize)),
+                let answered = match (known, lazy) {
+                    (Some(pos), _) => {
+                        Some(table.lookup_known((pos != u32::MAX).then_some(pos as usize)))
+                    }
+                    (None, Some((_, frame))) if fresh => table.lookup_frame(frame),
+                    _ => None,
+                };
+                match answered {
+                    Some(found) => found,
                     None => {
                         parse_lazy(pkt, key, &mut lazy);
                         table.lookup(key)
@@ -247,12 +238,18 @@ impl Pipeline {
                 }
                 self.output(pkt, key, *port, *max_len, &ctx, out);
             } else if let Some(ops) = apply {
-                parse_lazy(pkt, key, &mut lazy);
                 // Nothing looks at the packet after this list when no
                 // table follows and the action set will be empty: its
                 // last action may then change the packet for good (see
                 // `execute_group`).
                 let tail = goto.is_none() && write.is_none() && (*clear || set.is_none());
+                // Such a list may run on the frame alone (a next hop).
+                if let (true, Some(frame), None) = (tail, lazy, pkt_gen) {
+                    if self.tail_on_frame(pkt, frame, ops, &ctx, out) {
+                        return;
+                    }
+                }
+                parse_lazy(pkt, key, &mut lazy);
                 if self.execute_ops(pkt, key, ops, &mut ctx, tail, out) == Flow::Stop {
                     return;
                 }
