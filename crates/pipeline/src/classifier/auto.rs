@@ -179,20 +179,23 @@ impl Auto {
 
     /// `lookup` for a packet read from its frame (`FrameFields`, whose
     /// fields must include every `match_fields` one): the exact index's
-    /// probe with the key packed from the frame's values, else through
-    /// the trie and the tuple space (which hold every entry, a linear
-    /// list's too). The same answer as `lookup` of the packet's key.
+    /// probe with the key packed from the frame's values, the linear
+    /// list's scan, else through the trie and the tuple space. The same
+    /// answer as `lookup` of the packet's key.
     #[inline(always)]
     pub(crate) fn lookup_frame(&self, f: &FrameFields) -> Option<u32> {
-        match (self.kind, &self.exact) {
-            (Kind::Hash, Some(ex)) => match self.answer_known(f.pack(ex).and_then(|k| ex.get(k))) {
-                Some(answer) => answer,
-                None => self
-                    .tss
-                    .lookup_with(f, Ref::NONE, false)
-                    .some()
-                    .map(|r| r.handle),
-            },
+        match (self.kind, &self.exact, &self.linear) {
+            (Kind::Hash, Some(ex), _) => {
+                match self.answer_known(f.pack(ex).and_then(|k| ex.get(k))) {
+                    Some(answer) => answer,
+                    None => self
+                        .tss
+                        .lookup_with(f, Ref::NONE, false)
+                        .some()
+                        .map(|r| r.handle),
+                }
+            }
+            (Kind::Linear, _, Some(l)) => l.lookup_fields(f).map(|r| r.handle),
             _ => self.lookup_fields(f).some().map(|r| r.handle),
         }
     }
