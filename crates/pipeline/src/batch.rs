@@ -44,6 +44,12 @@
 //! The route and chain templates classify a chunk at a time (their
 //! probes and trie walks overlap like the warm stages), so such a
 //! pipeline's batches go chunk by chunk whatever the size of its tables.
+//!
+//! A pipeline no template serves whose table 0 can answer from frames
+//! goes the per-table way (`crate::per_table`): its IPv4 TCP/UDP frames
+//! are looked up from their bytes table by table (in the warm stages'
+//! `walk` for big pipelines, by the executor otherwise) and their keys
+//! are made only when a step needs one.
 
 use crate::output::Output;
 use crate::pipeline::Pipeline;

@@ -491,22 +491,20 @@ impl FlowTable {
     }
 
     /// `find_many` for packets read from their frames (`FrameFields`)
-    /// instead of parsed into keys, when `frames_answer`: through the
-    /// classifier's trie and tuple space (`Auto::lookup_fields_many`,
-    /// the same probes and answer as a key's). `false` (nothing written)
+    /// instead of parsed into keys, when `frames_answer`
+    /// (`Auto::lookup_frames_many`: the same answer as a key's). `false` (nothing written)
     /// when the table cannot answer so.
     pub(crate) fn find_frames(&self, frames: &[FrameFields], at: &[u8], pos: &mut [u32]) -> bool {
         if !self.frames_answer() {
             return false;
         }
-        let mut refs = [Ref::NONE; crate::chunk::CHUNK];
-        let n = at.len().min(pos.len()).min(refs.len());
+        let mut handles = [None; crate::chunk::CHUNK];
+        let n = at.len().min(pos.len()).min(handles.len());
         self.classifier
-            .lookup_fields_many(frames, &at[..n], &mut refs[..n]);
-        for (p, r) in pos.iter_mut().zip(&refs[..n]) {
-            *p = r
-                .some()
-                .and_then(|r| self.pos_of.get(r.handle as usize).copied())
+            .lookup_frames_many(frames, &at[..n], &mut handles[..n]);
+        for (p, h) in pos.iter_mut().zip(&handles[..n]) {
+            *p = h
+                .and_then(|h| self.pos_of.get(h as usize).copied())
                 .unwrap_or(NIL);
         }
         true

@@ -19,6 +19,16 @@
 //!   (`crate::classifier`), so one table of a pipeline can be a trie
 //!   while the next is a hash: specialisation is per table, whatever the
 //!   shape of the pipeline around it.
+//! - **Lookup from the frame.** A kind whose structure can be probed
+//!   with a packet's fields read straight from its frame
+//!   (`FrameFields`: no `FlowKey` made) says so by answering
+//!   [`TableKind::lookup_frame`] (one packet, counted) and
+//!   [`TableKind::find_frames`] (a chunk, uncounted); the defaults answer
+//!   "not available". `FlowTable` answers when every field its entries
+//!   match is one a `FrameFields` holds, through its exact index, linear
+//!   list, trie or tuple space as for a key. The executor then looks
+//!   such a table up from the frame while the packet's key is not made
+//!   (`exec::Lazy`), whatever tables come before or after it.
 //! - **Entry programs.** A kind compiles each entry's instructions when
 //!   the entry is installed ([`TableKind::compile`]; by default
 //!   `Program::compile`: meter, apply-actions as an op list with the

@@ -200,6 +200,45 @@ impl Auto {
         }
     }
 
+    /// `lookup_frame` for several packets (at most `crate::chunk::CHUNK`):
+    /// `out[j]` for `frames[at[j]]`. The exact index probes them all at
+    /// once (`Exact::get_many`) as `lookup_many` does for keys; the other
+    /// kinds go through the trie and the tuple space
+    /// (`lookup_fields_many`).
+    pub(crate) fn lookup_frames_many(
+        &self,
+        frames: &[FrameFields],
+        at: &[u8],
+        out: &mut [Option<u32>],
+    ) {
+        const N: usize = crate::chunk::CHUNK;
+        let n = at.len().min(out.len()).min(N);
+        let frame = |j: usize| frames.get(usize::from(at[j]));
+        if let (Kind::Hash, Some(ex)) = (self.kind, &self.exact) {
+            let mut keys = [None; N];
+            for (j, k) in keys[..n].iter_mut().enumerate() {
+                *k = frame(j).and_then(|f| f.pack(ex));
+            }
+            let mut hits = [None; N];
+            ex.get_many(&keys[..n], &mut hits[..n]);
+            for (j, (o, &h)) in out[..n].iter_mut().zip(&hits).enumerate() {
+                *o = match self.answer_known(h) {
+                    Some(answer) => answer,
+                    None => frame(j).and_then(|f| {
+                        let r = self.tss.lookup_with(f, Ref::NONE, false);
+                        r.some().map(|r| r.handle)
+                    }),
+                };
+            }
+            return;
+        }
+        let mut best = [Ref::NONE; N];
+        self.lookup_fields_many(frames, &at[..n], &mut best[..n]);
+        for (o, b) in out[..n].iter_mut().zip(&best) {
+            *o = b.some().map(|r| r.handle);
+        }
+    }
+
     /// `lookup` through the trie and the tuple space (`lookup_fields`,
     /// a call of its own).
     #[inline]

@@ -1,10 +1,10 @@
 //! Where a lookup reads a packet's fields ([`Fields`]).
 //!
 //! The general path looks packets up by their parsed `FlowKey`. The chain
-//! template (`crate::template`) never builds one: it reads the fields it
-//! knows straight from the frame into an array (`FrameFields`, the
-//! exact index's `Common` values plus the set of fields the frame has),
-//! and looks tables up with that. The trie and the tuple space are
+//! template (`crate::template`) and the per-table way (`crate::per_table`)
+//! read the fields they know straight from the frame into an array
+//! (`FrameFields`, the exact index's `Common` values plus the set of
+//! fields the frame has), and look tables up with that. The trie and the tuple space are
 //! written once, generic over this trait, so both sources get the same
 //! probes, hashes and answers (a lookup reads nothing of a packet but
 //! presence bits and field values).

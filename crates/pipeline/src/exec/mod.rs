@@ -8,7 +8,8 @@
 //! Every path a packet takes through the tables runs this code: a received
 //! packet (`Pipeline::process`), every packet of a batch the templates do
 //! not take (`Pipeline::process_batch`, with the lookups its warm stages
-//! made), a packet-out's actions and its TABLE resubmit. Tables are driven
+//! made, and on the per-table way with a key made only when needed:
+//! [`lazy`]), a packet-out's actions and its TABLE resubmit. Tables are driven
 //! through [`TableKind`] (see `crate::table_kind`): the table looks the
 //! packet up and hands over the matched entry's compiled program; the
 //! executor runs it. Specialisation lives in the tables (their lookup
@@ -17,6 +18,8 @@
 //! - [`actions`]: op lists (apply-actions, action set, buckets, packet-out).
 //! - [`ports`]: the output action, standard and reserved ports.
 //! - [`group`]: the group action and its buckets.
+//! - [`lazy`]: the key made only when a step needs it, lookups from the
+//!   frame meanwhile, and a next hop at the tail run on the frame.
 //!
 //! Everything the datapath emits goes through [`Output`]; the caller (the
 //! switch) turns it into I/O and counts port rx/tx.
