@@ -878,12 +878,12 @@ mod tests {
     /// with no instructions (`lb_acl`'s deny rules) or to the controller
     /// (`acl_l3`'s watch rules).
     fn unhit(p: &Pipeline, table: u8) -> usize {
-        let watch = vec![Instruction::ApplyActions(vec![output(port_no::CONTROLLER)])];
+        let watch = [Instruction::ApplyActions(vec![output(port_no::CONTROLLER)])];
         p.table(table)
             .expect("table exists")
             .entries()
             .filter(|e| e.packet_count() == 0)
-            .filter(|e| !e.instructions.is_empty() && e.instructions != watch)
+            .filter(|e| !e.instructions.is_empty() && e.instructions[..] != watch[..])
             .count()
     }
 
