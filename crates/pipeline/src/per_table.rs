@@ -1,7 +1,7 @@
 //! The batch path's per-table lookups from the frames, with the key made
 //! only when a step needs it.
 //!
-//! A packet's trip on the general path used to start with the general
+//! A packet's trip on the general path starts with the general
 //! parse into a ~200-byte `FlowKey`, whatever the tables look at. Here a
 //! chunk of a batch that no template takes goes as follows:
 //!
@@ -9,32 +9,38 @@
 //!  read every frame's common fields (`chain_frame` into `FrameFields`:
 //!     IPv4 with TCP or UDP, untagged or one 802.1Q tag, a header the
 //!     general parse accepts; any other frame is parsed as before)
-//!  walk, table by table along the gotos, the packets read so: each
-//!     table answers from the frames if its lookup structure can
-//!     (`TableKind::find_frames`: a table matching only fields a
-//!     `FrameFields` holds, through its trie and tuple space), else the
-//!     packet's walk stops there
+//!  big pipelines (`batch`'s warm stages): walk, table by table along the
+//!     gotos, the packets read so, each table answering a chunk from the
+//!     frames if its lookup structure can (`TableKind::find_frames`),
+//!     else the packet's walk stops there
 //!  run every packet through the one executor (`crate::exec`) in batch
-//!     order with those answers as hints, its key lazy (`exec::Lazy`):
-//!     parsed only when a step reads a packet field
+//!     order with those answers as hints and its key lazy (`exec::Lazy`):
+//!     a table without a hint is looked up from the frame if it can
+//!     answer so (`TableKind::lookup_frame`), and the key is parsed only
+//!     when a step reads a packet field
 //! ```
 //!
-//! So a table is looked up from the frame when its own lookup structure
-//! allows it, whatever the shape of the pipeline around it (an ACL in
-//! front of a routing table, a table no template knows), and a packet
-//! whose trip needs no field beyond its lookups (goto, write-metadata,
-//! an output to a standard port, a drop) is never parsed.
+//! A table answers from the frame when every field its entries match is
+//! one a `FrameFields` holds, through the structure it uses for keys
+//! (exact index, linear list, trie, tuple space), whatever the shape of
+//! the pipeline around it (an ACL in front of a routing table, a table no
+//! template knows). A packet whose trip needs no field beyond its lookups
+//! (goto, write-metadata, an output to a standard port, a drop, a next
+//! hop at the tail) is never parsed.
 //!
 //! Exactness: a frame `chain_frame` reads is one the general parse
 //! accepts at every layer (so it is admitted, and is no fragment), and a
 //! `FrameFields`' values and presence bits are those its key would have
 //! at table 0 on the fields `FRAME_FIELDS` names; a table whose every
-//! match field is among those gives the same answer for both. A hint is
-//! used only while no entry on the way wrote a field the table matches
-//! on (the executor's rule, `Program::writes`, write-metadata included),
-//! and the lazy key is parsed before the first step that may change the
-//! frame, so it is the key parsed on arrival (`tests::per_table_props`
-//! compares the batch path with `process`).
+//! match field is among those gives the same answer for both. A lookup
+//! from the frame is used only while no entry on the way wrote a field
+//! the table matches on (the executor's rule for hints,
+//! `Program::writes`, write-metadata included), and the lazy key is
+//! parsed before the first step that may change the frame, so it is the
+//! key parsed on arrival. `tests::batches_equal_process` (the route,
+//! chain and balancer properties) and `tests::template_props` run every
+//! case with the templates off too, comparing this way with `process`
+//! packet by packet.
 
 use crate::batch::{Seen, NONE, WARM_DEPTH};
 use crate::chunk::CHUNK;
