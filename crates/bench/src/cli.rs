@@ -70,7 +70,7 @@ enum Cmd {
     /// installs WORKLOAD/SIZE, then runs one window per "run" line on
     /// stdin and prints its ns per packet and packets forwarded.
     Windows {
-        /// e.g. gateway/100000 (workloads: single, l2, l3, lb_acl, gateway).
+        /// e.g. gateway/100000 (workloads: single, l2, l3, lb_acl, gateway, acl_l3).
         workload: String,
         /// spread or tse.
         #[arg(long, default_value = "spread")]

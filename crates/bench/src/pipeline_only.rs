@@ -334,11 +334,18 @@ pub fn measure(
 }
 
 /// A pipeline with `w` installed, to measure as many times as wanted
-/// (`measure_installed`).
+/// (`measure_installed`). With `OXFLOW_TEMPLATES=off` in the environment
+/// its templates are off (`Pipeline::set_templates`): every packet then
+/// takes the one executor, to measure what the templates buy.
 pub fn install(w: &Workload) -> Result<Pipeline> {
     let mut p = Pipeline::default();
     if let Err((i, e)) = w.install(&mut p) {
         bail!("{}: the pipeline refused message {i}: {e:?}", w.name());
+    }
+    match std::env::var("OXFLOW_TEMPLATES").as_deref() {
+        Ok("off") => p.set_templates(false),
+        Ok("on") | Err(_) => {}
+        Ok(other) => bail!("OXFLOW_TEMPLATES={other:?}: want \"on\" or \"off\""),
     }
     if w.frames.is_empty() {
         bail!("{}: no frames", w.name());
@@ -506,7 +513,7 @@ impl Experiment for PipelineExperiment {
             ParamSpec::new(
                 "workloads",
                 "single,l2,l3,lb_acl,gateway",
-                "workloads (single, l2, l3, lb_acl, gateway)",
+                "workloads (single, l2, l3, lb_acl, gateway, acl_l3)",
             ),
             ParamSpec::new("sizes", "100,1000,10000,100000", "entries per workload"),
             ParamSpec::new("traffic", "spread,tse", "traffic modes (spread, tse)"),

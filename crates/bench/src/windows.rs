@@ -27,9 +27,9 @@
 //! the worker; any other line is an error.
 //!
 //! With `OXFLOW_TEMPLATES=off` in its environment the worker turns the
-//! pipeline's templates off (`Pipeline::set_templates`): every packet then
-//! goes through the one executor, which measures what the templates buy
-//! (a build that lacks the switch ignores the variable).
+//! pipeline's templates off (`install`): every packet then goes through
+//! the one executor, which measures what the templates buy (a build that
+//! lacks the switch ignores the variable).
 
 use crate::bail;
 use crate::error::Result;
@@ -55,11 +55,6 @@ pub fn serve(
         bail!("batches={batches}: want 1 to {MAX_BATCHES}");
     }
     let mut p = install(w)?;
-    match std::env::var("OXFLOW_TEMPLATES").as_deref() {
-        Ok("off") => p.set_templates(false),
-        Ok("on") | Err(_) => {}
-        Ok(other) => bail!("OXFLOW_TEMPLATES={other:?}: want \"on\" or \"off\""),
-    }
     let frames = Trace::new(&w.frames, Split::None, 0, 1);
     let mut bufs: Vec<packet::PacketBuf> = (0..BATCH).map(|_| packet::PacketBuf::new()).collect();
     let mut sink = Sink::default();

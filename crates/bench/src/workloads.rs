@@ -40,6 +40,14 @@
 //!   which is why each CE has its own table); table 20 routes with 10,000
 //!   prefixes as in `l3` `-> next-hop group`. `max(size, 10,000)` frames so
 //!   every user and every route is hit.
+//! - `acl_l3`: an ACL in front of `l3`'s routing. Table 0 holds `size`
+//!   rules on the IPv4 source: three quarters *allow* `ip, ip_src=<block>
+//!   /22..28 -> goto 1` (priority 100) and one quarter *watch* `ip,
+//!   ip_src=<host>/32 -> output:CONTROLLER` (priority 200, a host inside
+//!   an allow block whose traffic the controller inspects); table 1 routes
+//!   `size` prefixes as `l3` does. One frame per route, from a host of an
+//!   allow block (never a watched one). No template of the pipeline crate
+//!   was written for this shape.
 //!
 //! Traffic modes ([`Traffic`]):
 //! - `spread`: the frames above, one per entry, sent round-robin.
@@ -105,10 +113,18 @@ pub enum Kind {
     L3,
     LbAcl,
     Gateway,
+    AclL3,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 5] = [Kind::Single, Kind::L2, Kind::L3, Kind::LbAcl, Kind::Gateway];
+    pub const ALL: [Kind; 6] = [
+        Kind::Single,
+        Kind::L2,
+        Kind::L3,
+        Kind::LbAcl,
+        Kind::Gateway,
+        Kind::AclL3,
+    ];
     /// The four HARMLESS workloads (everything but `single`).
     pub const HARMLESS: [Kind; 4] = [Kind::L2, Kind::L3, Kind::LbAcl, Kind::Gateway];
 
@@ -119,6 +135,7 @@ impl Kind {
             Kind::L3 => "l3",
             Kind::LbAcl => "lb_acl",
             Kind::Gateway => "gateway",
+            Kind::AclL3 => "acl_l3",
         }
     }
 }
@@ -135,7 +152,9 @@ impl FromStr for Kind {
         Kind::ALL
             .into_iter()
             .find(|k| k.name() == s)
-            .ok_or_else(|| format!("unknown workload \"{s}\" (single, l2, l3, lb_acl, gateway)"))
+            .ok_or_else(|| {
+                format!("unknown workload \"{s}\" (single, l2, l3, lb_acl, gateway, acl_l3)")
+            })
     }
 }
 
@@ -224,6 +243,7 @@ impl Workload {
             Kind::L3 => build_l3(&mut w),
             Kind::LbAcl => build_lb_acl(&mut w),
             Kind::Gateway => build_gateway(&mut w),
+            Kind::AclL3 => build_acl_l3(&mut w),
         }
         w
     }
@@ -767,6 +787,50 @@ fn build_gateway(w: &mut Workload) {
         .collect();
 }
 
+fn build_acl_l3(w: &mut Workload) {
+    const ALLOW_PRIO: u16 = 100;
+    const WATCH_PRIO: u16 = 200;
+    w.group_mods = next_hop_groups(w.ports.output);
+    let n_watch = w.size / 4;
+    let n_allow = (w.size - n_watch).max(1);
+    let blocks = disjoint_prefixes(n_allow, ACL_BASE, &ACL_LENGTHS);
+    for &(p, len) in &blocks {
+        w.flow_mods.push(flow(
+            0,
+            ALLOW_PRIO,
+            vec![
+                OxmField::EthType(0x0800),
+                OxmField::Ipv4Src(ipv4(p), Some(ipv4(mask(len)))),
+            ],
+            vec![Instruction::GotoTable(1)],
+        ));
+    }
+    // The watched host of block j: host part 13, as `lb_acl`'s deny rules
+    // (the traffic's sources are host 1).
+    for j in 0..n_watch {
+        w.flow_mods.push(flow(
+            0,
+            WATCH_PRIO,
+            vec![
+                OxmField::EthType(0x0800),
+                OxmField::Ipv4Src(ipv4(blocks[j % n_allow].0 + 13), None),
+            ],
+            vec![Instruction::ApplyActions(vec![output(port_no::CONTROLLER)])],
+        ));
+    }
+    let rs = routes(w.size);
+    w.flow_mods.extend(route_flows(1, &rs));
+    w.frames = rs
+        .iter()
+        .enumerate()
+        .map(|(i, &(p, len))| {
+            let src = blocks[i % n_allow].0 | 1;
+            let dst = host_in(p, len, w.traffic, i);
+            Frame::udp(src, dst, 1000 + (i % 50_000) as u16, 53).build()
+        })
+        .collect();
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -810,13 +874,16 @@ mod tests {
         p
     }
 
-    /// Entries of `table` never hit, ignoring those with no instructions
-    /// (the ACL's deny rules, which traffic must not hit).
+    /// Entries of `table` never hit, ignoring those traffic must not hit:
+    /// with no instructions (`lb_acl`'s deny rules) or to the controller
+    /// (`acl_l3`'s watch rules).
     fn unhit(p: &Pipeline, table: u8) -> usize {
+        let watch = [Instruction::ApplyActions(vec![output(port_no::CONTROLLER)])];
         p.table(table)
             .expect("table exists")
             .entries()
-            .filter(|e| e.packet_count() == 0 && !e.instructions.is_empty())
+            .filter(|e| e.packet_count() == 0)
+            .filter(|e| !e.instructions.is_empty() && e.instructions[..] != watch[..])
             .count()
     }
 

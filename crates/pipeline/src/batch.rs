@@ -44,12 +44,18 @@
 //! The route and chain templates classify a chunk at a time (their
 //! probes and trie walks overlap like the warm stages), so such a
 //! pipeline's batches go chunk by chunk whatever the size of its tables.
+//!
+//! A pipeline no template serves whose table 0 can answer from frames
+//! goes the per-table way (`crate::per_table`): its IPv4 TCP/UDP frames
+//! are looked up from their bytes table by table (in the warm stages'
+//! `walk` for big pipelines, by the executor otherwise) and their keys
+//! are made only when a step needs one.
 
 use crate::output::Output;
 use crate::pipeline::Pipeline;
 use crate::port::PortTable;
 use crate::program::Program;
-use crate::table::Nanos;
+use crate::table::{FlowTable, Nanos};
 use crate::table_kind::TableKind;
 use crate::template::chain::{chain_serves, Chains};
 use crate::template::ethernet::{self, Fast};
@@ -73,10 +79,14 @@ pub const WARM_MIN_ENTRIES: usize = 16_384;
 pub(crate) const WARM_RECHECK: u16 = 64;
 
 /// How many tables along the gotos the warm stages follow.
-const WARM_DEPTH: usize = 4;
+pub(crate) const WARM_DEPTH: usize = 4;
 
 /// "No table" / "no entry" in the warm stages' per-packet arrays.
-const NONE: u32 = u32::MAX;
+pub(crate) const NONE: u32 = u32::MAX;
+
+/// Per packet of a chunk, the lookups made in advance: (table id,
+/// position or `NONE`) per table along its gotos (`crate::exec::Hint`).
+pub(crate) type Seen = [[(u32, u32); WARM_DEPTH]; CHUNK];
 
 /// `IDENTITY[i] == i`: the warm stages' `place` when the list needs no
 /// grouping.
@@ -152,7 +162,11 @@ impl Pipeline {
         // The chain template for the other pipelines that need L3 or L4
         // and start with an exact-match table.
         let chain = !off && route.is_none() && chain_serves(&self.tables, layer);
-        if !warm && route.is_none() && !chain {
+        // Otherwise, when table 0 can answer from the frames, the
+        // per-table way (`crate::per_table`).
+        let per_table =
+            !refuses && !template && route.is_none() && !chain && self.per_table_serves();
+        if !warm && route.is_none() && !chain && !per_table {
             self.run_small(bufs, in_port, now, out, template, refuses, &mut done);
         } else {
             let mut hops = self.route_hops.take();
@@ -161,6 +175,7 @@ impl Pipeline {
                 ethernet: template,
                 route,
                 chain,
+                per_table,
             };
             self.run_chunks(
                 bufs,
@@ -272,6 +287,10 @@ impl Pipeline {
         let refuses = self.refuses(in_port);
         for (c, chunk) in bufs.chunks_mut(CHUNK).enumerate() {
             let base = c * CHUNK;
+            if plans.per_table {
+                self.run_per_table(chunk, base, in_port, now, out, warm, done);
+                continue;
+            }
             let mut fast = [None; CHUNK];
             if plans.ethernet {
                 if let Some((t, ex)) = ethernet::ethernet_table(&self.tables) {
@@ -367,7 +386,23 @@ impl Pipeline {
     /// the chunk of `keys`, at most `CHUNK`). `seen[i]` receives packet
     /// i's lookups: (table id, position or NONE) per table visited, for
     /// the run stage to reuse.
-    fn warm(&self, keys: &[FlowKey], run: &[u8], seen: &mut [[(u32, u32); WARM_DEPTH]; CHUNK]) {
+    fn warm(&self, keys: &[FlowKey], run: &[u8], seen: &mut Seen) {
+        self.walk(run, seen, |t, order, found| {
+            TableKind::find_many(t, keys, order, found);
+            true
+        });
+    }
+
+    /// The warm stages for the packets `run`, whose lookups `look(table,
+    /// packets, found)` makes (with their keys: `warm`; from their
+    /// frames: `crate::per_table`). A table `look` cannot answer
+    /// (`false`) ends its packets' walk there, nothing recorded.
+    pub(crate) fn walk(
+        &self,
+        run: &[u8],
+        seen: &mut Seen,
+        look: impl Fn(&FlowTable, &[u8], &mut [u32]) -> bool,
+    ) {
         // The packets still followed: `live[..m]` are their indices in
         // the chunk, `at[k]` the table `live[k]` is at. A packet leaves
         // the list when it misses or its entry has no goto onwards, so
@@ -446,12 +481,14 @@ impl Pipeline {
                 (&grouped, &perm)
             };
             // `found[w]`: the position `order[w]` matched, or NONE.
+            // `answered[x]`: group x was looked up.
             let mut found = [NONE; CHUNK];
+            let mut answered = [false; CHUNK];
             let mut s = 0;
-            for (&e, &t_id) in ends[..g].iter().zip(&tabs) {
+            for ((&e, &t_id), a) in ends[..g].iter().zip(&tabs).zip(&mut answered) {
                 let e = usize::from(e);
                 if let Some(t) = self.tables.get(usize::from(t_id)) {
-                    TableKind::find_many(t, keys, &order[s..e], &mut found[s..e]);
+                    *a = look(t, &order[s..e], &mut found[s..e]);
                 }
                 s = e;
             }
@@ -461,8 +498,12 @@ impl Pipeline {
             // the program `live[k]` matched (None: a miss).
             let mut progs: [Option<&Program>; CHUNK] = [None; CHUNK];
             let mut s = 0;
-            for (&e, &t_id) in ends[..g].iter().zip(&tabs) {
+            for ((&e, &t_id), &a) in ends[..g].iter().zip(&tabs).zip(&answered) {
                 let e = usize::from(e);
+                if !a {
+                    s = e;
+                    continue;
+                }
                 if let (Some(t), Some(os), Some(fs), Some(ps)) = (
                     self.tables.get(usize::from(t_id)),
                     order.get(s..e),

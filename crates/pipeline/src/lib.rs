@@ -58,6 +58,7 @@ pub mod matcher;
 pub mod meter;
 mod order;
 pub mod output;
+mod per_table;
 mod pipeline;
 pub mod port;
 pub mod process;

@@ -4,6 +4,7 @@
 //! `flow_mod` (flow-mods), `process` and `batch` (packets, through the one
 //! executor in `exec`), `group`, `meter`.
 
+use crate::classifier::fields::{ChunkFrames, FrameFields};
 use crate::group::GroupTable;
 use crate::meter::MeterTable;
 use crate::port::PortTable;
@@ -69,6 +70,9 @@ pub struct Pipeline {
     pub(crate) route_hops: Option<Box<Hops>>,
     /// The chain template's ways for a chunk, kept as `route_hops` are.
     pub(crate) chains: Option<Box<Chains>>,
+    /// A chunk's frames as the per-table way reads them
+    /// (`crate::per_table`), kept as `route_hops` are.
+    pub(crate) frames: Option<Box<ChunkFrames>>,
     /// `process_batch`'s last decision whether to warm (see `batch`):
     /// batches left before looking again, and the decision.
     pub(crate) warm_check: (u16, bool),
@@ -149,6 +153,7 @@ impl Pipeline {
             scratch: Vec::new(),
             route_hops: Some(Box::default()),
             chains: Some(Box::default()),
+            frames: Some(Box::new([FrameFields::EMPTY; crate::chunk::CHUNK])),
             warm_check: (0, false),
             templates: true,
             parse_layer: Layer::L2,

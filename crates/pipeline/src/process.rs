@@ -68,7 +68,7 @@ impl Pipeline {
             return Ok(());
         }
         let ctx = Ctx::received(in_port, now);
-        self.run_tables_in(tables, pkt, &mut key, ctx, None, out);
+        self.run_tables_in(tables, pkt, &mut key, ctx, None, None, out);
         Ok(())
     }
 
@@ -117,7 +117,7 @@ impl Pipeline {
     ) {
         // A key made for table 0 holds the ingress port.
         let ctx = Ctx::received(key.in_port, now);
-        self.run_tables_in(tables, pkt, key, ctx, hint, out);
+        self.run_tables_in(tables, pkt, key, ctx, hint, None, out);
     }
 
     /// Packet-out (spec §7.3.7): runs `actions` on the frame as if it came

@@ -72,6 +72,7 @@
 //! [`FlowTable::modify_at`] (modify changes instructions and counters
 //! only): they are keys of the structures.
 
+use crate::classifier::fields::FrameFields;
 use crate::classifier::{Auto, Rank, Ref, SEQ_LIMIT};
 use crate::matcher::CompiledMatch;
 use crate::order::Order;
@@ -478,6 +479,54 @@ impl FlowTable {
                 .and_then(|h| self.pos_of.get(h as usize).copied())
                 .unwrap_or(NIL);
         }
+    }
+
+    /// Whether packets can be looked up here from their frames
+    /// (`find_frames`): no entry matches a field beyond those a
+    /// `FrameFields` holds (`FRAME_FIELDS`; an extension field is not
+    /// one).
+    #[inline]
+    pub(crate) fn frames_answer(&self) -> bool {
+        crate::classifier::fields::FRAME_FIELDS.contains_all(self.match_fields())
+    }
+
+    /// `find_many` for packets read from their frames (`FrameFields`)
+    /// instead of parsed into keys, when `frames_answer`
+    /// (`Auto::lookup_frames_many`: the same answer as a key's). `false` (nothing written)
+    /// when the table cannot answer so.
+    pub(crate) fn find_frames(&self, frames: &[FrameFields], at: &[u8], pos: &mut [u32]) -> bool {
+        if !self.frames_answer() {
+            return false;
+        }
+        let mut handles = [None; crate::chunk::CHUNK];
+        let n = at.len().min(pos.len()).min(handles.len());
+        self.classifier
+            .lookup_frames_many(frames, &at[..n], &mut handles[..n]);
+        for (p, h) in pos.iter_mut().zip(&handles[..n]) {
+            *p = h
+                .and_then(|h| self.pos_of.get(h as usize).copied())
+                .unwrap_or(NIL);
+        }
+        true
+    }
+
+    /// `lookup` for a packet read from its frame (`FrameFields`),
+    /// counted the same; `None` (nothing counted) unless
+    /// `frames_answer`.
+    #[inline]
+    pub(crate) fn lookup_frame(&mut self, f: &FrameFields) -> Option<Option<usize>> {
+        if !self.frames_answer() {
+            return None;
+        }
+        self.counters.lookup_count += 1;
+        let hit = self
+            .classifier
+            .lookup_frame(f)
+            .and_then(|h| self.pos_of_handle(h));
+        if hit.is_some() {
+            self.counters.matched_count += 1;
+        }
+        Some(hit)
     }
 
     /// Looks `key` up, counting the lookup (and the match).

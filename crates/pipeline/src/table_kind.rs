@@ -19,6 +19,16 @@
 //!   (`crate::classifier`), so one table of a pipeline can be a trie
 //!   while the next is a hash: specialisation is per table, whatever the
 //!   shape of the pipeline around it.
+//! - **Lookup from the frame.** A kind whose structure can be probed
+//!   with a packet's fields read straight from its frame
+//!   (`FrameFields`: no `FlowKey` made) says so by answering
+//!   [`TableKind::lookup_frame`] (one packet, counted) and
+//!   [`TableKind::find_frames`] (a chunk, uncounted); the defaults answer
+//!   "not available". `FlowTable` answers when every field its entries
+//!   match is one a `FrameFields` holds, through its exact index, linear
+//!   list, trie or tuple space as for a key. The executor then looks
+//!   such a table up from the frame while the packet's key is not made
+//!   (`exec::Lazy`), whatever tables come before or after it.
 //! - **Entry programs.** A kind compiles each entry's instructions when
 //!   the entry is installed ([`TableKind::compile`]; by default
 //!   `Program::compile`: meter, apply-actions as an op list with the
@@ -45,6 +55,7 @@
 //! packet-out's TABLE resubmit) and the batch path (`Pipeline::
 //! process_batch`) run the same code with the same tables.
 
+use crate::classifier::fields::FrameFields;
 use crate::program::Program;
 use crate::table::{FlowTable, Nanos};
 use ofp::instruction::Instruction;
@@ -80,6 +91,23 @@ pub trait TableKind {
     /// (`u32::MAX`: no match) for at most `crate::chunk::CHUNK` keys.
     /// Counts nothing.
     fn find_many(&self, keys: &[FlowKey], at: &[u8], pos: &mut [u32]);
+
+    /// Batch lookup from the frames: as `find_many`, for packets whose
+    /// fields were read from their frames (`FrameFields`: no `FlowKey`
+    /// made). Returns `false`, writing nothing, when the table's lookup
+    /// structure cannot be probed so (the default); the executor then
+    /// looks such a packet up with its key.
+    fn find_frames(&self, _frames: &[FrameFields], _at: &[u8], _pos: &mut [u32]) -> bool {
+        false
+    }
+
+    /// `lookup` for a packet read from its frame (`FrameFields`, no
+    /// key made), counted the same; `None`, counting nothing, when the
+    /// table cannot answer so (the default: the executor then makes the
+    /// key and calls `lookup`).
+    fn lookup_frame(&mut self, _frame: &FrameFields) -> Option<Option<usize>> {
+        None
+    }
 
     /// The program of the entry at `pos`, for reading ahead (no
     /// counters).
@@ -130,6 +158,16 @@ impl TableKind for FlowTable {
     #[inline(always)]
     fn find_many(&self, keys: &[FlowKey], at: &[u8], pos: &mut [u32]) {
         FlowTable::find_many(self, keys, at, pos)
+    }
+
+    #[inline(always)]
+    fn lookup_frame(&mut self, frame: &FrameFields) -> Option<Option<usize>> {
+        FlowTable::lookup_frame(self, frame)
+    }
+
+    #[inline(always)]
+    fn find_frames(&self, frames: &[FrameFields], at: &[u8], pos: &mut [u32]) -> bool {
+        FlowTable::find_frames(self, frames, at, pos)
     }
 
     #[inline(always)]

@@ -189,3 +189,101 @@ fn delete_all_equals_removing_one_by_one() {
         }
     }
 }
+
+/// A field of the frames below, with the values entries pick from (a
+/// few, so that packets hit entries), and whether it is masked.
+const FRAME_TEST_FIELDS: [(Field, [u128; 3], bool); 6] = [
+    (Field::InPort, [1, 2, 3], false),
+    (Field::EthType, [0x0800, 0x0800, 0x86dd], false),
+    (Field::IpProto, [17, 6, 17], false),
+    (
+        Field::Ipv4Src,
+        [0x0a00_0001, 0x0a00_0002, 0x0a00_0100],
+        true,
+    ),
+    (
+        Field::Ipv4Dst,
+        [0xc000_0201, 0xc000_0202, 0xc000_0300],
+        true,
+    ),
+    (Field::UdpDst, [53, 80, 53], false),
+];
+
+/// A UDP or TCP frame of IPv4 from 10.0.0.`s` to 192.0.2.`d`, port
+/// `dport`, tagged with VLAN 5 or not.
+fn frame_of(s: u8, d: u8, dport: u16, tcp: bool, tagged: bool) -> Vec<u8> {
+    let mut f = vec![0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 1];
+    if tagged {
+        f.extend_from_slice(&[0x81, 0x00, 0x00, 0x05]);
+    }
+    let l4 = if tcp { 20 } else { 8 };
+    f.extend_from_slice(&[0x08, 0x00, 0x45, 0, 0, 20 + l4, 0, 0, 0, 0, 64]);
+    f.extend_from_slice(&[if tcp { 6 } else { 17 }, 0, 0, 10, 0, 0, s, 192, 0, 2, d]);
+    f.extend_from_slice(&1000u16.to_be_bytes());
+    f.extend_from_slice(&dport.to_be_bytes());
+    f.extend(std::iter::repeat_n(0, usize::from(l4) - 4));
+    if tcp {
+        // Data offset 5 words.
+        let at = f.len() - 8;
+        f[at] = 0x50;
+    }
+    f
+}
+
+proptest! {
+    /// A table answers a packet read from its frame (`lookup_frame`,
+    /// `find_frames`) as it answers the packet's parsed key (`find`),
+    /// whatever structure the entries make it choose, and counts the
+    /// lookup as `lookup` does.
+    #[test]
+    fn frame_lookups_equal_key_lookups(
+        entries in proptest::collection::vec(
+            (0u16..4, proptest::collection::vec((0usize..6, 0usize..3, 0u8..4), 0..4)),
+            0..40,
+        ),
+        packets in proptest::collection::vec(
+            (1u32..4, 0u8..3, 0u8..3, 0u16..3, any::<bool>(), any::<bool>()),
+            1..=crate::chunk::CHUNK,
+        ),
+    ) {
+        let mut t = FlowTable::new(0);
+        for (i, (priority, fields)) in entries.iter().enumerate() {
+            let mut ms: Vec<FieldMatch> = Vec::new();
+            for &(f, v, m) in fields {
+                let (field, values, masked) = FRAME_TEST_FIELDS[f];
+                if ms.iter().any(|x| x.field == field) {
+                    continue;
+                }
+                let full = crate::matcher::full_mask(field);
+                let mask = if masked { full << (u32::from(m) * 4) & full } else { full };
+                ms.push(FieldMatch { field, value: values[v] & mask, mask });
+            }
+            ms.sort_by_key(|m| m.field);
+            let compiled = CompiledMatch::from_fields(ms);
+            t.insert(FlowEntry::plain(*priority, compiled, i as u64));
+        }
+        prop_assume!(t.frames_answer());
+        let mut frames = Vec::new();
+        let mut want = Vec::new();
+        for &(in_port, s, d, p, tcp, tagged) in &packets {
+            let data = frame_of([1, 2, 0][usize::from(s)], [1, 2, 0][usize::from(d)], [53, 80, 9][usize::from(p)], tcp, tagged);
+            let mut key = FlowKey::new(in_port);
+            packet::parse(&data, &mut key).expect("a good frame");
+            let mut fr = FrameFields::EMPTY;
+            prop_assert!(crate::template::chain::chain_frame(&data, in_port, &mut fr).is_some());
+            want.push(t.find(&key));
+            frames.push(fr);
+        }
+        for (fr, w) in frames.iter().zip(&want) {
+            let before = t.counters.lookup_count;
+            prop_assert_eq!(t.lookup_frame(fr), Some(*w));
+            prop_assert_eq!(t.counters.lookup_count, before + 1);
+        }
+        let at: Vec<u8> = (0..frames.len() as u8).collect();
+        let mut pos = vec![0u32; frames.len()];
+        prop_assert!(t.find_frames(&frames, &at, &mut pos));
+        let got: Vec<Option<usize>> =
+            pos.iter().map(|&p| (p != u32::MAX).then_some(p as usize)).collect();
+        prop_assert_eq!(got, want);
+    }
+}

@@ -710,7 +710,7 @@ impl Experiment for Throughput {
             ParamSpec::new(
                 "workloads",
                 "single,l2,l3,lb_acl,gateway",
-                "workloads (single, l2, l3, lb_acl, gateway)",
+                "workloads (single, l2, l3, lb_acl, gateway, acl_l3)",
             ),
             ParamSpec::new("sizes", "100,1000,10000,100000", "entries per workload"),
             ParamSpec::new("traffic", "spread", "traffic modes (spread, tse)"),

@@ -3,7 +3,7 @@
 //! change (see the `classifier` module comment, "The choice").
 
 use super::exact::{Exact, Hit};
-use super::fields::Fields;
+use super::fields::{Fields, FrameFields};
 use super::linear::Linear;
 use super::lpm::{self, Lpm, LpmForm};
 use super::rank::{Ref, Shape, HASH_MIN_ENTRIES, LINEAR_MAX};
@@ -174,6 +174,68 @@ impl Auto {
             (Kind::Hash, Some(ex), _) => self.exact_answer(ex.probe(key), key),
             (Kind::Linear, _, Some(l)) => l.lookup(key).map(|r| r.handle),
             _ => self.lookup_other(key),
+        }
+    }
+
+    /// `lookup` for a packet read from its frame (`FrameFields`, whose
+    /// fields must include every `match_fields` one): the exact index's
+    /// probe with the key packed from the frame's values, the linear
+    /// list's scan, else through the trie and the tuple space. The same
+    /// answer as `lookup` of the packet's key.
+    #[inline(always)]
+    pub(crate) fn lookup_frame(&self, f: &FrameFields) -> Option<u32> {
+        match (self.kind, &self.exact, &self.linear) {
+            (Kind::Hash, Some(ex), _) => {
+                match self.answer_known(f.pack(ex).and_then(|k| ex.get(k))) {
+                    Some(answer) => answer,
+                    None => self
+                        .tss
+                        .lookup_with(f, Ref::NONE, false)
+                        .some()
+                        .map(|r| r.handle),
+                }
+            }
+            (Kind::Linear, _, Some(l)) => l.lookup_fields(f).map(|r| r.handle),
+            _ => self.lookup_fields(f).some().map(|r| r.handle),
+        }
+    }
+
+    /// `lookup_frame` for several packets (at most `crate::chunk::CHUNK`):
+    /// `out[j]` for `frames[at[j]]`. The exact index probes them all at
+    /// once (`Exact::get_many`) as `lookup_many` does for keys; the other
+    /// kinds go through the trie and the tuple space
+    /// (`lookup_fields_many`).
+    pub(crate) fn lookup_frames_many(
+        &self,
+        frames: &[FrameFields],
+        at: &[u8],
+        out: &mut [Option<u32>],
+    ) {
+        const N: usize = crate::chunk::CHUNK;
+        let n = at.len().min(out.len()).min(N);
+        let frame = |j: usize| frames.get(usize::from(at[j]));
+        if let (Kind::Hash, Some(ex)) = (self.kind, &self.exact) {
+            let mut keys = [None; N];
+            for (j, k) in keys[..n].iter_mut().enumerate() {
+                *k = frame(j).and_then(|f| f.pack(ex));
+            }
+            let mut hits = [None; N];
+            ex.get_many(&keys[..n], &mut hits[..n]);
+            for (j, (o, &h)) in out[..n].iter_mut().zip(&hits).enumerate() {
+                *o = match self.answer_known(h) {
+                    Some(answer) => answer,
+                    None => frame(j).and_then(|f| {
+                        let r = self.tss.lookup_with(f, Ref::NONE, false);
+                        r.some().map(|r| r.handle)
+                    }),
+                };
+            }
+            return;
+        }
+        let mut best = [Ref::NONE; N];
+        self.lookup_fields_many(frames, &at[..n], &mut best[..n]);
+        for (o, b) in out[..n].iter_mut().zip(&best) {
+            *o = b.some().map(|r| r.handle);
         }
     }
 

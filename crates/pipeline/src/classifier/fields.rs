@@ -1,10 +1,10 @@
 //! Where a lookup reads a packet's fields ([`Fields`]).
 //!
 //! The general path looks packets up by their parsed `FlowKey`. The chain
-//! template (`crate::template`) never builds one: it reads the fields it
-//! knows straight from the frame into an array (`FrameFields`, the
-//! exact index's `Common` values plus the set of fields the frame has),
-//! and looks tables up with that. The trie and the tuple space are
+//! template (`crate::template`) and the per-table way (`crate::per_table`)
+//! read the fields they know straight from the frame into an array
+//! (`FrameFields`, the exact index's `Common` values plus the set of
+//! fields the frame has), and look tables up with that. The trie and the tuple space are
 //! written once, generic over this trait, so both sources get the same
 //! probes, hashes and answers (a lookup reads nothing of a packet but
 //! presence bits and field values).
@@ -12,6 +12,29 @@
 use super::exact::{common_at, Common, Exact, COMMON};
 use crate::matcher::key_bits;
 use packet::{Field, FieldSet, FlowKey};
+
+/// The fields a frame read into `FrameFields` (IPv4 with TCP or UDP:
+/// `template::chain::chain_frame`) has at every table, among those
+/// `Exact::pack_common` reads, besides the L4 ports of its protocol
+/// (`UDP_PORTS`, `TCP_PORTS`).
+pub(crate) const CHAIN_FIELDS: FieldSet = FieldSet::of(&[
+    Field::InPort,
+    Field::Metadata,
+    Field::EthDst,
+    Field::EthSrc,
+    Field::EthType,
+    Field::VlanVid,
+    Field::IpProto,
+    Field::Ipv4Src,
+    Field::Ipv4Dst,
+]);
+pub(crate) const UDP_PORTS: FieldSet = FieldSet::of(&[Field::UdpSrc, Field::UdpDst]);
+pub(crate) const TCP_PORTS: FieldSet = FieldSet::of(&[Field::TcpSrc, Field::TcpDst]);
+
+/// Every field a `FrameFields` may have (`CHAIN_FIELDS` and both
+/// protocols' ports): a table matching on these alone can be looked up
+/// with a frame's `FrameFields`.
+pub(crate) const FRAME_FIELDS: FieldSet = CHAIN_FIELDS.union(UDP_PORTS).union(TCP_PORTS);
 
 /// A packet's fields as the lookup structures read them.
 pub trait Fields {
@@ -68,10 +91,21 @@ impl Fields for FlowKey {
 /// (the template checks `Auto::match_fields`) may be looked up with it:
 /// any other field reads as absent.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct FrameFields {
+pub struct FrameFields {
     pub common: Common,
     pub have: FieldSet,
 }
+
+impl FrameFields {
+    /// Nothing read (no field).
+    pub const EMPTY: FrameFields = FrameFields {
+        common: [0; COMMON],
+        have: FieldSet::EMPTY,
+    };
+}
+
+/// The `FrameFields` of a chunk's packets.
+pub(crate) type ChunkFrames = [FrameFields; crate::chunk::CHUNK];
 
 impl Fields for FrameFields {
     #[inline(always)]

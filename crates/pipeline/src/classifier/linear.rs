@@ -1,6 +1,7 @@
 //! Linear scan for small tables: the entries' matches in a list sorted by
 //! rank (best first); the first that matches is the answer.
 
+use super::fields::Fields;
 use super::rank::Ref;
 use crate::matcher::CompiledMatch;
 use packet::FlowKey;
@@ -31,6 +32,21 @@ impl Linear {
         self.entries
             .iter()
             .find(|(_, m)| m.matches(key))
+            .map(|(r, _)| *r)
+    }
+
+    /// `lookup` for a packet whose fields come from elsewhere than a key
+    /// (a frame's `FrameFields`): `CompiledMatch::matches` over `Fields`.
+    #[inline]
+    pub fn lookup_fields<K: Fields>(&self, k: &K) -> Option<Ref> {
+        self.entries
+            .iter()
+            .find(|(_, m)| {
+                k.present().contains_all(m.required())
+                    && m.fields()
+                        .iter()
+                        .all(|f| k.bits(f.field) & f.mask == f.value)
+            })
             .map(|(r, _)| *r)
     }
 }

@@ -8,7 +8,8 @@
 //! Every path a packet takes through the tables runs this code: a received
 //! packet (`Pipeline::process`), every packet of a batch the templates do
 //! not take (`Pipeline::process_batch`, with the lookups its warm stages
-//! made), a packet-out's actions and its TABLE resubmit. Tables are driven
+//! made, and on the per-table way with a key made only when needed:
+//! [`lazy`]), a packet-out's actions and its TABLE resubmit. Tables are driven
 //! through [`TableKind`] (see `crate::table_kind`): the table looks the
 //! packet up and hands over the matched entry's compiled program; the
 //! executor runs it. Specialisation lives in the tables (their lookup
@@ -17,13 +18,19 @@
 //! - [`actions`]: op lists (apply-actions, action set, buckets, packet-out).
 //! - [`ports`]: the output action, standard and reserved ports.
 //! - [`group`]: the group action and its buckets.
+//! - [`lazy`]: the key made only when a step needs it, lookups from the
+//!   frame meanwhile, and a next hop at the tail run on the frame.
 //!
 //! Everything the datapath emits goes through [`Output`]; the caller (the
 //! switch) turns it into I/O and counts port rx/tx.
 
 mod actions;
 mod group;
+mod lazy;
 mod ports;
+
+use lazy::parse_lazy;
+pub(crate) use lazy::Lazy;
 
 use crate::action_set::ActionSet;
 use crate::flow_hash::flow_hash;
@@ -123,10 +130,13 @@ impl Pipeline {
         out: &mut impl Output,
     ) {
         let mut tables = std::mem::take(&mut self.tables);
-        self.run_tables_in(&mut tables, pkt, key, ctx, hint, out);
+        self.run_tables_in(&mut tables, pkt, key, ctx, hint, None, out);
         self.put_tables_back(tables);
     }
 
+    /// `run_tables` with the tables moved out by the caller. `lazy`:
+    /// `key` holds only the pipeline fields yet (see [`Lazy`]).
+    #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     pub(crate) fn run_tables_in<T: TableKind>(
         &mut self,
@@ -135,6 +145,7 @@ impl Pipeline {
         key: &mut FlowKey,
         mut ctx: Ctx,
         hint: Hint<'_>,
+        mut lazy: Lazy<'_>,
         out: &mut impl Output,
     ) {
         // The action set, made when the first write-actions comes (most
@@ -155,20 +166,32 @@ impl Pipeline {
             // table), is looked up with the extension's values in the
             // key, never in advance (`crate::ext`).
             let found = if table.has_ext() || self.ext_table_active(table_id) {
+                parse_lazy(pkt, key, &mut lazy);
                 self.ext_values(table_id, key, ctx.now).write(key);
                 table.lookup(key)
             } else {
                 // A lookup made beforehand for this table with a key that
                 // agrees with this one on every field the table matches on
                 // gives the same answer (tables do not change meanwhile).
+                // So does a lookup from the frame as it came.
+                let fresh = written.is_empty() || !written.intersects(table.match_fields());
                 let known = hint.and_then(|at| {
                     let (_, pos) = at.iter().find(|(t, _)| *t == u32::from(table_id))?;
-                    (written.is_empty() || !written.intersects(table.match_fields()))
-                        .then_some(*pos)
+                    fresh.then_some(*pos)
                 });
-                match known {
-                    Some(pos) => table.lookup_known((pos != u32::MAX).then_some(pos as usize)),
-                    None => table.lookup(key),
+                let answered = match (known, lazy) {
+                    (Some(pos), _) => {
+                        Some(table.lookup_known((pos != u32::MAX).then_some(pos as usize)))
+                    }
+                    (None, Some((_, frame))) if fresh => table.lookup_frame(frame),
+                    _ => None,
+                };
+                match answered {
+                    Some(found) => found,
+                    None => {
+                        parse_lazy(pkt, key, &mut lazy);
+                        table.lookup(key)
+                    }
                 }
             };
             // Table miss without a table-miss entry: drop (1.3 default).
@@ -203,6 +226,7 @@ impl Pipeline {
             } = program;
             written.insert_all(*writes);
             if let Some(m) = *meter {
+                parse_lazy(pkt, key, &mut lazy);
                 if self.meters.apply_to_packet(m, pkt, key, ctx.now) == Verdict::Drop {
                     return;
                 }
@@ -215,9 +239,20 @@ impl Pipeline {
             if let Some([Op::Output { port, max_len }]) = apply.as_deref() {
                 // The commonest action list of all, one output (an L2
                 // table's entries, a port-based patch): straight to the
-                // output, as `execute_ops` would, without the op loop.
+                // output, as `execute_ops` would, without the op loop. (A
+                // standard port reads nothing of the key.)
+                if *port >= ofp::port::port_no::IN_PORT {
+                    parse_lazy(pkt, key, &mut lazy);
+                }
                 self.output_as(tail, pkt, key, *port, *max_len, &ctx, out);
             } else if let Some(ops) = apply {
+                // Such a list may run on the frame alone (a next hop).
+                if let (true, Some(frame), None) = (tail, lazy, pkt_gen) {
+                    if self.tail_on_frame(pkt, frame, ops, &ctx, out) {
+                        return;
+                    }
+                }
+                parse_lazy(pkt, key, &mut lazy);
                 if self.execute_ops(pkt, key, ops, &mut ctx, tail, out) == Flow::Stop {
                     return;
                 }
@@ -242,6 +277,7 @@ impl Pipeline {
         let Some(set) = set else {
             return;
         };
+        parse_lazy(pkt, key, &mut lazy);
         // The set's group comes last of all (its output is left out then):
         // each op may be treated as the tail.
         set.for_each(|op| {

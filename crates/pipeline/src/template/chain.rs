@@ -5,7 +5,7 @@ use super::ethernet::*;
 use super::route::*;
 use crate::chunk::CHUNK;
 use crate::classifier::exact::{at, COMMON};
-use crate::classifier::fields::FrameFields;
+use crate::classifier::fields::{FrameFields, CHAIN_FIELDS, FRAME_FIELDS, TCP_PORTS, UDP_PORTS};
 use crate::classifier::{Exact, Ref};
 use crate::program::ChainStep;
 use crate::table::FlowTable;
@@ -15,28 +15,6 @@ use packet::{ethertype, ipproto, Field, FieldSet, Layer};
 /// one that ends its trip (a dispatch, a pop, a NAT: gateway's three
 /// tables use two).
 pub(super) const CHAIN_MAX: usize = 4;
-
-/// The fields the chain template's frames (IPv4 with TCP or UDP) have
-/// at every table, among those `Exact::pack_common` reads, besides the
-/// L4 ports of their protocol (`UDP_PORTS`, `TCP_PORTS`).
-pub(super) const CHAIN_FIELDS: FieldSet = FieldSet::of(&[
-    Field::InPort,
-    Field::Metadata,
-    Field::EthDst,
-    Field::EthSrc,
-    Field::EthType,
-    Field::VlanVid,
-    Field::IpProto,
-    Field::Ipv4Src,
-    Field::Ipv4Dst,
-]);
-pub(super) const UDP_PORTS: FieldSet = FieldSet::of(&[Field::UdpSrc, Field::UdpDst]);
-pub(super) const TCP_PORTS: FieldSet = FieldSet::of(&[Field::TcpSrc, Field::TcpDst]);
-
-/// Every field the chain template knows of a frame (`CHAIN_FIELDS` and
-/// both protocols' ports): a table matching on these alone can be looked
-/// up with a frame's `FrameFields`.
-pub(super) const FRAME_FIELDS: FieldSet = CHAIN_FIELDS.union(UDP_PORTS).union(TCP_PORTS);
 
 /// Whether the chain template may serve a batch of this pipeline (module
 /// comment; the caller checked the port and that the route template does
@@ -292,7 +270,7 @@ pub(super) fn chain_exact(table: &FlowTable) -> Option<&Exact> {
 /// general parse accepts at L4 (TCP: 20 bytes at least and a data offset
 /// within the datagram; UDP: 8 bytes).
 #[inline(always)]
-pub(super) fn chain_frame(data: &[u8], in_port: u32, f: &mut FrameFields) -> Option<(bool, u8)> {
+pub(crate) fn chain_frame(data: &[u8], in_port: u32, f: &mut FrameFields) -> Option<(bool, u8)> {
     let eth = data.first_chunk::<14>()?;
     let et = u16::from_be_bytes([eth[12], eth[13]]);
     let (l3, vid) = match et {

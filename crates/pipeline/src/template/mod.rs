@@ -4,6 +4,13 @@
 //! code from the shape of the tables, not from the traffic, so there is no
 //! cache an attacker could fill).
 //!
+//! A pipeline no template serves goes the per-table way when its table 0
+//! can answer from frames (`crate::per_table`: lookups from the frame
+//! table by table, a key made only when needed), which gets part of the
+//! templates' speed for any shape (docs/bench/pipeline-per-table-
+//! 2026-11-28.md); the templates stay because they still forward their
+//! shapes' packets faster, with no executor state at all.
+//!
 //! The general path serves any pipeline: it parses a frame into a
 //! ~200-byte `FlowKey`, looks the key up through the table's classifier
 //! (whatever its kind), then runs the matched entry's program op by op

@@ -10,6 +10,8 @@ pub(crate) struct Plans {
     pub ethernet: bool,
     pub route: Option<RoutePlan>,
     pub chain: bool,
+    /// No template: the per-table way (`crate::per_table`).
+    pub per_table: bool,
 }
 
 /// What the route or the chain template kept for a chunk's packets

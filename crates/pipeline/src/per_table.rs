@@ -1,0 +1,184 @@
+//! The batch path's per-table lookups from the frames, with the key made
+//! only when a step needs it.
+//!
+//! A packet's trip on the general path starts with the general
+//! parse into a ~200-byte `FlowKey`, whatever the tables look at. Here a
+//! chunk of a batch that no template takes goes as follows:
+//!
+//! ```text
+//!  read every frame's common fields (`chain_frame` into `FrameFields`:
+//!     IPv4 with TCP or UDP, untagged or one 802.1Q tag, a header the
+//!     general parse accepts; any other frame is parsed as before)
+//!  big pipelines (`batch`'s warm stages): walk, table by table along the
+//!     gotos, the packets read so, each table answering a chunk from the
+//!     frames if its lookup structure can (`TableKind::find_frames`),
+//!     else the packet's walk stops there
+//!  run every packet through the one executor (`crate::exec`) in batch
+//!     order with those answers as hints and its key lazy (`exec::Lazy`):
+//!     a table without a hint is looked up from the frame if it can
+//!     answer so (`TableKind::lookup_frame`), and the key is parsed only
+//!     when a step reads a packet field
+//! ```
+//!
+//! A table answers from the frame when every field its entries match is
+//! one a `FrameFields` holds, through the structure it uses for keys
+//! (exact index, linear list, trie, tuple space), whatever the shape of
+//! the pipeline around it (an ACL in front of a routing table, a table no
+//! template knows). A packet whose trip needs no field beyond its lookups
+//! (goto, write-metadata, an output to a standard port, a drop, a next
+//! hop at the tail) is never parsed.
+//!
+//! Exactness: a frame `chain_frame` reads is one the general parse
+//! accepts at every layer (so it is admitted, and is no fragment), and a
+//! `FrameFields`' values and presence bits are those its key would have
+//! at table 0 on the fields `FRAME_FIELDS` names; a table whose every
+//! match field is among those gives the same answer for both. A lookup
+//! from the frame is used only while no entry on the way wrote a field
+//! the table matches on (the executor's rule for hints,
+//! `Program::writes`, write-metadata included), and the lazy key is
+//! parsed before the first step that may change the frame, so it is the
+//! key parsed on arrival. `tests::batches_equal_process` (the route,
+//! chain and balancer properties) and `tests::template_props` run every
+//! case with the templates off too, comparing this way with `process`
+//! packet by packet.
+
+use crate::batch::{Seen, NONE, WARM_DEPTH};
+use crate::chunk::CHUNK;
+use crate::classifier::fields::ChunkFrames;
+use crate::exec::Ctx;
+use crate::output::Output;
+use crate::pipeline::Pipeline;
+use crate::port::PortTable;
+use crate::table::Nanos;
+use crate::table_kind::TableKind;
+use crate::template::chain::chain_frame;
+use packet::{FlowKey, PacketBuf, ParseError};
+
+impl Pipeline {
+    /// Whether the batch path looks packets up from their frames (module
+    /// comment): no extension in use (they read keys) and table 0 can
+    /// answer from frames.
+    #[inline]
+    pub(crate) fn per_table_serves(&self) -> bool {
+        !self.ext_in_use() && self.tables.first().is_some_and(|t| t.frames_answer())
+    }
+
+    /// One chunk (at most `CHUNK` packets, the first at `base` in the
+    /// batch) received on `in_port`, which accepts frames, the per-table
+    /// way (module comment). `warm`: the chunk's lookups are made in
+    /// stages first (`Pipeline::walk`: from the frames for the packets
+    /// read so, with their keys for the others, parsed first); else each
+    /// packet is looked up when its turn comes, a packet not read from
+    /// its frame parsed then (`process_in`).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn run_per_table<O: Output>(
+        &mut self,
+        chunk: &mut [PacketBuf],
+        base: usize,
+        in_port: u32,
+        now: Nanos,
+        out: &mut O,
+        warm: bool,
+        done: &mut impl FnMut(&PortTable, &mut O, usize, Result<(), ParseError>),
+    ) {
+        let n = chunk.len().min(CHUNK);
+        let Some(frames) = self.frames.take() else {
+            return;
+        };
+        let mut frames = frames;
+        // Bit i: packet i was read from its frame.
+        let mut framed = 0u32;
+        for (i, (buf, fr)) in chunk[..n].iter().zip(frames.iter_mut()).enumerate() {
+            if chain_frame(buf.data(), in_port, fr).is_some() {
+                framed |= 1 << i;
+            }
+        }
+        if warm {
+            self.run_warmed(chunk, base, in_port, now, out, &frames, framed, done);
+        } else {
+            let layer = self.parse_layer();
+            let mut tables = std::mem::take(&mut self.tables);
+            for (i, (buf, fr)) in chunk[..n].iter_mut().zip(frames.iter()).enumerate() {
+                let res = if framed & (1 << i) != 0 {
+                    let mut key = FlowKey::new(in_port);
+                    let ctx = Ctx::received(in_port, now);
+                    let lazy = Some((layer, fr));
+                    self.run_tables_in(&mut tables, buf, &mut key, ctx, None, lazy, out);
+                    Ok(())
+                } else {
+                    self.process_in(&mut tables, buf, in_port, now, out)
+                };
+                done(&self.ports, out, base + i, res);
+            }
+            self.put_tables_back(tables);
+        }
+        self.frames = Some(frames);
+    }
+
+    /// `run_per_table` for a warmed pipeline: the packets not `framed`
+    /// (bit i for packet i) parsed (`admit`), every packet's lookups
+    /// made in stages into `seen` (from `frames` or the keys), then every
+    /// packet run in order.
+    #[allow(clippy::too_many_arguments)]
+    fn run_warmed<O: Output>(
+        &mut self,
+        chunk: &mut [PacketBuf],
+        base: usize,
+        in_port: u32,
+        now: Nanos,
+        out: &mut O,
+        frames: &ChunkFrames,
+        framed: u32,
+        done: &mut impl FnMut(&PortTable, &mut O, usize, Result<(), ParseError>),
+    ) {
+        let n = chunk.len().min(CHUNK);
+        let mut keys = [FlowKey::new(in_port); CHUNK];
+        // Per packet: `Ok(true)` to table 0, `Ok(false)` dropped
+        // silently, the parse error of a malformed one.
+        let mut admit = [Ok(true); CHUNK];
+        // `by_frame[..f]`, `by_key[..r]`: the packets admitted to table
+        // 0 of each kind.
+        let (mut by_frame, mut f) = ([0u8; CHUNK], 0);
+        let (mut by_key, mut r) = ([0u8; CHUNK], 0);
+        for (i, (buf, key)) in chunk[..n].iter().zip(&mut keys).enumerate() {
+            if framed & (1 << i) != 0 {
+                by_frame[f] = i as u8;
+                f += 1;
+                continue;
+            }
+            admit[i] = self.admit(buf, key);
+            if admit[i] == Ok(true) {
+                by_key[r] = i as u8;
+                r += 1;
+            }
+        }
+        let mut seen: Seen = [[(NONE, NONE); WARM_DEPTH]; CHUNK];
+        let fs = &frames[..n];
+        self.walk(&by_frame[..f], &mut seen, |t, order, found| {
+            TableKind::find_frames(t, fs, order, found)
+        });
+        let ks = &keys[..n];
+        self.walk(&by_key[..r], &mut seen, |t, order, found| {
+            TableKind::find_many(t, ks, order, found);
+            true
+        });
+        let layer = self.parse_layer();
+        let mut tables = std::mem::take(&mut self.tables);
+        for (i, (((buf, key), a), fr)) in chunk[..n]
+            .iter_mut()
+            .zip(&mut keys)
+            .zip(admit)
+            .zip(frames.iter())
+            .enumerate()
+        {
+            let lazy = (framed & (1 << i) != 0).then_some((layer, fr));
+            if a == Ok(true) {
+                let ctx = Ctx::received(in_port, now);
+                let hint = Some(&seen[i][..]);
+                self.run_tables_in(&mut tables, buf, key, ctx, hint, lazy, out);
+            }
+            done(&self.ports, out, base + i, a.map(|_| ()));
+        }
+        self.put_tables_back(tables);
+    }
+}
