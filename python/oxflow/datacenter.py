@@ -18,7 +18,12 @@ The runner samples the machine's CPU while traffic runs and flags runs in
 which it was saturated, since then the switches, not the links, bound FCT.
 
 Interrupts: SIGINT/SIGTERM stop the agents, the controller, every switch
-and the Mininet links and namespaces this run made (`Fabric.close`).
+and the Mininet links and namespaces this run made (`Fabric.close`). A
+signal is noted and acted on at the next check between two steps
+(`Interrupt`), never inside a Mininet call: a node interrupted in the
+middle of `cmd()` keeps a shell that is still running the command, and
+the clean-up's own commands on that node would then fail or wait forever,
+leaving switches behind.
 """
 
 import argparse
@@ -35,6 +40,24 @@ import time
 
 from oxflow import dcflows, dctopo
 from oxflow.netns import Managed
+
+class Interrupt:
+    """The first SIGINT/SIGTERM of a run (its number; None: none yet),
+    turned into KeyboardInterrupt by `check()` at points where every
+    process and Mininet node is in a known state (module comment)."""
+
+    signum = None
+
+    @classmethod
+    def handler(cls, signum, _frame):
+        if cls.signum is None:
+            cls.signum = signum
+
+    @classmethod
+    def check(cls):
+        if cls.signum is not None:
+            raise KeyboardInterrupt("signal %d" % cls.signum)
+
 
 DEFAULTS = {"spines": 4, "leaves": 4, "servers": 4, "bw": 100.0,
             "duration": 25.0, "warmup": 5.0, "drain": 20.0, "repeats": 1,
@@ -234,6 +257,7 @@ class Fabric(Managed):
             host="0.0.0.0" if self.machines else "127.0.0.1")
         self.ctrl.start()
         self.ctrl.wait_for_port(port, timeout=30)
+        Interrupt.check()
         cls = self.switch_class()
         logdir = os.path.join(self.workdir, "switches")
 
@@ -261,14 +285,18 @@ class Fabric(Managed):
         self.net.addController(RemoteController(
             "c0", ip=self.controller_ip, port=port))
         self.net.build()
+        Interrupt.check()
         self.net.start()
+        Interrupt.check()
         self.net.staticArp()
         for h in self.net.hosts:
+            Interrupt.check()
             h.cmd("sysctl -qw net.ipv6.conf.all.disable_ipv6=1")
         want = {dctopo.spine_dpid(j) for j in range(1, self.shape[0] + 1)}
         want |= {dctopo.leaf_dpid(lf) for lf in range(1, self.shape[1] + 1)}
         deadline = time.monotonic() + ready_timeout
         while True:
+            Interrupt.check()
             text = self.ctrl.log_text()
             got = {int(m, 16) for m in re.findall(r"fabric ready dpid=(\w+)",
                                                   text)}
@@ -318,6 +346,7 @@ class Fabric(Managed):
         t0 = time.time() + 2.0 + 0.15 * len(names)
         sink = AgentSink(rundir)
         for n in names:
+            Interrupt.check()
             host = self.net.get(n)
             log = open(os.path.join(rundir, "%s.log" % n), "w")
             proc = host.popen(["env", "PYTHONPATH=" + pythonpath,
@@ -340,6 +369,7 @@ class Fabric(Managed):
         cpu = None
         total = len(flows)
         while True:
+            Interrupt.check()
             now = time.time()
             if cpu is None and now >= t0:
                 cpu = CpuSampler().start()
@@ -579,7 +609,9 @@ def run_one(args, kind, dist, load, rep, seed, cdf, workdir, progress,
                 machines=args.machines,
                 controller_ip=args.controller_ip,
                 poll_spin_us=args.poll_spin_us) as fab:
+        Interrupt.check()
         fab.ping_check()
+        Interrupt.check()
         flows = dcflows.schedule(cdf, fab.hosts(), load, args.duration,
                                  args.bw, seed,
                                  max_size=args.max_size or None)
@@ -621,10 +653,9 @@ def main(argv=None):
     os.makedirs(out, exist_ok=True)
     workdir = tempfile.mkdtemp(prefix="oxflow-dc-")
 
-    def on_signal(signum, _frame):
-        raise KeyboardInterrupt("signal %d" % signum)
-
-    signal.signal(signal.SIGTERM, on_signal)
+    Interrupt.signum = None
+    handlers = {sig: signal.signal(sig, Interrupt.handler)
+                for sig in (signal.SIGINT, signal.SIGTERM)}
     cdfs = {d: dcflows.FlowSizeCdf.load(d) for d in dists}
     params = {k: getattr(args, k) for k in DEFAULTS}
     params.update(seed=args.seed, switches=kinds, dists=dists, loads=loads,
@@ -647,6 +678,7 @@ def main(argv=None):
                     seed = args.seed * 1000003 + rep * 7919 + \
                         int(load * 10) + 17 * dists.index(dist)
                     for kind in kinds:
+                        Interrupt.check()
                         run = run_one(args, kind, dist, load, rep, seed,
                                       cdfs[dist], workdir, progress,
                                       all_flows)
@@ -655,7 +687,8 @@ def main(argv=None):
         print("\ninterrupted (%s): cleaned up; partial results follow" % (
             exc or "SIGINT"), file=sys.stderr)
     finally:
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        for sig, old in handlers.items():
+            signal.signal(sig, old)
     if not all_flows:
         print("no flows measured", file=sys.stderr)
         return 1
