@@ -40,6 +40,22 @@ CLONE_NEWNET = 0x40000000
 _libc = ctypes.CDLL(None, use_errno=True)
 
 
+def openflow_graph(inputs):
+    """A graph file (an oxflow.datapath_graph.ChangeSet: print it with str)
+    of the default graph's shape: each input module, given as (name,
+    kind, arguments), into `of` (openflow), then `out` (tx)."""
+    from oxflow.datapath_graph import ChangeSet
+    g = ChangeSet()
+    names = []
+    for name, kind, args in inputs:
+        g.add_module(name, kind, **args)
+        names.append(name)
+    g.add_module("of", "openflow").add_module("out", "tx")
+    for name in names:
+        g.connect(name, "of")
+    return g.connect("of", "out")
+
+
 def require_oxflow():
     """The oxflow binary path, or pytest.skip naming what is missing."""
     try:

@@ -49,51 +49,19 @@ PPS = 100
 
 
 def graph_text(ports):
-    return """
-[[module]]
-name = "in1"
-kind = "port_inc"
-port = "%s"
-[[module]]
-name = "in2"
-kind = "port_inc"
-port = "%s"
-[[module]]
-name = "in3"
-kind = "port_inc"
-port = "%s"
-[[module]]
-name = "m1"
-kind = "measure"
-[[module]]
-name = "rl"
-kind = "rate_limit"
-pps = %d
-[[module]]
-name = "of"
-kind = "openflow"
-[[module]]
-name = "out"
-kind = "tx"
-[[connect]]
-from = "in1"
-to = "m1"
-[[connect]]
-from = "m1"
-to = "of"
-[[connect]]
-from = "in2"
-to = "of"
-[[connect]]
-from = "in3"
-to = "rl"
-[[connect]]
-from = "rl"
-to = "of"
-[[connect]]
-from = "of"
-to = "out"
-""" % (ports[0], ports[1], ports[2], PPS)
+    """in1 -> m1 (measure) -> of, in2 -> of, in3 -> rl (rate_limit) -> of,
+    of -> out (tx)."""
+    g = ChangeSet()
+    for i, port in enumerate(ports[:3], 1):
+        g.add_module("in%d" % i, "port_inc", port=port)
+    (g.add_module("m1", "measure")
+      .add_module("rl", "rate_limit", pps=PPS)
+      .add_module("of", "openflow")
+      .add_module("out", "tx"))
+    for frm, to in (("in1", "m1"), ("m1", "of"), ("in2", "of"),
+                    ("in3", "rl"), ("rl", "of"), ("of", "out")):
+        g.connect(frm, to)
+    return str(g)
 
 
 FLOWS = """\
@@ -337,13 +305,9 @@ def test_port_added_at_run_time_joins_the_graph(tmp_path):
         for i in (1, 2):
             topo.add_switch_link(topo.hosts["h%d" % i], "10.0.0.%d/24" % i)
         g = tmp_path / "graph.toml"
-        g.write_text("".join(
-            '[[module]]\nname = "in%d"\nkind = "port_inc"\nport = "%s"\n'
-            '[[connect]]\nfrom = "in%d"\nto = "of"\n' % (i + 1, p, i + 1)
-            for i, p in enumerate(topo.switch_ports))
-            + '[[module]]\nname = "of"\nkind = "openflow"\n'
-            '[[module]]\nname = "out"\nkind = "tx"\n'
-            '[[connect]]\nfrom = "of"\nto = "out"\n')
+        g.write_text(str(dp_util.openflow_graph(
+            ("in%d" % i, "port_inc", {"port": p})
+            for i, p in enumerate(topo.switch_ports, 1))))
         with Switch(topo, extra_args=["--graph", g, "--workers", "2"],
                     log_path=tmp_path / "oxflow.log") as sw:
             h1, h3 = topo.hosts["h1"], topo.hosts["h3"]
@@ -357,11 +321,9 @@ def test_port_added_at_run_time_joins_the_graph(tmp_path):
             assert h3.ping("10.0.0.1", count=2, interval=0.2,
                            timeout=1).received == 0
             in3 = tmp_path / "in3.toml"
-            in3.write_text(
-                '[[module]]\nname = "in3"\nkind = "port_inc"\n'
-                'port = "%s"\n[[connect]]\nfrom = "in3"\nto = "of"\n'
-                '[[attach]]\nclass = "in3"\nparent = "root"\n'
-                'task = "in3"\n' % root3)
+            in3.write_text(str(
+                ChangeSet().add_module("in3", "port_inc", port=root3)
+                .connect("in3", "of").attach("in3", "root", "in3")))
             proc = ctl(sw, "graph-change", in3)
             assert proc.returncode == 0, proc.stderr
             r = h1.ping("10.0.0.3", count=5, interval=0.05)

@@ -9,7 +9,7 @@ crafted with scapy (this kernel has no VLAN devices). Flows come from
 
 Part one runs twice: on the default graph and with a configured module graph (`--graph`,
 docs/graph.md) whose trunk side is a `trunk_inc` task feeding the
-`openflow` module, which `tx` follows (GRAPH below).
+`openflow` module, which `tx` follows (`graph_file` below).
 
 Part two: the HARMLESS setup with real hosts: an emulated legacy switch
 (a private user-space Open vSwitch as an 802.1Q learning switch,
@@ -62,38 +62,14 @@ def vlans_of(raw):
     return out
 
 
-GRAPH = """
-[[module]]
-name = "in1"
-kind = "port_inc"
-port = "%s"
-[[module]]
-name = "in2"
-kind = "port_inc"
-port = "%s"
-[[module]]
-name = "in_tr"
-kind = "trunk_inc"
-trunk = "%s"
-[[module]]
-name = "of"
-kind = "openflow"
-[[module]]
-name = "out"
-kind = "tx"
-[[connect]]
-from = "in1"
-to = "of"
-[[connect]]
-from = "in2"
-to = "of"
-[[connect]]
-from = "in_tr"
-to = "of"
-[[connect]]
-from = "of"
-to = "out"
-"""
+def graph_file(p1, p2, tr):
+    """The configured graph: both ports and the trunk's `trunk_inc` into
+    `openflow`, then `tx`."""
+    return str(dp_util.openflow_graph([
+        ("in1", "port_inc", {"port": p1}),
+        ("in2", "port_inc", {"port": p2}),
+        ("in_tr", "trunk_inc", {"trunk": tr}),
+    ]))
 
 
 def graph_mode(sw):
@@ -114,7 +90,7 @@ def net(request, tmp_path_factory):
         tr = topo.add_switch_link(t, mac=mac(9))
         extra = []
         if request.param == "graph":
-            (d / "graph.toml").write_text(GRAPH % (p1, p2, tr))
+            (d / "graph.toml").write_text(graph_file(p1, p2, tr))
             extra = ["--graph", d / "graph.toml", "--workers", "2"]
         with Switch([p1, p2], dpid=0x7a, fail_mode="secure",
                     log_path=d / "oxflow.log", extra_args=extra,

@@ -70,6 +70,22 @@ impl Rig {
     }
 }
 
+/// A graph change: port `sw3`'s `port_inc` into `of`, in a class of its
+/// own under the root.
+const IN3_JOINS: &str = r#"
+[[module]]
+name = "in3"
+kind = "port_inc"
+port = "sw3"
+[[connect]]
+from = "in3"
+to = "of"
+[[attach]]
+class = "in3"
+parent = "root"
+task = "in3"
+"#;
+
 /// Port 1 through a `measure` module into the pipeline, port 2 straight
 /// in; the pipeline's outputs to `tx`.
 pub(super) const MEASURED: &str = r#"
@@ -229,12 +245,7 @@ fn run_time_changes_apply_everywhere_or_nowhere() {
     assert_eq!(m2, Some(("of".into(), 2)), "{g:?}");
     // Port 3 joins with a task in the round robin; then m2 goes.
     assert!(!pass(&mut r, 2, 4), "no port_inc for port 3 yet");
-    r.dp.apply_graph_change(
-        "[[module]]\nname = \"in3\"\nkind = \"port_inc\"\nport = \"sw3\"\n\
-         [[connect]]\nfrom = \"in3\"\nto = \"of\"\n\
-         [[attach]]\nclass = \"in3\"\nparent = \"root\"\ntask = \"in3\"\n",
-    )
-    .unwrap();
+    r.dp.apply_graph_change(IN3_JOINS).unwrap();
     // Frame 4 waited in port 3's receive queue.
     r.hosts[2].tx_batch(&[&frame(5)]).unwrap();
     assert_eq!(drain(&mut r.hosts[0], 2), [frame(4), frame(5)]);
@@ -357,9 +368,7 @@ fn ports_added_at_run_time_join_the_graph_and_leave_when_unused() {
             Ok(Box::new(sw) as Box<dyn Port>)
         }));
         let host = |n: usize| spare.lock().unwrap().remove(n);
-        let in3 = "[[module]]\nname = \"in3\"\nkind = \"port_inc\"\nport = \"sw3\"\n\
-                   [[connect]]\nfrom = \"in3\"\nto = \"of\"\n\
-                   [[attach]]\nclass = \"in3\"\nparent = \"root\"\ntask = \"in3\"\n";
+        let in3 = IN3_JOINS;
         let no = r.dp.add_port("sw3", None).unwrap();
         let mut h3 = host(0);
         r.flow(vec![OxmField::InPort(no)], &[1]);
