@@ -1,9 +1,13 @@
 //! A batch of up to [`BATCH`] packets with their metadata.
 //!
-//! Layout: two parallel vectors allocated once with capacity [`BATCH`] and
-//! never grown: `bufs[i]` is the i-th packet's [`PacketBuf`] (moved in and
-//! out, never copied: a move is the buffer's pointer and three indices) and
-//! `meta[i]` its [`Meta`], a fixed 96-byte block:
+//! Layout: two parallel vectors allocated once and never grown: `bufs`
+//! (capacity [`BATCH`]) holds the packets' [`PacketBuf`]s, `bufs[i]` the
+//! i-th packet's (moved in and out, never copied: a move is the buffer's
+//! pointer and three indices); `meta` always holds [`BATCH`] [`Meta`]
+//! blocks, of which `meta[i]` for `i < bufs.len()` is the i-th packet's and
+//! the rest are spare slots, so a packet's metadata is written in place
+//! into its slot (no block built elsewhere and copied in). A [`Meta`] is a
+//! fixed 96-byte block:
 //!
 //! ```text
 //!  offset  size  field
@@ -66,6 +70,8 @@ impl Meta {
 }
 
 /// Up to [`BATCH`] packets and their metadata; see the module comment.
+/// Invariant: `bufs.len() <= meta.len()`, and `meta.len()` is [`BATCH`]
+/// (0 for the placeholder of [`Batch::default`], which takes no packet).
 #[derive(Debug)]
 pub struct Batch {
     bufs: Vec<PacketBuf>,
@@ -73,7 +79,8 @@ pub struct Batch {
 }
 
 /// An empty batch *without* capacity (allocates nothing: a placeholder
-/// while a batch is lent out); [`Batch::new`] makes a usable one.
+/// while a batch is lent out; it is full, so it takes no packet);
+/// [`Batch::new`] makes a usable one.
 impl Default for Batch {
     fn default() -> Self {
         Batch {
@@ -88,7 +95,7 @@ impl Batch {
     pub fn new() -> Batch {
         Batch {
             bufs: Vec::with_capacity(BATCH),
-            meta: Vec::with_capacity(BATCH),
+            meta: vec![Meta::default(); BATCH],
         }
     }
 
@@ -104,46 +111,75 @@ impl Batch {
 
     #[inline]
     pub fn is_full(&self) -> bool {
-        self.bufs.len() >= BATCH
+        self.bufs.len() >= self.meta.len()
     }
 
     /// Appends a packet; a full batch gives it back.
     #[inline]
     pub fn push(&mut self, buf: PacketBuf, meta: Meta) -> Result<(), PacketBuf> {
-        if self.is_full() {
-            return Err(buf);
-        }
-        self.bufs.push(buf);
-        self.meta.push(meta);
-        Ok(())
+        self.push_with(buf, |m| *m = meta)
     }
 
-    /// Appends a packet to a batch that is not full (the caller checked
-    /// [`Batch::is_full`]; past [`BATCH`] the vectors would grow).
+    /// Appends a packet whose metadata `init` writes in place, into the
+    /// packet's slot (which holds an earlier packet's block: `init` sets
+    /// every field it does not want kept, e.g. `*m = Meta::received(p)`);
+    /// a full batch gives the packet back.
     #[inline(always)]
-    pub fn push_unchecked(&mut self, buf: PacketBuf, meta: Meta) {
-        self.bufs.push(buf);
-        self.meta.push(meta);
+    pub fn push_with(
+        &mut self,
+        buf: PacketBuf,
+        init: impl FnOnce(&mut Meta),
+    ) -> Result<(), PacketBuf> {
+        match self.meta.get_mut(self.bufs.len()) {
+            Some(m) if self.bufs.len() < BATCH => {
+                init(m);
+                self.bufs.push(buf);
+                Ok(())
+            }
+            _ => Err(buf),
+        }
+    }
+
+    /// Moves the first `n` buffers of `bufs` into this empty batch, each
+    /// with a copy of `meta`, leaving the others in `bufs`: when `bufs`
+    /// has room for [`BATCH`] buffers the two vectors are exchanged
+    /// (constant time) and the rest moved back. Returns false, changing
+    /// nothing, when the batch is not empty or cannot take `n` packets.
+    #[inline]
+    pub fn fill_from(&mut self, bufs: &mut Vec<PacketBuf>, n: usize, meta: Meta) -> bool {
+        if !self.bufs.is_empty() || n > self.meta.len().min(BATCH) || n > bufs.len() {
+            return false;
+        }
+        if bufs.capacity() >= BATCH {
+            std::mem::swap(&mut self.bufs, bufs);
+            bufs.extend(self.bufs.drain(n..));
+        } else {
+            self.bufs.extend(bufs.drain(..n));
+        }
+        if let Some(m) = self.meta.get_mut(..n) {
+            m.fill(meta);
+        }
+        true
     }
 
     /// Takes the last packet out.
     #[inline]
     pub fn pop(&mut self) -> Option<(PacketBuf, Meta)> {
-        let m = self.meta.pop()?;
-        self.bufs.pop().map(|b| (b, m))
+        let b = self.bufs.pop()?;
+        let m = self.meta.get(self.bufs.len()).copied().unwrap_or_default();
+        Some((b, m))
     }
 
     /// Moves every packet out, in order (the batch keeps its capacity).
     #[inline]
     pub fn drain(&mut self) -> impl Iterator<Item = (PacketBuf, Meta)> + '_ {
-        self.bufs.drain(..).zip(self.meta.drain(..))
+        self.bufs.drain(..).zip(self.meta.iter().copied())
     }
 
     /// Moves every buffer out, in order, dropping the metadata (the batch
     /// keeps its capacity): for a module that is done with the packets.
     #[inline]
     pub fn drain_bufs(&mut self) -> impl Iterator<Item = PacketBuf> + '_ {
-        self.meta.clear();
         self.bufs.drain(..)
     }
 
@@ -173,7 +209,13 @@ impl Batch {
 
     #[inline]
     pub fn meta(&self) -> &[Meta] {
-        &self.meta
+        self.meta.get(..self.bufs.len()).unwrap_or(&[])
+    }
+
+    /// The packets' metadata, for in-place work.
+    #[inline]
+    pub fn meta_mut(&mut self) -> &mut [Meta] {
+        self.meta.get_mut(..self.bufs.len()).unwrap_or(&mut [])
     }
 }
 
@@ -257,6 +299,24 @@ impl Pool {
     pub fn put(&mut self, buf: PacketBuf) {
         if self.spare.len() < self.cap {
             self.spare.push(buf);
+        }
+    }
+
+    /// Gives every buffer of `bufs` back (those beyond the cap are freed).
+    #[inline]
+    pub fn put_all(&mut self, bufs: impl Iterator<Item = PacketBuf>) {
+        let room = self.cap.saturating_sub(self.spare.len());
+        self.spare.extend(bufs.take(room));
+    }
+
+    /// Tops `bufs` up to `want` buffers: spare ones moved over in one
+    /// block, then new ones if the pool runs out.
+    #[inline]
+    pub fn fill(&mut self, bufs: &mut Vec<PacketBuf>, want: usize) {
+        let k = want.saturating_sub(bufs.len()).min(self.spare.len());
+        bufs.extend(self.spare.drain(self.spare.len() - k..));
+        while bufs.len() < want {
+            bufs.push(self.get());
         }
     }
 

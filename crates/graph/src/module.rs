@@ -96,14 +96,29 @@ impl<'a> Emit<'a> {
     /// into its spill list if the emitter has one; a gate that does not
     /// exist, or a full one without, drops it (the buffer goes back to the
     /// pool, counted).
-    /// The common case (a gate with room) is inlined into the caller, so
-    /// the buffer and metadata are written straight into the gate's batch;
-    /// the rest is [`Emit::emit_full`].
     #[inline(always)]
     pub fn emit(&mut self, gate: usize, buf: PacketBuf, meta: Meta) {
+        self.emit_with(gate, buf, |m| *m = meta);
+    }
+
+    /// [`Emit::emit`] with the metadata written by `init` in place, into
+    /// the packet's slot of the gate's batch ([`Batch::push_with`]: `init`
+    /// sets every field, e.g. starting from `*m = Meta::received(p)`).
+    /// The common case (a gate with room) is inlined into the caller; the
+    /// rest is [`Emit::emit_full`].
+    #[inline(always)]
+    pub fn emit_with(&mut self, gate: usize, buf: PacketBuf, init: impl FnOnce(&mut Meta)) {
         match self.gates.get_mut(gate) {
-            Some(b) if !b.is_full() => b.push_unchecked(buf, meta),
-            _ => self.emit_full(gate, buf, meta),
+            Some(b) if !b.is_full() => {
+                if let Err(buf) = b.push_with(buf, init) {
+                    self.drop_packet(buf);
+                }
+            }
+            _ => {
+                let mut meta = Meta::default();
+                init(&mut meta);
+                self.emit_full(gate, buf, meta);
+            }
         }
     }
 
@@ -114,6 +129,24 @@ impl<'a> Emit<'a> {
         match self.spill.get_mut(gate) {
             Some(s) if gate < self.gates.len() => s.push((buf, meta)),
             _ => self.drop_packet(buf),
+        }
+    }
+
+    /// Sends the first `n` buffers of `bufs` out of `gate`, each with a
+    /// copy of `meta`, leaving the others in `bufs` (a task handing on
+    /// what it received): when nothing is pending on that gate the buffer
+    /// vectors are exchanged ([`Batch::fill_from`]), else one emission per
+    /// packet.
+    #[inline]
+    pub fn emit_first(&mut self, gate: usize, bufs: &mut Vec<PacketBuf>, n: usize, meta: Meta) {
+        let n = n.min(bufs.len());
+        if let Some(b) = self.gates.get_mut(gate) {
+            if b.fill_from(bufs, n, meta) {
+                return;
+            }
+        }
+        for buf in bufs.drain(..n) {
+            self.emit(gate, buf, meta);
         }
     }
 
@@ -151,9 +184,7 @@ impl<'a> Emit<'a> {
     /// dropped), leaving it empty: a module that consumed the packets.
     #[inline]
     pub fn recycle_all(&mut self, batch: &mut Batch) {
-        for b in batch.drain_bufs() {
-            self.pool.put(b);
-        }
+        self.pool.put_all(batch.drain_bufs());
     }
 
     /// Number of output gates.

@@ -46,6 +46,15 @@ impl<C: Clock> Runtime<C> {
     /// no class could run (nothing attached, or every class over its limit).
     pub fn step(&mut self) -> Option<crate::module::Usage> {
         let now = self.clock.now();
+        self.step_at(now).map(|(u, _)| u)
+    }
+
+    /// [`Runtime::step`] at `now`, a reading of the clock just taken (a
+    /// caller running rounds back to back passes the previous round's
+    /// end, saving a clock read per round); returns also the clock at the
+    /// round's end.
+    #[inline]
+    pub fn step_at(&mut self, now: u64) -> Option<(crate::module::Usage, u64)> {
         let (leaf, task) = self.sched.next(now)?;
         let ctx = Ctx {
             now,
@@ -55,7 +64,7 @@ impl<C: Clock> Runtime<C> {
         let end = self.clock.now();
         u.cycles = end.saturating_sub(now);
         self.sched.charge(leaf, &u, end);
-        Some(u)
+        Some((u, end))
     }
 
     /// Applies a graph transaction; the leaves of removed task modules go.

@@ -6,8 +6,9 @@
 //! `timestamp` attribute, 8 bytes, for `measure`; default false).
 //!
 //! The module keeps [`BATCH`] receive buffers, taken from the worker's pool
-//! on its first run (so they hold the pool's frame length); the received
-//! ones leave with their packets and are replaced from the pool.
+//! (so they hold the pool's frame length); the received ones leave with
+//! their packets (the whole vector at once, `Emit::emit_first`) and the
+//! next run tops the buffers up from the pool.
 
 use crate::batch::{Batch, Meta, BATCH};
 use crate::metadata::{Access, Attr, AttrDecl, Layout};
@@ -104,9 +105,7 @@ impl Task for PortInc {
         let Some(rx) = self.rx.as_mut() else {
             return Usage::default();
         };
-        while self.bufs.len() < BATCH {
-            self.bufs.push(out.pool.get());
-        }
+        out.pool.fill(&mut self.bufs, BATCH);
         let n = match rx.rx_batch(&mut self.bufs) {
             Ok(n) => n.min(self.bufs.len()),
             Err(_) => {
@@ -114,17 +113,17 @@ impl Task for PortInc {
                 0
             }
         };
-        let mut u = Usage::default();
-        for b in self.bufs.iter_mut().take(n) {
-            let buf = std::mem::replace(b, out.pool.get());
-            let mut meta = Meta::received(self.no);
-            if let Some(a) = self.stamp {
-                a.set_u64(&mut meta, ctx.now);
-            }
-            u.packets += 1;
-            u.bits += buf.len() as u64 * 8;
-            out.emit(0, buf, meta);
+        let bytes: usize = self.bufs.iter().take(n).map(PacketBuf::len).sum();
+        let u = Usage {
+            packets: n as u64,
+            bits: bytes as u64 * 8,
+            cycles: 0,
+        };
+        let mut meta = Meta::received(self.no);
+        if let Some(a) = self.stamp {
+            a.set_u64(&mut meta, ctx.now);
         }
+        out.emit_first(0, &mut self.bufs, n, meta);
         u
     }
 }

@@ -130,15 +130,17 @@ impl GraphOut<'_, '_> {
     /// Emits `buf` on gate 0 for `port` and `queue`.
     #[inline(always)]
     fn emit_out(&mut self, port: u32, buf: PacketBuf, queue: u32) {
-        let mut meta = Meta::received(self.in_port);
-        if let Some(a) = self.out_port {
-            a.set_u32(&mut meta, port);
-        }
-        if let Some(a) = self.out_queue {
-            a.set_u32(&mut meta, queue);
-        }
+        let (in_port, out_port, out_queue) = (self.in_port, self.out_port, self.out_queue);
         self.outputs += 1;
-        self.emit.emit(0, buf, meta);
+        self.emit.emit_with(0, buf, |m| {
+            *m = Meta::received(in_port);
+            if let Some(a) = out_port {
+                a.set_u32(m, port);
+            }
+            if let Some(a) = out_queue {
+                a.set_u32(m, queue);
+            }
+        });
     }
 
     /// The learning switch (standalone mode, OFPP_NORMAL).

@@ -316,33 +316,32 @@ impl GraphRun {
         self.rounds = self.rt.graph.tasks().len().max(1);
     }
 
-    /// One worker loop's worth of scheduling rounds (busy time and
-    /// received packets counted, `super::worker`); returns the
-    /// packets the tasks produced.
+    /// One worker loop's worth of scheduling rounds, back to back (each
+    /// starts at the clock reading that ended the one before); busy time
+    /// (from the first round's start to the last one's end) and received
+    /// packets counted, `super::worker`; returns the packets the tasks
+    /// produced.
     pub fn round(&mut self, c: &super::ops::WorkerCounters) -> usize {
+        use graph::Clock as _;
         use std::sync::atomic::Ordering::Relaxed;
-        let start = std::time::Instant::now();
-        let got = self.run(self.rounds);
-        if got > 0 {
-            c.rx_packets.fetch_add(got, Relaxed);
-            c.busy_rounds.fetch_add(1, Relaxed);
-            c.busy_ns.fetch_add(super::nanos(start.elapsed()), Relaxed);
-        }
-        got as usize
-    }
-
-    /// Runs up to `rounds` scheduling rounds; returns the packets the
-    /// tasks produced.
-    #[inline]
-    pub fn run(&mut self, rounds: usize) -> u64 {
+        let start = self.rt.clock.now();
+        let mut now = start;
         let mut got = 0;
-        for _ in 0..rounds {
-            match self.rt.step() {
-                Some(u) => got += u.packets,
+        for _ in 0..self.rounds {
+            match self.rt.step_at(now) {
+                Some((u, end)) => {
+                    got += u.packets;
+                    now = end;
+                }
                 None => break,
             }
         }
-        got
+        if got > 0 {
+            c.rx_packets.fetch_add(got, Relaxed);
+            c.busy_rounds.fetch_add(1, Relaxed);
+            c.busy_ns.fetch_add(now.saturating_sub(start), Relaxed);
+        }
+        got as usize
     }
 
     /// Reads the pending errors of the graph's receive handles

@@ -60,33 +60,35 @@ impl Module for Tx {
 
     fn process(&mut self, _: &Ctx, _: usize, batch: &mut Batch, out: &mut Emit) {
         let n = batch.len().min(BATCH);
-        let (op, oq) = (self.out_port, self.out_queue);
-        let key = |i: usize| {
-            batch.meta().get(i).map_or((0, 0), |m| {
-                (
-                    op.map_or(0, |a| a.get_u32(m)),
-                    oq.map_or(0, |a| a.get_u32(m)),
-                )
-            })
-        };
+        // Each packet's (port, queue), read once.
+        let mut keys = [(0u32, 0u32); BATCH];
+        for (k, m) in keys.iter_mut().zip(batch.meta()) {
+            *k = (
+                self.out_port.map_or(0, |a| a.get_u32(m)),
+                self.out_queue.map_or(0, |a| a.get_u32(m)),
+            );
+        }
+        let keys = &keys[..n];
+        let bufs = batch.bufs();
+        let mut slices: [&[u8]; BATCH] = [&[]; BATCH];
         // Each (port, queue) once, with every packet for it, in order.
         let mut done = [false; BATCH];
         for i in 0..n {
             if done[i] {
                 continue;
             }
-            let (port, queue) = key(i);
-            let mut slices: [&[u8]; BATCH] = [&[]; BATCH];
+            let key = keys[i];
             let mut k = 0;
-            for (j, d) in done.iter_mut().enumerate().take(n).skip(i) {
-                if !*d && key(j) == (port, queue) {
+            for (j, (d, kj)) in done.iter_mut().zip(keys).enumerate().skip(i) {
+                if !*d && *kj == key {
                     *d = true;
-                    if let (Some(s), Some(b)) = (slices.get_mut(k), batch.bufs().get(j)) {
+                    if let (Some(s), Some(b)) = (slices.get_mut(k), bufs.get(j)) {
                         *s = b.data();
                         k += 1;
                     }
                 }
             }
+            let (port, queue) = key;
             if self.ports.has(port) {
                 self.ports.send(port, queue, &slices[..k]);
                 self.sent += k as u64;
