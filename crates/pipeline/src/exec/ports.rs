@@ -12,45 +12,9 @@ impl Pipeline {
 
     /// Output to `port` (standard or reserved). A standard port, the
     /// common case, is served inline; the reserved ports out of line
-    /// (`output_reserved`).
-    #[inline(always)]
-    pub(crate) fn output(
-        &mut self,
-        pkt: &mut PacketBuf,
-        key: &FlowKey,
-        port: u32,
-        max_len: u16,
-        ctx: &Ctx,
-        out: &mut impl Output,
-    ) {
-        if port < port_no::IN_PORT {
-            self.output_standard(pkt, port, ctx, out);
-        } else {
-            self.output_reserved(pkt, key, port, max_len, ctx, out);
-        }
-    }
-
-    /// `output` as the packet's last use (the executor's `tail`): a
-    /// standard port gets the buffer itself ([`Output::port_final`]), a
-    /// reserved port is served as by `output`.
-    #[inline(always)]
-    pub(crate) fn output_final(
-        &mut self,
-        pkt: &mut PacketBuf,
-        key: &FlowKey,
-        port: u32,
-        max_len: u16,
-        ctx: &Ctx,
-        out: &mut impl Output,
-    ) {
-        if port < port_no::IN_PORT {
-            self.send_standard_final(pkt, port, ctx.in_port, ctx.queue, out);
-        } else {
-            self.output_reserved(pkt, key, port, max_len, ctx, out);
-        }
-    }
-
-    /// `output_final` if `fin`, else `output`.
+    /// (`output_reserved`). `fin`: the output is the packet's last use
+    /// (the executor's `tail`), so a standard port gets the buffer itself
+    /// ([`Output::port_final`]).
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn output_as(
@@ -63,14 +27,16 @@ impl Pipeline {
         ctx: &Ctx,
         out: &mut impl Output,
     ) {
-        if fin {
-            self.output_final(pkt, key, port, max_len, ctx, out);
+        if port >= port_no::IN_PORT {
+            self.output_reserved(pkt, key, port, max_len, ctx, out);
+        } else if fin {
+            self.send_standard_final(pkt, port, ctx.in_port, ctx.queue, out);
         } else {
-            self.output(pkt, key, port, max_len, ctx, out);
+            self.output_standard(pkt, port, ctx, out);
         }
     }
 
-    /// `output` to a reserved port (`IN_PORT` and above).
+    /// `output_as` to a reserved port (`IN_PORT` and above).
     #[inline(never)]
     pub(crate) fn output_reserved(
         &mut self,
