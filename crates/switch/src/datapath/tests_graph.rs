@@ -59,9 +59,10 @@ fn drain(p: &mut MemPort, want: usize) -> Vec<Vec<u8>> {
     out
 }
 
-/// `drain`, sorted: what arrived, whatever the order. The switch keeps a
-/// flow's order, not the order between flows, and with two workers the
-/// frames below (different source addresses) once came out swapped.
+/// `drain`, sorted: what arrived, whatever the order. A port that cannot
+/// split its reception is read by every worker whose graph has an input
+/// on it (`in3` below, added to both), so with two workers its frames may
+/// come out swapped (seen once in CI).
 fn drain_sorted(p: &mut MemPort, want: usize) -> Vec<Vec<u8>> {
     let mut got = drain(p, want);
     got.sort();
