@@ -23,7 +23,7 @@
 //! so no worker's module is left reading a closed port.
 
 use super::graph_openflow::{OpenFlowParts, Side};
-use super::graph_run::{add_input_set, add_port_to, input_name, registry, GraphSpec};
+use super::graph_run::{add_input_set, add_port_to, input_name, registry, GraphSpec, NoRx};
 use super::graph_trunk::TrunkSources;
 use super::ops::{Mode, Op};
 use super::trunk::{Trunk, TrunkRx};
@@ -36,18 +36,6 @@ use ofp::multipart::{ExperimenterMultipart, Multipart, MultipartReplyBody};
 use ofp::OfpMessage;
 use packet::PacketBuf;
 use std::sync::Arc;
-
-/// A receive handle that never receives (the validation copy's).
-struct NoRx;
-
-impl ports::PortRx for NoRx {
-    fn rx_batch(&mut self, _: &mut [PacketBuf]) -> std::io::Result<usize> {
-        Ok(0)
-    }
-    fn fd(&self) -> Option<std::os::fd::RawFd> {
-        None
-    }
-}
 
 /// What happened to the copy since it was built, replayed in order to
 /// rebuild it.

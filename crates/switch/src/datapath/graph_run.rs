@@ -13,11 +13,14 @@
 //! - every switch port by interface name, with one receive handle for
 //!   this worker (queue 0 of the port for `port_inc`): its own share of
 //!   the port when the backend splits reception over the workers
-//!   (PACKET_FANOUT, XDP queues), else the whole port read through its
-//!   mutex — with `--workers N` every worker then reads it, one at a time
-//!   ([`LockedPortRx`]); and transmit handles for `port_out`;
-//! - every trunk's receive handle for this worker, likewise its own share
-//!   or the whole trunk ([`TrunkSources`], for `trunk_inc`,
+//!   (PACKET_FANOUT, XDP queues), else, for the one worker the port was
+//!   dealt to, the whole port read through its mutex ([`LockedPortRx`]),
+//!   and for the others a handle that receives nothing ([`NoRx`]):
+//!   a port that cannot split is read by one worker only, so its frames
+//!   leave in the order they came whatever graph the workers run; and
+//!   transmit handles for `port_out`;
+//! - every trunk's receive handle for this worker, likewise its own share,
+//!   the whole trunk, or nothing ([`TrunkSources`], for `trunk_inc`,
 //!   `super::graph_trunk`);
 //! - the worker's pipeline replica and what its outputs need
 //!   ([`OpenFlowParts`], for the `openflow` module) and the port set
@@ -167,6 +170,21 @@ impl PortRx for LockedPortRx {
     }
 }
 
+/// A receive handle that never receives and has no descriptor to wait
+/// on: a port's or trunk's receive side in a worker it was not dealt to
+/// (module comment), and in the control thread's validation copy.
+pub(crate) struct NoRx;
+
+impl PortRx for NoRx {
+    fn rx_batch(&mut self, _: &mut [PacketBuf]) -> std::io::Result<usize> {
+        Ok(0)
+    }
+
+    fn fd(&self) -> Option<RawFd> {
+        None
+    }
+}
+
 /// What one worker's graph looks like now (`super::graph_view`).
 #[derive(Debug, Clone)]
 pub struct WorkerView {
@@ -225,19 +243,14 @@ fn rx_of(src: RxSource, ports: &SwitchPorts) -> Option<(Arc<SwitchPort>, Box<dyn
 
 impl GraphRun {
     /// The environment of a worker whose own receive sources are `rx`
-    /// (module comment: a port it has no share of is read whole).
-    ///
-    /// With `own_only` (the default graph, which reads only the worker's
-    /// own sources) the descriptors of the others are left out of the
-    /// returned list, so the worker is not woken by frames another worker
-    /// receives.
+    /// (module comment: a port or trunk dealt to another worker receives
+    /// nothing here). Returns it with the descriptors the worker waits on.
     pub fn env(
         rx: Vec<RxSource>,
         ports: &SwitchPorts,
         trunks: &[Arc<Trunk>],
         shared: &graph::Shared,
         parts: OpenFlowParts,
-        own_only: bool,
     ) -> (Env, Vec<RxFd>) {
         let mut env = Env::new(shared.clone());
         let mut fds = Vec::new();
@@ -255,23 +268,15 @@ impl GraphRun {
         }
         for (no, sp) in ports.iter() {
             if !own.contains(no) {
-                let h = LockedPortRx(sp.clone());
-                if !own_only {
-                    fds.push((Some(*no), h.fd()));
-                }
-                add_port_to(&mut env, sp, Box::new(h));
+                add_port_to(&mut env, sp, Box::new(NoRx));
             }
         }
         for t in trunks {
             if !own_trunks.0.iter().any(|o| Arc::ptr_eq(&o.trunk, t)) {
-                let whole = TrunkRx {
+                own_trunks.0.push(TrunkRx {
                     trunk: t.clone(),
-                    rx: None,
-                };
-                if !own_only {
-                    fds.push((None, whole.fd()));
-                }
-                own_trunks.0.push(whole);
+                    rx: Some(Box::new(NoRx)),
+                });
             }
         }
         env.put(own_trunks);
@@ -389,8 +394,9 @@ impl GraphRun {
     }
 
     /// Adopts a new port set (`Op::Ports`): a new port joins the
-    /// environment read whole ([`LockedPortRx`]; `Op::AddRx` may then give
-    /// this worker its own share), a removed one leaves it (no module uses
+    /// environment receiving nothing ([`NoRx`]; the `Op::AddRx` that
+    /// follows gives its receive side to one worker, or a share to each),
+    /// a removed one leaves it (no module uses
     /// it: `del-port` is refused while one does, `super::graph_control`).
     pub fn set_ports(&mut self, ports: &SwitchPorts) {
         let old = self.env.get::<TxParts>().map(|t| t.0.clone());
@@ -405,12 +411,7 @@ impl GraphRun {
         }
         for (no, sp) in ports.iter() {
             if !old.as_ref().is_some_and(|o| o.contains_key(no)) {
-                let h = LockedPortRx(sp.clone());
-                // The default graph polls only what it reads (`add_rx`).
-                if !self.default {
-                    self.fds.push((Some(*no), h.fd()));
-                }
-                add_port_to(&mut self.env, sp, Box::new(h));
+                add_port_to(&mut self.env, sp, Box::new(NoRx));
             }
         }
         for (_, m) in self.rt.graph.modules_mut() {
@@ -439,21 +440,16 @@ impl GraphRun {
         }
     }
 
-    /// This worker's share of a port added at run time (`Op::AddRx`,
-    /// after the `Op::Ports` that put it in the environment read whole):
-    /// it replaces the whole port, for a `port_inc` a graph change adds.
-    /// In the default graph the port's input module is added at once.
+    /// This worker's receive side of a port added at run time
+    /// (`Op::AddRx`, after the `Op::Ports` that put it in the environment
+    /// receiving nothing): its share, or the whole port if it cannot
+    /// split, for the `port_inc` a graph change adds. In the default graph
+    /// the port's input module is added at once.
     pub fn add_rx(&mut self, src: RxSource, ports: &SwitchPorts) {
-        let own = matches!(src, RxSource::Own { .. });
         if let Some((sp, h)) = rx_of(src, ports) {
-            if own || !self.env.has_port(&sp.name) {
-                self.fds.retain(|(n, _)| *n != Some(sp.no));
-                self.fds.push((Some(sp.no), h.fd()));
-                add_port_to(&mut self.env, &sp, h);
-            } else if self.default && !self.fds.iter().any(|(n, _)| *n == Some(sp.no)) {
-                // Read whole by this worker alone: wake on it.
-                self.fds.push((Some(sp.no), h.fd()));
-            }
+            self.fds.retain(|(n, _)| *n != Some(sp.no));
+            self.fds.push((Some(sp.no), h.fd()));
+            add_port_to(&mut self.env, &sp, h);
             if self.default {
                 self.add_input(&sp.name);
             }

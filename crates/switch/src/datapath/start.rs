@@ -190,8 +190,7 @@ impl Datapath {
                 };
                 let rx = dealt.get_mut(w).map(std::mem::take).unwrap_or_default();
                 let spec = spec_of(&rx);
-                let (env, fds) =
-                    graph_run::GraphRun::env(rx, &ports, &trunks, &shared, parts, default);
+                let (env, fds) = graph_run::GraphRun::env(rx, &ports, &trunks, &shared, parts);
                 let g = graph_run::GraphRun::build(
                     &spec,
                     default,

@@ -1254,7 +1254,7 @@ fn busy_worker(
         .collect();
     let spec = super::graph_run::default_spec(names.iter().map(String::as_str), []);
     let shared = graph::Shared::default();
-    let (env, fds) = super::graph_run::GraphRun::env(rx, ports, &[], &shared, parts, true);
+    let (env, fds) = super::graph_run::GraphRun::env(rx, ports, &[], &shared, parts);
     let g = super::graph_run::GraphRun::build(
         &spec,
         true,
