@@ -34,7 +34,6 @@ use ofp::graph_change::GraphChange;
 use ofp::message::Message;
 use ofp::multipart::{ExperimenterMultipart, Multipart, MultipartReplyBody};
 use ofp::OfpMessage;
-use packet::PacketBuf;
 use std::sync::Arc;
 
 /// What happened to the copy since it was built, replayed in order to
