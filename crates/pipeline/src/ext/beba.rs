@@ -27,7 +27,7 @@ use packet::registry::{self, module_field, OxmId};
 use packet::FlowKey;
 use stateful::Transition;
 
-pub const EXTENSION: Extension = Extension {
+pub static EXTENSION: Extension = Extension {
     experimenter: BEBA_EXPERIMENTER,
     match_field,
     check_action,

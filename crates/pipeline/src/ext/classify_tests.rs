@@ -25,7 +25,7 @@ fn compile(s: &Spec) -> CompiledMatch {
         .chain(state.map(|(v, m)| BebaField::State(v & m, mask(m)).to_oxm()))
         .chain(global.map(|(v, m)| BebaField::GlobalState(v & m, mask(m)).to_oxm()))
         .collect();
-    CompiledMatch::compile(&Match::new(fields)).expect("valid match")
+    CompiledMatch::compile(&Match::new(fields), &crate::ext::beba_only()).expect("valid match")
 }
 
 /// The reference: the first entry in rank order (priority, then

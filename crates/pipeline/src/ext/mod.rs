@@ -41,20 +41,14 @@ use crate::ext::api::{ExtOp, ExtValues};
 use crate::pipeline::Pipeline;
 use crate::table::Nanos;
 use ofp::action::Action;
-use ofp::error::{BadActionCode, ErrorCode};
+use ofp::error::ErrorCode;
 use packet::FlowKey;
 
 impl Pipeline {
     /// Checks an experimenter action (flow-mod, group-mod); one no
     /// extension knows is BAD_ACTION/BAD_EXPERIMENTER.
     pub fn check_ext_action(&self, a: &Action) -> Result<(), ErrorCode> {
-        let Action::Experimenter { experimenter, .. } = a else {
-            return Ok(());
-        };
-        match registry::by_id(*experimenter) {
-            Some(ext) => (ext.check_action)(self.stateful(), a),
-            None => Err(ErrorCode::BadAction(BadActionCode::BadExperimenter)),
-        }
+        self.exts.check_action(self.stateful(), a)
     }
 
     /// Whether table `table_id` must be looked up through the extensions
@@ -136,6 +130,14 @@ impl Pipeline {
     pub(crate) fn ext_in_use(&self) -> bool {
         self.ext_flows || beba::active(self.stateful())
     }
+}
+
+/// BEBA's entry alone, as the switch's table of extensions gives it
+/// (`registry` comment): what the tests of a pipeline with BEBA build it
+/// with.
+#[cfg(test)]
+pub(crate) fn beba_only() -> registry::Extensions {
+    std::iter::once(&beba::EXTENSION).collect()
 }
 
 /// BEBA state tables driven by packets through `process` and

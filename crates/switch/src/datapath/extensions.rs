@@ -1,17 +1,27 @@
 //! The switch's experimenter extensions, in one table.
 //!
-//! Every OFPT_EXPERIMENTER message and every OFPMP_EXPERIMENTER request
-//! the switch understands is claimed by exactly one row of [`EXTENSIONS`]:
-//! the row says which bodies it takes (an experimenter id, and for an id
-//! shared by several extensions the types it owns) and the `Datapath`
-//! method that answers them. `Datapath::handle` and the multipart
-//! dispatch in `requests` consult this table and nothing else, so adding
-//! an extension on the control side is one row here plus its handler
-//! (its data-plane side goes through `pipeline::ext` and the worker's
-//! hooks; docs/ARCHITECTURE.md, "Add an experimenter extension").
-//! A body no row claims gets the spec's BAD_EXPERIMENTER (no extension
-//! answers that kind of body under its id) or BAD_EXP_TYPE (one does, but
-//! not that type).
+//! [`EXTENSIONS`] is the one list of extensions the switch has: adding
+//! one is a row here plus its module(s) (docs/ARCHITECTURE.md, "Add an
+//! experimenter extension"). A row holds both sides of an extension:
+//!
+//! - **Messages and multiparts.** Every OFPT_EXPERIMENTER message and
+//!   every OFPMP_EXPERIMENTER request the switch understands is claimed
+//!   by exactly one row: the row says which bodies it takes (an
+//!   experimenter id, and for an id shared by several extensions the
+//!   types it owns) and the `Datapath` method that answers them.
+//!   `Datapath::handle` and the multipart dispatch in `requests` consult
+//!   this table and nothing else. A body no row claims gets the spec's
+//!   BAD_EXPERIMENTER (no extension answers that kind of body under its
+//!   id) or BAD_EXP_TYPE (one does, but not that type).
+//! - **Flow-mod contents** (`flow`, optional): the extension's
+//!   experimenter match fields, actions and instructions, as
+//!   `pipeline::ext::api::Extension` entry points. The switch builds its
+//!   pipeline with the `flow` parts of the rows ([`flow_extensions`]);
+//!   the pipeline looks them up by experimenter id when it compiles a
+//!   flow-mod, group-mod or packet-out, never per packet. An
+//!   experimenter field, action or instruction no row's `flow` takes
+//!   gets BAD_MATCH/BAD_FIELD, BAD_ACTION/BAD_EXPERIMENTER or
+//!   BAD_INSTRUCTION/UNSUP_INST.
 //!
 //! Order matters only where two rows could claim the same body; none do
 //! (the tests check every row's claims against the others'), so the table
@@ -44,6 +54,9 @@ pub(crate) struct Extension {
     pub types: Option<std::ops::RangeInclusive<u32>>,
     pub message: Option<MessageFn>,
     pub multipart: Option<MultipartFn>,
+    /// Its flow-mod side (module comment), under the same experimenter
+    /// id; `None`: it has no match field, action or instruction.
+    pub flow: Option<&'static pipeline::ext::api::Extension>,
 }
 
 impl Extension {
@@ -66,6 +79,7 @@ pub(crate) const EXTENSIONS: &[Extension] = &[
             out
         }),
         multipart: None,
+        flow: None,
     },
     Extension {
         name: "FlexForward forwarding modes",
@@ -73,6 +87,7 @@ pub(crate) const EXTENSIONS: &[Extension] = &[
         types: None,
         message: Some(|dp, _, xid, e, raw| dp.flex_message(xid, e, raw)),
         multipart: None,
+        flow: None,
     },
     Extension {
         name: "BEBA (OpenState, InSP)",
@@ -84,6 +99,7 @@ pub(crate) const EXTENSIONS: &[Extension] = &[
             dp.beba_message(xid, e, raw)
         }),
         multipart: Some(|dp, xid, e, raw| dp.beba_multipart(xid, e, raw)),
+        flow: Some(&pipeline::ext::beba::EXTENSION),
     },
     Extension {
         name: "oxflow statistics (workers, data-path graph)",
@@ -91,6 +107,7 @@ pub(crate) const EXTENSIONS: &[Extension] = &[
         types: Some(exp_type::WORKER_STATS..=exp_type::DATAPATH_GRAPH),
         message: None,
         multipart: Some(|dp, xid, e, raw| dp.oxflow_stats(xid, e, raw)),
+        flow: None,
     },
     Extension {
         name: "oxflow data-path graph changes",
@@ -98,6 +115,7 @@ pub(crate) const EXTENSIONS: &[Extension] = &[
         types: Some(exp_type::GRAPH_CHANGE..=exp_type::GRAPH_CHANGE),
         message: None,
         multipart: Some(|dp, xid, e, raw| dp.graph_change(xid, e, raw)),
+        flow: None,
     },
     Extension {
         name: "oxflow port and queue administration",
@@ -105,8 +123,15 @@ pub(crate) const EXTENSIONS: &[Extension] = &[
         types: Some(ofp::port_admin::exp_type::ADD_PORT..=ofp::port_admin::exp_type::DEL_QUEUE),
         message: None,
         multipart: Some(|dp, xid, e, raw| dp.port_admin(xid, e, raw)),
+        flow: None,
     },
 ];
+
+/// The flow-mod sides of the rows (module comment): what the switch's
+/// pipeline is built with.
+pub(crate) fn flow_extensions() -> pipeline::ext::registry::Extensions {
+    EXTENSIONS.iter().filter_map(|x| x.flow).collect()
+}
 
 /// The row that claims a body (`experimenter`, `exp_type`), if any;
 /// `what` names the kind of body for the trace.
@@ -179,7 +204,38 @@ mod tests {
     #[test]
     fn every_row_has_a_handler() {
         for x in EXTENSIONS {
-            assert!(x.message.is_some() || x.multipart.is_some(), "{}", x.name);
+            assert!(
+                x.message.is_some() || x.multipart.is_some() || x.flow.is_some(),
+                "{}",
+                x.name
+            );
         }
+    }
+
+    /// A row's flow-mod side is under the row's own experimenter id, and
+    /// at most one row has one per id (the pipeline takes the first).
+    #[test]
+    fn flow_parts_are_under_their_rows_id_and_one_per_id() {
+        for (i, a) in EXTENSIONS.iter().enumerate() {
+            let Some(f) = a.flow else { continue };
+            assert_eq!(f.experimenter, a.experimenter, "{}", a.name);
+            for b in EXTENSIONS.iter().skip(i + 1) {
+                assert!(
+                    b.flow.is_none() || b.experimenter != a.experimenter,
+                    "{} and {} both have a flow-mod side",
+                    a.name,
+                    b.name
+                );
+            }
+        }
+    }
+
+    /// The switch's pipeline knows BEBA's flow-mod contents through its
+    /// row, and nothing else's.
+    #[test]
+    fn the_pipeline_gets_the_rows_flow_parts() {
+        let exts = super::flow_extensions();
+        let ids: Vec<u32> = exts.iter().map(|e| e.experimenter).collect();
+        assert_eq!(ids, vec![ofp::beba::BEBA_EXPERIMENTER]);
     }
 }
