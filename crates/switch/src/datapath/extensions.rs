@@ -12,7 +12,9 @@
 //!   `Datapath::handle` and the multipart dispatch in `requests` consult
 //!   this table and nothing else. A body no row claims gets the spec's
 //!   BAD_EXPERIMENTER (no extension answers that kind of body under its
-//!   id) or BAD_EXP_TYPE (one does, but not that type).
+//!   id) or BAD_EXP_TYPE (one does, but not that type). The row also says
+//!   which of its bodies change the switch's state, which a slave
+//!   controller may not send (`crate::channel::role::forbidden_to_slave`).
 //! - **Flow-mod contents** (`flow`, optional): the extension's
 //!   experimenter match fields, actions and instructions, as
 //!   `pipeline::ext::api::Extension` entry points. The switch builds its
@@ -54,6 +56,11 @@ pub(crate) struct Extension {
     pub types: Option<std::ops::RangeInclusive<u32>>,
     pub message: Option<MessageFn>,
     pub multipart: Option<MultipartFn>,
+    /// Whether a body it claims, of type `exp_type`, a multipart request
+    /// if `multipart`, else a message, changes the switch's state: a
+    /// slave may not send it (spec §6.3.6, BAD_REQUEST/IS_SLAVE). `None`:
+    /// none does.
+    pub writes: Option<fn(exp_type: u32, multipart: bool) -> bool>,
     /// Its flow-mod side (module comment), under the same experimenter
     /// id; `None`: it has no match field, action or instruction.
     pub flow: Option<&'static pipeline::ext::api::Extension>,
@@ -79,6 +86,7 @@ pub(crate) const EXTENSIONS: &[Extension] = &[
             out
         }),
         multipart: None,
+        writes: None,
         flow: None,
     },
     Extension {
@@ -87,6 +95,8 @@ pub(crate) const EXTENSIONS: &[Extension] = &[
         types: None,
         message: Some(|dp, _, xid, e, raw| dp.flex_message(xid, e, raw)),
         multipart: None,
+        // Every message but the one that reads the forwarding mode.
+        writes: Some(|t, multipart| !multipart && t != ofp::flexforward::exp_type::GET_FWMODE),
         flow: None,
     },
     Extension {
@@ -99,6 +109,7 @@ pub(crate) const EXTENSIONS: &[Extension] = &[
             dp.beba_message(xid, e, raw)
         }),
         multipart: Some(|dp, xid, e, raw| dp.beba_multipart(xid, e, raw)),
+        writes: Some(super::beba::beba_writes),
         flow: Some(&pipeline::ext::beba::EXTENSION),
     },
     Extension {
@@ -107,6 +118,7 @@ pub(crate) const EXTENSIONS: &[Extension] = &[
         types: Some(exp_type::WORKER_STATS..=exp_type::DATAPATH_GRAPH),
         message: None,
         multipart: Some(|dp, xid, e, raw| dp.oxflow_stats(xid, e, raw)),
+        writes: None,
         flow: None,
     },
     Extension {
@@ -115,6 +127,7 @@ pub(crate) const EXTENSIONS: &[Extension] = &[
         types: Some(exp_type::GRAPH_CHANGE..=exp_type::GRAPH_CHANGE),
         message: None,
         multipart: Some(|dp, xid, e, raw| dp.graph_change(xid, e, raw)),
+        writes: None,
         flow: None,
     },
     Extension {
@@ -123,6 +136,7 @@ pub(crate) const EXTENSIONS: &[Extension] = &[
         types: Some(ofp::port_admin::exp_type::ADD_PORT..=ofp::port_admin::exp_type::DEL_QUEUE),
         message: None,
         multipart: Some(|dp, xid, e, raw| dp.port_admin(xid, e, raw)),
+        writes: None,
         flow: None,
     },
 ];
@@ -141,6 +155,17 @@ fn claimant(experimenter: u32, exp_type: u32, what: &str) -> Option<&'static Ext
         .find(|x| x.claims(experimenter, exp_type))?;
     tracing::trace!(extension = x.name, exp_type, what, "experimenter body");
     Some(x)
+}
+
+/// Whether an experimenter body (a multipart request if `multipart`)
+/// changes the switch's state, by the row that claims it (`writes`); a
+/// body no row claims changes nothing (it is refused).
+pub(crate) fn writes(experimenter: u32, exp_type: u32, multipart: bool) -> bool {
+    EXTENSIONS
+        .iter()
+        .find(|x| x.claims(experimenter, exp_type))
+        .and_then(|x| x.writes)
+        .is_some_and(|w| w(exp_type, multipart))
 }
 
 /// The handler of an OFPT_EXPERIMENTER body, if an extension takes it.
