@@ -112,7 +112,9 @@ fn frame(i: u32, dport: u16) -> Vec<u8> {
 }
 
 fn base(n: usize) -> Pipeline {
-    let mut p = Pipeline::new(1);
+    // BEBA's entry, as the switch's table of extensions gives it.
+    let exts = std::iter::once(&pipeline::ext::beba::EXTENSION).collect();
+    let mut p = Pipeline::new(1).with_extensions(exts);
     // Room for every flow's two keys (MAC learning: sources and
     // destinations).
     p.set_state_capacity(2 * n + 64);

@@ -204,9 +204,9 @@ impl ActionSet {
 
 /// A group bucket's actions in action-set order (spec §5.6.1: a
 /// bucket's actions execute as an action set), [`fuse`]d.
-pub fn bucket_ops(actions: &[Action]) -> Box<[Op]> {
+pub fn bucket_ops(actions: &[Action], exts: &crate::ext::registry::Extensions) -> Box<[Op]> {
     let mut set = ActionSet::new();
-    set.write(&compile_actions(actions));
+    set.write(&compile_actions(actions, exts));
     let mut ops = Vec::new();
     set.for_each(|op| {
         ops.push(*op);
@@ -225,22 +225,25 @@ mod tests {
     #[test]
     fn order_replace_and_group_wins() {
         let mut s = ActionSet::new();
-        s.write(&compile_actions(&[
-            Action::Output {
-                port: 1,
-                max_len: 0,
-            },
-            Action::SetField(OxmField::IpDscp(1)),
-            Action::DecNwTtl,
-            Action::PushVlan(0x8100),
-            Action::PopMpls(0x0800),
-            Action::CopyTtlIn,
-            Action::SetField(OxmField::IpDscp(2)),
-            Action::Output {
-                port: 2,
-                max_len: 0,
-            },
-        ]));
+        s.write(&compile_actions(
+            &[
+                Action::Output {
+                    port: 1,
+                    max_len: 0,
+                },
+                Action::SetField(OxmField::IpDscp(1)),
+                Action::DecNwTtl,
+                Action::PushVlan(0x8100),
+                Action::PopMpls(0x0800),
+                Action::CopyTtlIn,
+                Action::SetField(OxmField::IpDscp(2)),
+                Action::Output {
+                    port: 2,
+                    max_len: 0,
+                },
+            ],
+            &Default::default(),
+        ));
         assert_eq!(
             s.to_ops(),
             vec![

@@ -159,7 +159,7 @@ impl Pipeline {
                 Instruction::Experimenter { .. } => {
                     // An extension's packet generation: its actions are
                     // checked as apply-actions'.
-                    let (_, actions) = crate::ext::registry::pkt_gen(i)?;
+                    let (_, actions) = self.exts.pkt_gen(i)?;
                     for a in &actions {
                         self.check_action(a, false)?;
                     }
@@ -235,7 +235,7 @@ impl Pipeline {
         if fm.flags & !flow_mod_flags::ALL != 0 {
             return Err(fm_err(FlowModFailedCode::BadFlags));
         }
-        let compiled = CompiledMatch::compile(m).map_err(|e| e.code)?;
+        let compiled = CompiledMatch::compile(m, &self.exts).map_err(|e| e.code)?;
         match fm.command {
             cmd::ADD | cmd::MODIFY | cmd::MODIFY_STRICT => {
                 self.check_instructions(fm.table_id, &fm.instructions)?;
@@ -477,14 +477,14 @@ impl Pipeline {
                 self.check_action(a, false)?;
             }
         }
-        let deleted = self.groups.apply(gm, &self.ports, now)?;
+        let deleted = self.groups.apply(gm, &self.ports, &self.exts, now)?;
         if gm.command != ofp::group::command::DELETE {
             // A SELECT group hashes the flow's L3 and L4 fields.
             let select = gm.group_type == ofp::group::group_type::SELECT;
             let layer = gm
                 .buckets
                 .iter()
-                .map(|b| program::actions_layer(&b.actions))
+                .map(|b| program::actions_layer(&b.actions, &self.exts))
                 .chain(select.then_some(Layer::L4))
                 .max();
             self.need_layer(layer.unwrap_or(Layer::None));

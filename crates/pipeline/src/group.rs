@@ -397,6 +397,7 @@ impl GroupTable {
         &mut self,
         gm: &GroupMod,
         ports: &PortTable,
+        exts: &crate::ext::registry::Extensions,
         now: u64,
     ) -> Result<Vec<u32>, ErrorCode> {
         use GroupModFailedCode as C;
@@ -432,7 +433,12 @@ impl GroupTable {
                         group_type: gm.group_type,
                         bucket_counters: vec![Counters::default(); gm.buckets.len()],
                         buckets: gm.buckets.clone(),
-                        ops: Some(gm.buckets.iter().map(|b| bucket_ops(&b.actions)).collect()),
+                        ops: Some(
+                            gm.buckets
+                                .iter()
+                                .map(|b| bucket_ops(&b.actions, exts))
+                                .collect(),
+                        ),
                         counters,
                         created_at,
                         fixed_weight,

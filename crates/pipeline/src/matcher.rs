@@ -14,6 +14,7 @@
 //! presence bits, which also encode the prerequisites: a TCP port is only
 //! present in a TCP packet) and `key & mask == value` for each field.
 
+use crate::ext::registry::Extensions;
 use ofp::error::{BadMatchCode, DecodeError, ErrorCode};
 use ofp::oxm::{Match, OxmField};
 use packet::{Field, FieldSet, FlowKey};
@@ -72,13 +73,13 @@ impl CompiledMatch {
     /// then every field. Experimenter fields go to the extension of their
     /// experimenter id (`crate::ext`); other-class fields and unknown
     /// experimenters are refused with BAD_MATCH/BAD_FIELD.
-    pub fn compile(m: &Match) -> Result<CompiledMatch, DecodeError> {
+    pub fn compile(m: &Match, exts: &Extensions) -> Result<CompiledMatch, DecodeError> {
         m.check_prerequisites()?;
         let mut fields = Vec::with_capacity(m.fields.len());
         let mut ext = crate::ext::api::ExtMatch::default();
         for f in &m.fields {
             if matches!(f, OxmField::Experimenter { .. }) {
-                crate::ext::registry::match_field(f, &mut ext)
+                exts.match_field(f, &mut ext)
                     .map_err(|code| DecodeError::new(code, "match: experimenter field"))?;
                 continue;
             }
@@ -206,8 +207,9 @@ impl CompiledMatch {
     }
 
     /// Back to an `ofp_match` (for reports built from compiled state, e.g.
-    /// tests); flow entries keep the controller's original match.
-    pub fn to_match(&self) -> Match {
+    /// tests), the extension fields by their extension in `exts`; flow
+    /// entries keep the controller's original match.
+    pub fn to_match(&self, exts: &Extensions) -> Match {
         let fields = self
             .fields
             .iter()
@@ -217,7 +219,7 @@ impl CompiledMatch {
                 let mask = (f.mask != full).then_some(f.mask);
                 OxmField::from_bits(f.field as u8, f.value, mask)
             })
-            .chain(crate::ext::registry::to_oxm(&self.ext))
+            .chain(exts.to_oxm(&self.ext))
             .collect();
         Match::new(fields)
     }
@@ -242,7 +244,7 @@ mod tests {
 
     #[test]
     fn compile_and_match() {
-        let m = CompiledMatch::compile(&ipv4_tcp()).unwrap();
+        let m = CompiledMatch::compile(&ipv4_tcp(), &Default::default()).unwrap();
         assert_eq!(m.fields().len(), 4);
         let mut k = FlowKey::new(1);
         k.present.insert_all(FieldSet::of(&[
@@ -267,14 +269,19 @@ mod tests {
 
     #[test]
     fn prerequisites_and_bad_fields() {
-        let e = CompiledMatch::compile(&Match::new(vec![OxmField::TcpDst(80)])).unwrap_err();
+        let e =
+            CompiledMatch::compile(&Match::new(vec![OxmField::TcpDst(80)]), &Default::default())
+                .unwrap_err();
         assert_eq!(e.code, ErrorCode::BadMatch(BadMatchCode::BadPrereq));
-        let e = CompiledMatch::compile(&Match::new(vec![OxmField::Experimenter {
-            field: 1,
-            has_mask: false,
-            experimenter: 42,
-            payload: vec![1, 2],
-        }]))
+        let e = CompiledMatch::compile(
+            &Match::new(vec![OxmField::Experimenter {
+                field: 1,
+                has_mask: false,
+                experimenter: 42,
+                payload: vec![1, 2],
+            }]),
+            &Default::default(),
+        )
         .unwrap_err();
         assert_eq!(e.code, ErrorCode::BadMatch(BadMatchCode::BadField));
     }
@@ -282,26 +289,41 @@ mod tests {
     #[test]
     fn normalisation_subsume_overlap() {
         // Zero mask = wildcard; a full mask = exact.
-        let a = CompiledMatch::compile(&Match::new(vec![
-            OxmField::EthDst([1, 2, 3, 4, 5, 6], Some([0xff; 6])),
-            OxmField::EthSrc([0; 6], Some([0; 6])),
-        ]))
+        let a = CompiledMatch::compile(
+            &Match::new(vec![
+                OxmField::EthDst([1, 2, 3, 4, 5, 6], Some([0xff; 6])),
+                OxmField::EthSrc([0; 6], Some([0; 6])),
+            ]),
+            &Default::default(),
+        )
         .unwrap();
-        let b = CompiledMatch::compile(&Match::new(vec![OxmField::EthDst(
-            [1, 2, 3, 4, 5, 6],
-            None,
-        )]))
+        let b = CompiledMatch::compile(
+            &Match::new(vec![OxmField::EthDst([1, 2, 3, 4, 5, 6], None)]),
+            &Default::default(),
+        )
         .unwrap();
         assert_eq!(a, b);
         let any = CompiledMatch::any();
         assert!(a.is_subsumed_by(&any));
         assert!(!any.is_subsumed_by(&a));
-        let tcp = CompiledMatch::compile(&ipv4_tcp()).unwrap();
-        let ip = CompiledMatch::compile(&Match::new(vec![OxmField::EthType(0x0800)])).unwrap();
+        let tcp = CompiledMatch::compile(&ipv4_tcp(), &Default::default()).unwrap();
+        let ip = CompiledMatch::compile(
+            &Match::new(vec![OxmField::EthType(0x0800)]),
+            &Default::default(),
+        )
+        .unwrap();
         assert!(tcp.is_subsumed_by(&ip) && !ip.is_subsumed_by(&tcp));
         assert!(tcp.overlaps(&ip) && ip.overlaps(&tcp) && any.overlaps(&tcp));
-        let arp = CompiledMatch::compile(&Match::new(vec![OxmField::EthType(0x0806)])).unwrap();
+        let arp = CompiledMatch::compile(
+            &Match::new(vec![OxmField::EthType(0x0806)]),
+            &Default::default(),
+        )
+        .unwrap();
         assert!(!arp.overlaps(&tcp));
-        assert_eq!(CompiledMatch::compile(&tcp.to_match()).unwrap(), tcp);
+        assert_eq!(
+            CompiledMatch::compile(&tcp.to_match(&Default::default()), &Default::default())
+                .unwrap(),
+            tcp
+        );
     }
 }

@@ -107,6 +107,11 @@ pub struct Pipeline {
     /// runs an extension action (`crate::ext`); it only grows, as
     /// `parse_layer`. While set, the templates step aside.
     pub(crate) ext_flows: bool,
+    /// The extensions this pipeline knows (`crate::ext::registry`): given
+    /// when built ([`Pipeline::with_extensions`]), none by default.
+    /// Consulted when flow-mods, group-mods and packet-outs are compiled,
+    /// never per packet.
+    pub(crate) exts: crate::ext::registry::Extensions,
     /// Queue ids that some port has besides the default queue 0 (set by
     /// the switch from its port configuration): a set-queue action to an
     /// id no port has is BAD_ACTION/BAD_QUEUE. Which port the frame
@@ -162,7 +167,22 @@ impl Pipeline {
             queue_ids: Default::default(),
             stateful: Arc::new(stateful::Stateful::new(n as u8, stateful::DEFAULT_CAPACITY)),
             ext_flows: false,
+            exts: Default::default(),
         }
+    }
+
+    /// This pipeline knowing the extensions `exts` (`crate::ext`): their
+    /// experimenter match fields, actions and instructions are accepted
+    /// from now on. The switch passes the flow part of its table of
+    /// extensions; call before making replicas.
+    pub fn with_extensions(mut self, exts: crate::ext::registry::Extensions) -> Pipeline {
+        self.exts = exts;
+        self
+    }
+
+    /// The extensions this pipeline knows.
+    pub fn extensions(&self) -> &crate::ext::registry::Extensions {
+        &self.exts
     }
 
     /// New, empty state tables holding about `capacity` flows each (the
@@ -193,7 +213,7 @@ impl Pipeline {
         {
             return (r.list.clone(), r.program.clone());
         }
-        let p = <FlowTable as TableKind>::compile(instructions);
+        let p = <FlowTable as TableKind>::compile(instructions, &self.exts);
         let program_hash = self.recent_hasher.hash_one(&p);
         let program = match recent
             .iter()

@@ -27,6 +27,7 @@
 //! and flow-removed messages; the program is derived from them and never
 //! reported.
 
+use crate::ext::registry::Extensions;
 use ofp::action::Action;
 use ofp::instruction::Instruction;
 use ofp::oxm::OxmField;
@@ -111,7 +112,10 @@ pub fn to_set_field(f: &OxmField) -> Option<SetField> {
 }
 
 impl Op {
-    pub fn compile(a: &Action) -> Op {
+    /// Compiles an action; an experimenter action goes to the extension
+    /// of its id in `exts` (one it does not know, which validation
+    /// refuses, compiles to a no-op).
+    pub fn compile(a: &Action, exts: &Extensions) -> Op {
         match a {
             Action::Output { port, max_len } => Op::Output {
                 port: *port,
@@ -132,9 +136,7 @@ impl Op {
             Action::SetField(f) => to_set_field(f).map_or(Op::Nop, Op::SetField),
             Action::PushPbb(t) => Op::PushPbb(*t),
             Action::PopPbb => Op::PopPbb,
-            Action::Experimenter { .. } => {
-                crate::ext::registry::compile_action(a).map_or(Op::Nop, Op::Ext)
-            }
+            Action::Experimenter { .. } => exts.compile_action(a).map_or(Op::Nop, Op::Ext),
         }
     }
 }
@@ -226,24 +228,24 @@ fn with_aliases(f: Field) -> FieldSet {
 }
 
 /// The deepest [`Op::layer`] of an action list.
-pub fn actions_layer(actions: &[Action]) -> Layer {
+pub fn actions_layer(actions: &[Action], exts: &Extensions) -> Layer {
     actions
         .iter()
-        .map(|a| Op::compile(a).layer())
+        .map(|a| Op::compile(a, exts).layer())
         .max()
         .unwrap_or(Layer::None)
 }
 
 /// An action list, compiled in order, one op per action (what an action
 /// set is written with).
-pub fn compile_actions(actions: &[Action]) -> Box<[Op]> {
-    actions.iter().map(Op::compile).collect()
+pub fn compile_actions(actions: &[Action], exts: &Extensions) -> Box<[Op]> {
+    actions.iter().map(|a| Op::compile(a, exts)).collect()
 }
 
 /// An action list the packet path executes in order (apply-actions),
 /// compiled and [`fuse`]d.
-pub fn compile_apply(actions: &[Action]) -> Box<[Op]> {
-    fuse(&compile_actions(actions))
+pub fn compile_apply(actions: &[Action], exts: &Extensions) -> Box<[Op]> {
+    fuse(&compile_actions(actions, exts))
 }
 
 /// Replaces runs of ops that are executed one after the other by fused
@@ -459,21 +461,21 @@ impl Program {
 
     /// Compiles validated instructions (experimenter instructions, which
     /// validation refuses, are ignored).
-    pub fn compile(insts: &[Instruction]) -> Program {
+    pub fn compile(insts: &[Instruction], exts: &Extensions) -> Program {
         let mut p = Program::default();
         for i in insts {
             match i {
                 Instruction::Meter(m) => p.meter = Some(*m),
-                Instruction::ApplyActions(a) => p.apply = Some(compile_apply(a)),
+                Instruction::ApplyActions(a) => p.apply = Some(compile_apply(a, exts)),
                 Instruction::ClearActions => p.clear = true,
-                Instruction::WriteActions(a) => p.write = Some(compile_actions(a)),
+                Instruction::WriteActions(a) => p.write = Some(compile_actions(a, exts)),
                 Instruction::WriteMetadata { metadata, mask } => {
                     p.metadata = Some((*metadata, *mask))
                 }
                 Instruction::GotoTable(t) => p.goto = Some(*t),
                 Instruction::Experimenter { .. } => {
-                    if let Ok((id, actions)) = crate::ext::registry::pkt_gen(i) {
-                        p.pkt_gen = Some((id, compile_actions(&actions)));
+                    if let Ok((id, actions)) = exts.pkt_gen(i) {
+                        p.pkt_gen = Some((id, compile_actions(&actions, exts)));
                     }
                 }
             }
@@ -551,18 +553,21 @@ mod tests {
 
     #[test]
     fn compiles_in_spec_order_with_set_fields_converted() {
-        let p = Program::compile(&[
-            Instruction::GotoTable(3),
-            Instruction::WriteActions(vec![Action::Group(5)]),
-            Instruction::ApplyActions(vec![
-                Action::SetField(OxmField::Ipv4Src(
-                    std::net::Ipv4Addr::new(10, 0, 0, 1),
-                    None,
-                )),
-                Action::DecNwTtl,
-            ]),
-            Instruction::Meter(9),
-        ]);
+        let p = Program::compile(
+            &[
+                Instruction::GotoTable(3),
+                Instruction::WriteActions(vec![Action::Group(5)]),
+                Instruction::ApplyActions(vec![
+                    Action::SetField(OxmField::Ipv4Src(
+                        std::net::Ipv4Addr::new(10, 0, 0, 1),
+                        None,
+                    )),
+                    Action::DecNwTtl,
+                ]),
+                Instruction::Meter(9),
+            ],
+            &Default::default(),
+        );
         assert_eq!(p.meter, Some(9));
         assert_eq!(p.goto, Some(3));
         assert_eq!(p.write.as_deref(), Some(&[Op::Group(5)][..]));
@@ -575,14 +580,17 @@ mod tests {
 
     #[test]
     fn bucket_actions_run_as_an_action_set() {
-        let ops = bucket_ops(&[
-            Action::Output {
-                port: 2,
-                max_len: 0,
-            },
-            Action::SetField(OxmField::EthDst([2, 0, 0, 0, 0, 9], None)),
-            Action::DecNwTtl,
-        ]);
+        let ops = bucket_ops(
+            &[
+                Action::Output {
+                    port: 2,
+                    max_len: 0,
+                },
+                Action::SetField(OxmField::EthDst([2, 0, 0, 0, 0, 9], None)),
+                Action::DecNwTtl,
+            ],
+            &Default::default(),
+        );
         // In action-set order, then fused.
         assert_eq!(
             ops,

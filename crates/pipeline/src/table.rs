@@ -200,7 +200,7 @@ impl FlowEntry {
                 hard_timeout: 0,
                 installed_at: 0,
                 seq: 0,
-                match_: m.to_match().into(),
+                match_: m.to_match(&Default::default()).into(),
                 compiled: m,
                 instructions: Arc::from(Vec::new()),
             },

@@ -126,11 +126,11 @@ pub trait TableKind {
     }
 
     /// Compiles an entry's instructions for the packet path.
-    fn compile(instructions: &[Instruction]) -> Program
+    fn compile(instructions: &[Instruction], exts: &crate::ext::registry::Extensions) -> Program
     where
         Self: Sized,
     {
-        Program::compile(instructions)
+        Program::compile(instructions, exts)
     }
 }
 

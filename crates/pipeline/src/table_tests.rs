@@ -19,13 +19,19 @@ fn entry(port: u32) -> FlowEntry {
 #[test]
 fn hot_record_is_one_line_and_keeps_the_chain_step() {
     assert_eq!(std::mem::size_of::<HotEntry>(), 64);
-    let goto = Arc::new(Program::compile(&[Instruction::GotoTable(3)]));
-    let out = Arc::new(Program::compile(&[Instruction::ApplyActions(vec![
-        ofp::action::Action::Output {
-            port: 2,
-            max_len: 0,
-        },
-    ])]));
+    let goto = Arc::new(Program::compile(
+        &[Instruction::GotoTable(3)],
+        &Default::default(),
+    ));
+    let out = Arc::new(Program::compile(
+        &[Instruction::ApplyActions(vec![
+            ofp::action::Action::Output {
+                port: 2,
+                max_len: 0,
+            },
+        ])],
+        &Default::default(),
+    ));
     let mut hot = HotEntry::new(goto.clone(), 0, 0, 0);
     assert_eq!(hot.chain, Some((ChainStep::Nothing, 3)));
     hot.set_program(out);

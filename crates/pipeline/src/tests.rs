@@ -1401,9 +1401,10 @@ mod lookup_props {
             let mut f = fm(cmd::ADD, 0, *prio, m.clone(), vec![]);
             f.cookie = i as u64;
             p.flow_mod(&f, 0).unwrap();
-            let c = CompiledMatch::compile(&Match::new(m.clone())).unwrap();
-            installed
-                .retain(|(q, mm, _)| !(*q == *prio && CompiledMatch::compile(mm).unwrap() == c));
+            let c = CompiledMatch::compile(&Match::new(m.clone()), &Default::default()).unwrap();
+            installed.retain(|(q, mm, _)| {
+                !(*q == *prio && CompiledMatch::compile(mm, &Default::default()).unwrap() == c)
+            });
             installed.push((*prio, Match::new(m.clone()), i as u64));
         }
         installed
@@ -1431,7 +1432,7 @@ mod lookup_props {
             let one_shape = {
                 let shapes: std::collections::BTreeSet<Vec<(packet::Field, u128)>> = installed
                     .iter()
-                    .map(|r| CompiledMatch::compile(&r.1).unwrap())
+                    .map(|r| CompiledMatch::compile(&r.1, &Default::default()).unwrap())
                     .filter(|c| !c.is_empty())
                     .map(|c| c.fields().iter().map(|f| (f.field, f.mask)).collect())
                     .collect();
@@ -1474,8 +1475,8 @@ mod lookup_props {
                 let mut f = fm(cmd::ADD, 0, *prio, m.clone(), vec![]);
                 f.cookie = i as u64;
                 p.flow_mod(&f, 0).unwrap();
-                let c = CompiledMatch::compile(&Match::new(m.clone())).unwrap();
-                installed.retain(|(q, mm, _)| !(*q == *prio && CompiledMatch::compile(mm).unwrap() == c));
+                let c = CompiledMatch::compile(&Match::new(m.clone()), &Default::default()).unwrap();
+                installed.retain(|(q, mm, _)| !(*q == *prio && CompiledMatch::compile(mm, &Default::default()).unwrap() == c));
                 installed.push((*prio, Match::new(m.clone()), i as u64));
             }
             prop_assert_eq!(p.table(0).unwrap().len(), installed.len());
@@ -2217,7 +2218,7 @@ mod group_exec_props {
                 .iter()
                 .map(|b| {
                     let mut set = ActionSet::new();
-                    set.write(&compile_actions(&b.actions));
+                    set.write(&compile_actions(&b.actions, &Default::default()));
                     let mut ops: Vec<Op> = Vec::new();
                     set.for_each(|op| {
                         ops.push(*op);

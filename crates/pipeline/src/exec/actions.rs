@@ -17,7 +17,7 @@ impl Pipeline {
         out: &mut impl Output,
     ) -> Flow {
         for a in actions {
-            let op = Op::compile(a);
+            let op = Op::compile(a, &self.exts);
             if self.execute_ops(pkt, key, std::slice::from_ref(&op), ctx, false, out) == Flow::Stop
             {
                 return Flow::Stop;

@@ -27,7 +27,9 @@ use packet::registry::{self, module_field, OxmId};
 use packet::FlowKey;
 use stateful::Transition;
 
-pub const EXTENSION: Extension = Extension {
+/// BEBA's flow-mod entry points (`crate::ext::api::Extension`): its row
+/// in the switch's table of extensions holds them.
+pub static EXTENSION: Extension = Extension {
     experimenter: BEBA_EXPERIMENTER,
     match_field,
     check_action,
@@ -35,6 +37,11 @@ pub const EXTENSION: Extension = Extension {
     to_oxm,
     pkt_gen,
 };
+
+/// The key slot (`crate::ext::api::KEY_SLOTS`) of `state`.
+pub const STATE_SLOT: usize = 0;
+/// The key slot of `global_state`.
+pub const GLOBAL_STATE_SLOT: usize = 1;
 
 /// IN_SWITCH_PKT_GEN: template id and actions.
 fn pkt_gen(i: &Instruction) -> Result<PktGen, ErrorCode> {
@@ -76,9 +83,9 @@ fn match_field(f: &OxmField, m: &mut ExtMatch) -> Result<(), ErrorCode> {
     };
     let row = registry::by_oxm(OxmId::experimenter(*experimenter, *field)).ok_or(bad_field)?;
     let slot = if row.id == module_field::STATE {
-        &mut m.state
+        &mut m.slots[STATE_SLOT]
     } else if row.id == module_field::GLOBAL_STATE {
-        &mut m.global_state
+        &mut m.slots[GLOBAL_STATE_SLOT]
     } else {
         return Err(bad_field);
     };
@@ -131,10 +138,9 @@ fn compile_action(a: &Action) -> Option<ExtOp> {
 /// The OXM fields of an extension match.
 fn to_oxm(m: &ExtMatch) -> Vec<OxmField> {
     let mask = |k: u32| (k != u32::MAX).then_some(k);
-    let global = m
-        .global_state
-        .map(|(v, k)| BebaField::GlobalState(v, mask(k)).to_oxm());
-    let state = m.state.map(|(v, k)| BebaField::State(v, mask(k)).to_oxm());
+    let global =
+        m.slots[GLOBAL_STATE_SLOT].map(|(v, k)| BebaField::GlobalState(v, mask(k)).to_oxm());
+    let state = m.slots[STATE_SLOT].map(|(v, k)| BebaField::State(v, mask(k)).to_oxm());
     global.into_iter().chain(state).collect()
 }
 
@@ -184,10 +190,10 @@ pub(crate) fn read_ahead(st: &ExtState, keys: &[packet::FlowKey], run: &[u8]) {
 }
 
 pub(crate) fn values(st: &ExtState, id: u8, key: &FlowKey, now: u64) -> ExtValues {
-    ExtValues {
-        state: st.table(id).and_then(|t| t.lookup(key, micros(now))),
-        global_state: Some(st.global_state()),
-    }
+    let mut v = ExtValues::default();
+    v.slots[STATE_SLOT] = st.table(id).and_then(|t| t.lookup(key, micros(now)));
+    v.slots[GLOBAL_STATE_SLOT] = Some(st.global_state());
+    v
 }
 
 pub(crate) fn execute(st: &ExtState, op: &BebaOp, key: &FlowKey, now: u64) {

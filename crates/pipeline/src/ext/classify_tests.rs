@@ -13,7 +13,7 @@ use packet::{Field, FlowKey};
 use proptest::prelude::*;
 
 /// One random entry: in_port (exact, maybe), state and global_state
-/// (value, mask; maybe), priority.
+/// (value, mask; maybe; BEBA's key slots 0 and 1), priority.
 type Spec = (Option<u32>, Option<(u32, u32)>, Option<(u32, u32)>, u16);
 
 fn compile(s: &Spec) -> CompiledMatch {
@@ -25,7 +25,7 @@ fn compile(s: &Spec) -> CompiledMatch {
         .chain(state.map(|(v, m)| BebaField::State(v & m, mask(m)).to_oxm()))
         .chain(global.map(|(v, m)| BebaField::GlobalState(v & m, mask(m)).to_oxm()))
         .collect();
-    CompiledMatch::compile(&Match::new(fields)).expect("valid match")
+    CompiledMatch::compile(&Match::new(fields), &crate::ext::beba_only()).expect("valid match")
 }
 
 /// The reference: the first entry in rank order (priority, then
@@ -84,7 +84,7 @@ proptest! {
             entries.push((*s, c));
         }
         for (port, state, global) in &packets {
-            let v = ExtValues { state: *state, global_state: *global };
+            let v = ExtValues { slots: [*state, *global] };
             let mut key = FlowKey::new(*port);
             v.write(&mut key);
             let found = t
@@ -108,8 +108,7 @@ fn state_entries_of_one_shape_use_the_exact_hash() {
     assert_eq!(t.classifier_kind(), "hash");
     let mut key = FlowKey::new(1);
     ExtValues {
-        state: Some(42),
-        global_state: Some(0),
+        slots: [Some(42), Some(0)],
     }
     .write(&mut key);
     assert_eq!(

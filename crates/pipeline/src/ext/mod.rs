@@ -1,36 +1,45 @@
 //! Extensions: experimenter match fields, actions and instructions that a
 //! data-path module gives meaning to. An extension lives in one module
-//! here and is reached through the small registry below, by experimenter
-//! id; nothing else in the pipeline names it.
+//! here and is reached through the [`registry::Extensions`] the pipeline
+//! is built with, by experimenter id; nothing else in the pipeline names
+//! it. The pipeline has no list of extensions of its own: the switch's
+//! table of extensions (`switch::datapath::extensions`) is the one list,
+//! and its rows' flow-mod sides are what the switch's pipeline is built
+//! with ([`Pipeline::with_extensions`]).
 //!
-//! What an extension supplies:
+//! What an extension supplies, generic parts first:
 //!
-//! - **Match fields** ([`api::ExtMatch`]): an experimenter OXM field of a
-//!   flow-mod's match is handed to [`registry::match_field`]; the extension keeps
-//!   it in the entry's compiled match (so two entries that differ only
-//!   there are different entries) or refuses it, and the compiled match
-//!   also holds it as a (field, value, mask) triple over a key slot of
-//!   its own (`packet::Field::ModState`, `ModGlobalState`). Before a
-//!   table holding such entries is looked up, the values the extension
-//!   supplies for the packet at that moment ([`api::ExtValues`], see
-//!   [`Pipeline::ext_values`]) are written into those slots: the table's
+//! - **Match fields** (generic, [`api::ExtMatch`]): an experimenter OXM
+//!   field of a flow-mod's match is handed to its extension
+//!   ([`registry::Extensions::match_field`]), which keeps it in a key slot
+//!   of the entry's compiled match ([`api::KEY_SLOTS`]: so two entries
+//!   that differ only there are different entries) or refuses it. The
+//!   compiled match also holds it as a (field, value, mask) triple over
+//!   that slot. Before a table holding such entries is looked up, the
+//!   values the packet has there ([`api::ExtValues`], see
+//!   [`Pipeline::ext_values`]) are written into the slots: the table's
 //!   classifier (hash, trie, tuple space) then finds the entry as for any
 //!   other field.
-//! - **Actions** ([`api::ExtOp`]): an experimenter action is checked at
-//!   flow-mod / group-mod time ([`Pipeline::check_ext_action`]), compiled
-//!   once into an op ([`registry::compile_action`]) and executed by the one
-//!   executor ([`Pipeline::execute_ext`]).
-//! - **Table upkeep**: [`Pipeline::ext_table_active`] says whether a table
-//!   must be looked up through the extension on every packet (a BEBA
-//!   stateful table refreshes idle timers on look-up, even with no entry
-//!   matching its state).
+//! - **Actions** (generic check and compile, [`api::ExtOp`]): an
+//!   experimenter action is checked at flow-mod / group-mod time
+//!   ([`Pipeline::check_ext_action`]), compiled once into an op
+//!   ([`registry::Extensions::compile_action`]) and executed by the one
+//!   executor ([`Pipeline::execute_ext`], a `match` on the op).
+//! - **Instructions** (generic, [`api::PktGen`]): an experimenter
+//!   instruction is a packet generation (a template and the actions the
+//!   generated packet runs through, [`Pipeline::generate`]).
 //!
-//! Files: [`api`] (the shared types), [`registry`] (by experimenter
-//! id), one module per extension, this one (the pipeline's calls).
+//! The per-packet side is BEBA's, called directly (no look-up): the
+//! values of the key slots ([`Pipeline::ext_values`]), whether a table is
+//! looked up through it on every packet ([`Pipeline::ext_table_active`]: a
+//! BEBA stateful table refreshes idle timers on look-up, even with no
+//! entry matching its state), the batch path's read-ahead, the op's
+//! execution, and the templates of packet generation. An extension with a
+//! per-packet side of its own adds its calls next to BEBA's.
 //!
-//! The registry is static: [`registry::EXTENSIONS`] lists each extension's
-//! experimenter id and its entry points. BEBA / OpenState ([`beba`]) is
-//! the one there is.
+//! Files: [`api`] (the shared types), [`registry`] (the list a pipeline
+//! is given, by experimenter id), one module per extension, this one (the
+//! pipeline's calls). BEBA / OpenState ([`beba`]) is the one there is.
 
 pub mod api;
 pub mod beba;
@@ -41,20 +50,14 @@ use crate::ext::api::{ExtOp, ExtValues};
 use crate::pipeline::Pipeline;
 use crate::table::Nanos;
 use ofp::action::Action;
-use ofp::error::{BadActionCode, ErrorCode};
+use ofp::error::ErrorCode;
 use packet::FlowKey;
 
 impl Pipeline {
     /// Checks an experimenter action (flow-mod, group-mod); one no
     /// extension knows is BAD_ACTION/BAD_EXPERIMENTER.
     pub fn check_ext_action(&self, a: &Action) -> Result<(), ErrorCode> {
-        let Action::Experimenter { experimenter, .. } = a else {
-            return Ok(());
-        };
-        match registry::by_id(*experimenter) {
-            Some(ext) => (ext.check_action)(self.stateful(), a),
-            None => Err(ErrorCode::BadAction(BadActionCode::BadExperimenter)),
-        }
+        self.exts.check_action(self.stateful(), a)
     }
 
     /// Whether table `table_id` must be looked up through the extensions
@@ -136,6 +139,14 @@ impl Pipeline {
     pub(crate) fn ext_in_use(&self) -> bool {
         self.ext_flows || beba::active(self.stateful())
     }
+}
+
+/// BEBA's entry alone, as the switch's table of extensions gives it
+/// (`registry` comment): what the tests of a pipeline with BEBA build it
+/// with.
+#[cfg(test)]
+pub(crate) fn beba_only() -> registry::Extensions {
+    std::iter::once(&beba::EXTENSION).collect()
 }
 
 /// BEBA state tables driven by packets through `process` and

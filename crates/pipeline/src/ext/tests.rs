@@ -6,6 +6,7 @@ use ofp::beba::{BebaAction, BebaField, SetState, StateMod};
 use ofp::error::{BadMatchCode, ErrorCode};
 use ofp::instruction::Instruction;
 use ofp::message::flow_mod_command as cmd;
+use ofp::message::FlowMod;
 use ofp::oxm::OxmField;
 use packet::PacketBuf;
 
@@ -62,16 +63,27 @@ fn udp_dst(p: u16) -> Vec<OxmField> {
     ]
 }
 
-/// Port knocking on table 0 keyed by the IPv4 source: a knock on 10
-/// (state 0 -> 1, idle 1 s) opens UDP port 22 (output 2) for that source.
-fn knock_pipeline() -> Pipeline {
-    let mut p = Pipeline::default();
+/// A pipeline knowing BEBA, as the switch builds it.
+fn beba_pipeline() -> Pipeline {
+    Pipeline::default().with_extensions(crate::ext::beba_only())
+}
+
+/// `p` with ports 1 and 2 and table 0 stateful, keyed by the IPv4
+/// source.
+fn knock_table(mut p: Pipeline) -> Pipeline {
     p.ports.insert(1, PortInfo::up());
     p.ports.insert(2, PortInfo::up());
     let st = p.stateful().clone();
     for m in StateMod::stateful_table(0, vec![IPV4_SRC], vec![IPV4_SRC]) {
         st.apply_state_mod(&m, 0).expect("state mod");
     }
+    p
+}
+
+/// Port knocking on table 0 keyed by the IPv4 source: a knock on 10
+/// (state 0 -> 1, idle 1 s) opens UDP port 22 (output 2) for that source.
+fn knock_pipeline() -> Pipeline {
+    let mut p = knock_table(beba_pipeline());
     let mut knock = udp_dst(10);
     knock.push(state(0));
     let mut open = udp_dst(22);
@@ -153,43 +165,136 @@ fn state_entries_are_distinct_and_deleted_by_their_state() {
     assert_eq!(p.tables[0].len(), 0);
 }
 
+/// The three kinds of experimenter contents a flow-mod carries, as
+/// flow-mods into table 0 of a pipeline made by `knock_table`, each with
+/// the error a pipeline without BEBA answers: a `state` match (UDP 22 in
+/// state 1 goes to port 2), a SET_STATE action (a knock on UDP 10 sets
+/// state 1), a packet generation (UDP 9 sends template 5 to port 2).
+fn experimenter_flow_mods() -> [(FlowMod, ErrorCode); 3] {
+    use ofp::beba::InSwitchPktGen;
+    use ofp::error::{BadActionCode, BadInstructionCode};
+    let mut field = udp_dst(22);
+    field.push(state(1));
+    let open = Instruction::ApplyActions(vec![crate::tests::out(2)]);
+    let gen = InSwitchPktGen {
+        pkttmp_id: 5,
+        actions: vec![crate::tests::out(2)],
+    }
+    .to_instruction();
+    let action = Instruction::ApplyActions(vec![set_state(1, 1_000_000)]);
+    [
+        (
+            fm(cmd::ADD, 0, 10, field, vec![open]),
+            ErrorCode::BadMatch(BadMatchCode::BadField),
+        ),
+        (
+            fm(cmd::ADD, 0, 10, udp_dst(10), vec![action]),
+            ErrorCode::BadAction(BadActionCode::BadExperimenter),
+        ),
+        (
+            fm(cmd::ADD, 0, 10, udp_dst(9), vec![gen]),
+            ErrorCode::BadInstruction(BadInstructionCode::UnsupInst),
+        ),
+    ]
+}
+
+/// An experimenter the pipeline was not given is refused with the spec's
+/// codes: BEBA's own field, action and instruction to a pipeline built
+/// without extensions, and an id no extension has to one with BEBA. The
+/// same flow-mods to a pipeline with BEBA reach the packet (the knock
+/// opens the port).
 #[test]
-fn unknown_experimenter_fields_and_actions_are_refused() {
-    let mut p = Pipeline::default();
+fn unregistered_experimenters_are_refused_and_registered_ones_run() {
+    let mut bare = knock_table(Pipeline::default());
+    assert!(bare
+        .extensions()
+        .by_id(ofp::beba::BEBA_EXPERIMENTER)
+        .is_none());
+    for (f, code) in experimenter_flow_mods() {
+        assert_eq!(bare.flow_mod(&f, 0).err(), Some(code), "{f:?}");
+    }
+    assert_eq!(bare.tables[0].len(), 0);
+    // A group's bucket is compiled through the same list.
+    let group = ofp::group::GroupMod {
+        command: ofp::group::command::ADD,
+        group_type: ofp::group::group_type::ALL,
+        group_id: 1,
+        buckets: vec![ofp::group::Bucket {
+            weight: 0,
+            watch_port: ofp::port::port_no::ANY,
+            watch_group: ofp::group::group_id::ANY,
+            actions: vec![set_state(1, 0)],
+        }],
+    };
+    assert_eq!(
+        bare.group_mod(&group, 0).err(),
+        Some(ErrorCode::BadAction(
+            ofp::error::BadActionCode::BadExperimenter
+        ))
+    );
+
+    // Id 42 is nobody's, BEBA's pipeline or not.
+    let mut p = beba_pipeline();
     let other = OxmField::Experimenter {
         field: 1,
         has_mask: false,
         experimenter: 42,
         payload: vec![0; 4],
     };
-    assert_eq!(
-        p.flow_mod(&fm(cmd::ADD, 0, 1, vec![other], vec![]), 0)
-            .err(),
-        Some(ErrorCode::BadMatch(BadMatchCode::BadField))
-    );
     let act = Action::Experimenter {
         experimenter: 42,
         data: vec![0; 8],
     };
-    assert!(p
-        .flow_mod(
-            &fm(
+    let inst = Instruction::Experimenter {
+        experimenter: 42,
+        data: vec![0; 8],
+    };
+    for (f, code) in [
+        (
+            fm(cmd::ADD, 0, 1, vec![other], vec![]),
+            ErrorCode::BadMatch(BadMatchCode::BadField),
+        ),
+        (
+            fm(
                 cmd::ADD,
                 0,
                 1,
                 vec![],
-                vec![Instruction::ApplyActions(vec![act])]
+                vec![Instruction::ApplyActions(vec![act])],
             ),
-            0
-        )
-        .is_err());
+            ErrorCode::BadAction(ofp::error::BadActionCode::BadExperimenter),
+        ),
+        (
+            fm(cmd::ADD, 0, 1, vec![], vec![inst]),
+            ErrorCode::BadInstruction(ofp::error::BadInstructionCode::UnsupInst),
+        ),
+    ] {
+        assert_eq!(p.flow_mod(&f, 0).err(), Some(code), "{f:?}");
+    }
     // A stateless pipeline keeps its templates.
     assert!(!p.ext_in_use());
+
+    // Registered: the same flow-mods are taken and run on the packet.
+    let mut p = knock_table(beba_pipeline());
+    for (f, _) in experimenter_flow_mods() {
+        p.flow_mod(&f, 0).expect("BEBA's flow-mod");
+    }
+    let template = udp(77, 4242);
+    p.stateful()
+        .apply_pkttmp_mod(&ofp::beba::PktTmpMod::Add {
+            pkttmp_id: 5,
+            data: template,
+        })
+        .expect("template");
+    assert!(send(&mut p, udp(1, 22), SEC).is_empty(), "closed");
+    assert!(send(&mut p, udp(1, 10), SEC).is_empty(), "the knock");
+    assert_eq!(send(&mut p, udp(1, 22), SEC + 1000), vec![2], "open");
+    assert_eq!(send(&mut p, udp(1, 9), SEC + 2000), vec![2], "generated");
 }
 
 #[test]
 fn global_state_is_matched_and_written() {
-    let mut p = Pipeline::default();
+    let mut p = beba_pipeline();
     p.ports.insert(1, PortInfo::up());
     p.ports.insert(2, PortInfo::up());
     let set_g = BebaAction::SetGlobalState { value: 1, mask: 1 }.to_action();
@@ -239,7 +344,7 @@ impl Output for Frames {
 #[test]
 fn in_switch_packet_generation_emits_the_template() {
     use ofp::beba::{InSwitchPktGen, PktTmpMod};
-    let mut p = Pipeline::default();
+    let mut p = beba_pipeline();
     p.ports.insert(1, PortInfo::up());
     p.ports.insert(2, PortInfo::up());
     let template = udp(77, 4242);
@@ -378,7 +483,7 @@ fn bad_beba_actions_and_instructions_get_beba_codes() {
 /// entry for SYN without ACK takes a connection's first segment only.
 #[test]
 fn tcp_flags_syn_without_ack_is_matched() {
-    let mut p = Pipeline::default();
+    let mut p = beba_pipeline();
     p.ports.insert(1, PortInfo::up());
     p.ports.insert(2, PortInfo::up());
     p.ports.insert(3, PortInfo::up());

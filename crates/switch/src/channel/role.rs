@@ -75,16 +75,18 @@ pub fn forbidden_to_slave(msg: &Message) -> bool {
         | Message::PortMod(_)
         | Message::TableMod(_)
         | Message::MeterMod(_) => true,
-        Message::MultipartRequest(m) => {
-            matches!(&m.body, MultipartRequestBody::TableFeatures(t) if !t.is_empty())
-                || crate::datapath::beba::beba_modifies(msg)
-        }
-        // FlexForward's changes of forwarding mode (its GET_FWMODE reads);
-        // BEBA's STATE_MOD and PKTTMP_MOD.
+        Message::MultipartRequest(m) => match &m.body {
+            MultipartRequestBody::TableFeatures(t) => !t.is_empty(),
+            MultipartRequestBody::Experimenter(e) => {
+                crate::datapath::extensions::writes(e.experimenter, e.exp_type, true)
+            }
+            _ => false,
+        },
+        // An extension's messages that change state (its row's `writes`
+        // in the switch's table of extensions: FlexForward's changes of
+        // forwarding mode, BEBA's STATE_MOD and PKTTMP_MOD).
         Message::Experimenter(e) => {
-            use ofp::flexforward::{exp_type, FLEX_EXPERIMENTER};
-            (e.experimenter == FLEX_EXPERIMENTER && e.exp_type != exp_type::GET_FWMODE)
-                || crate::datapath::beba::beba_modifies(msg)
+            crate::datapath::extensions::writes(e.experimenter, e.exp_type, false)
         }
         _ => false,
     }

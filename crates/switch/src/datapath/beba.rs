@@ -197,23 +197,12 @@ impl Datapath {
     }
 }
 
-/// Whether a BEBA experimenter message or multipart request writes state
-/// (a slave may not send it): every STATE_MOD and PKTTMP_MOD, and the
-/// state statistics that delete what they report.
-pub fn beba_modifies(msg: &Message) -> bool {
-    use ofp::beba::BEBA_EXPERIMENTER;
-    match msg {
-        Message::Experimenter(e) => e.experimenter == BEBA_EXPERIMENTER,
-        Message::MultipartRequest(m) => match &m.body {
-            ofp::multipart::MultipartRequestBody::Experimenter(e)
-                if e.experimenter == BEBA_EXPERIMENTER =>
-            {
-                ofp::beba::StateStatsKind::from_exp_type(e.exp_type).is_some_and(|k| k.deletes())
-            }
-            _ => false,
-        },
-        _ => false,
-    }
+/// Whether a BEBA experimenter message (`multipart` false) or multipart
+/// request of type `exp_type` writes state, so that a slave may not send
+/// it (its row's `writes` in `super::extensions`): every STATE_MOD and
+/// PKTTMP_MOD, and the state statistics that delete what they report.
+pub(crate) fn beba_writes(exp_type: u32, multipart: bool) -> bool {
+    !multipart || ofp::beba::StateStatsKind::from_exp_type(exp_type).is_some_and(|k| k.deletes())
 }
 
 #[cfg(test)]

@@ -91,7 +91,7 @@ mod admin;
 pub mod beba;
 pub mod buffers;
 pub mod bundle;
-mod extensions;
+pub(crate) mod extensions;
 pub mod features;
 pub mod flexforward;
 mod graph_control;

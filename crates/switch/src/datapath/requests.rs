@@ -233,7 +233,8 @@ impl Datapath {
         if !all && usize::from(q.table_id) >= self.pipeline.n_tables() {
             return Err(ErrorCode::BadRequest(BadRequestCode::BadTableId));
         }
-        let filter = CompiledMatch::compile(&q.match_).map_err(|e| e.code)?;
+        let filter =
+            CompiledMatch::compile(&q.match_, self.pipeline.extensions()).map_err(|e| e.code)?;
         Ok(self
             .pipeline
             .tables()

@@ -74,7 +74,10 @@ impl Datapath {
     ) -> Result<Datapath, String> {
         let trunks = trunk_start::expand(trunks, &mut ports);
         let now = clock.now();
-        let mut pipeline = Pipeline::default();
+        // The flow-mod sides of the table of extensions; every replica
+        // (a clone) shares them.
+        let mut pipeline =
+            Pipeline::default().with_extensions(super::extensions::flow_extensions());
         pipeline.groups.select_method = config.select_method;
         if config.state_capacity != stateful::DEFAULT_CAPACITY {
             pipeline.set_state_capacity(config.state_capacity);
