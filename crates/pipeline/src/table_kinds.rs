@@ -63,6 +63,12 @@ pub fn build(name: &str) -> Result<Option<Box<dyn LookupStructure>>, String> {
     }
 }
 
+/// Whether a table's lookup may be set to `name` (`build`'s error if
+/// not).
+pub fn check(name: &str) -> Result<(), String> {
+    build(name).map(drop)
+}
+
 /// Sets table `table`'s lookup structure to the one registered as `name`
 /// (filled with the table's entries; `"auto"`: the built-in choice).
 /// Errors say which table or name is wrong.
