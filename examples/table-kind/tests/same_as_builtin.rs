@@ -50,11 +50,12 @@ fn flow(command: u8, priority: u16, m: Vec<OxmField>, out: u32) -> FlowMod {
     }
 }
 
-/// IPv4/UDP to 10.0.`b`.1, destination port `dport`.
+/// IPv4/UDP to 10.0.`b`.1 (11.0.7.1 for `b` = 7), destination port
+/// `dport`.
 fn frame(b: u8, dport: u16) -> Vec<u8> {
     let mut f = vec![0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 1, 0x08, 0x00];
     f.extend_from_slice(&[0x45, 0, 0, 28, 0, 0, 0, 0, 64, 17, 0, 0, 10, 0, 0, 1]);
-    f.extend_from_slice(&[10, 0, b, 1]);
+    f.extend_from_slice(&[if b == 7 { 11 } else { 10 }, 0, b, 1]);
     f.extend_from_slice(&1000u16.to_be_bytes());
     f.extend_from_slice(&dport.to_be_bytes());
     f.extend_from_slice(&[0, 8, 0, 0]);
@@ -75,7 +76,12 @@ fn flow_mods() -> Vec<FlowMod> {
             ),
         ]
     };
-    let mut v = vec![flow(cmd::ADD, 0, vec![], port_no::CONTROLLER)];
+    // The same priority as the in_port rules, installed before them: it
+    // wins where both match.
+    let mut v = vec![
+        flow(cmd::ADD, 0, vec![], port_no::CONTROLLER),
+        flow(cmd::ADD, 100, net(6, 24), 6),
+    ];
     for p in 1..=PORTS {
         v.push(flow(
             cmd::ADD,
@@ -96,9 +102,11 @@ fn flow_mods() -> Vec<FlowMod> {
     }
     // Same priority as the in_port rules: installed later, so they lose
     // to them where both match.
-    v.push(flow(cmd::ADD, 100, net(3, 16), 3));
+    v.push(flow(cmd::ADD, 100, net(3, 16), 4));
     v.push(flow(cmd::ADD, 300, net(4, 24), 4));
     v.push(flow(cmd::ADD, 50, net(0, 8), 5));
+    // Above every in_port rule.
+    v.push(flow(cmd::ADD, 250, net(5, 24), 3));
     v.push(flow(cmd::ADD, 100, vec![OxmField::InPort(70_000)], 6));
     v.push(flow(cmd::MODIFY_STRICT, 100, vec![OxmField::InPort(2)], 5));
     v.push(flow(cmd::DELETE_STRICT, 100, vec![OxmField::InPort(3)], 0));
