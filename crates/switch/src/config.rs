@@ -1119,6 +1119,63 @@ backend = "afpacket"
         assert_eq!(e.0, "--poll-spin-us: 1000001 is out of range (0..=1000000)");
     }
 
+    /// `[[table]]` and `--table-lookup`: a registered name or "auto" for
+    /// a table that exists, once; anything else is refused with where and
+    /// why.
+    #[test]
+    fn table_lookups() {
+        use crate::table_config::TableLookup;
+        table_kind_example::register();
+        let name = table_kind_example::NAME;
+        let src = format!(
+            "[[table]]\nid = 3\nlookup = \"{name}\"\n[[table]]\nid = 0\nlookup = \"auto\"\n"
+        );
+        let c = Config::parse(&src, "x.toml").unwrap();
+        let want = |table, lookup: &str| TableLookup {
+            table,
+            lookup: lookup.into(),
+        };
+        assert_eq!(c.table_lookups, [want(3, name), want(0, "auto")]);
+        let e = err("[[table]]\nid = 3\nlookup = \"nope\"\n");
+        assert!(
+            e.starts_with("oxflow.toml:3:10: unknown table lookup `nope` (known: auto, "),
+            "{e}"
+        );
+        assert_eq!(
+            err("[[table]]\nid = 255\nlookup = \"auto\"\n"),
+            "oxflow.toml:2:6: table 255 does not exist (tables 0..=254)"
+        );
+        assert_eq!(
+            err("[[table]]\nid = 1\nlookup = \"auto\"\n[[table]]\nid = 1\nlookup = \"auto\"\n"),
+            "oxflow.toml:5:6: table 1 is listed twice"
+        );
+        assert!(err("[[table]]\nid = 1\n").contains("missing field `lookup`"));
+        let mut c = Config::parse(&src, "x.toml").unwrap();
+        let flags = |v: &[&str]| Overrides {
+            table_lookups: v.iter().map(|s| s.to_string()).collect(),
+            ..Default::default()
+        };
+        c.apply(&flags(&[&format!("7={name}")])).unwrap();
+        assert_eq!(c.table_lookups, [want(7, name)]);
+        let e = c.apply(&flags(&["7=x"])).unwrap_err();
+        assert!(
+            e.0.starts_with("--table-lookup 7=x: unknown table lookup `x`"),
+            "{e}"
+        );
+        let e = c.apply(&flags(&["1=auto", "1=auto"])).unwrap_err();
+        assert_eq!(e.0, "--table-lookup 1=auto: table 1 is listed twice");
+        let e = c.apply(&flags(&["auto"])).unwrap_err();
+        assert_eq!(
+            e.0,
+            "--table-lookup auto: expected ID=NAME, e.g. 3=my_lookup"
+        );
+        let e = c.apply(&flags(&["-1=auto"])).unwrap_err();
+        assert_eq!(
+            e.0,
+            "--table-lookup -1=auto: table -1 does not exist (tables 0..=254)"
+        );
+    }
+
     #[test]
     fn state_capacity() {
         let c = Config::parse("", "x.toml").unwrap();
