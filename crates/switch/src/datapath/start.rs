@@ -81,6 +81,7 @@ impl Datapath {
         }
         for t in &config.table_lookups {
             pipeline::table_kinds::plug(&mut pipeline, t.table, &t.lookup)?;
+            tracing::info!("table {} looks packets up with {}", t.table, t.lookup);
         }
         let mut map = BTreeMap::new();
         for (no, io) in ports {
