@@ -1,5 +1,5 @@
 """A table whose lookup structure comes from outside the pipeline
-(docs/ARCHITECTURE.md, "Add a table kind"; docs/config.md, `[[table]]`).
+(docs/ARCHITECTURE.md, "Add a table kind"; config `[[table]]`, README).
 
 The `oxflow` binary registers the worked example's structure,
 `in_port_array` (examples/table-kind: entries indexed by the in_port they

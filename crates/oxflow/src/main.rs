@@ -156,7 +156,8 @@ struct RunArgs {
     #[arg(long, value_name = "N")]
     state_capacity: Option<u64>,
     /// Look table ID up with the structure registered as NAME ("auto": the
-    /// built-in choice; repeatable; config `[[table]]`; docs/config.md).
+    /// built-in choice; repeatable; config `[[table]]`; docs/ARCHITECTURE.md,
+    /// "Add a table kind").
     #[arg(long = "table-lookup", value_name = "ID=NAME")]
     table_lookups: Vec<String>,
 }

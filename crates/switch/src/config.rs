@@ -57,7 +57,7 @@
 //! [[table]]                            # a table's lookup structure (table_config.rs):
 //! id = 3                               # 0..=254
 //! lookup = "auto"                      # auto (built-in choice, the default) | a name
-//!                                      # the program registered (docs/config.md)
+//!                                      # registered by the program (oxflow: in_port_array)
 //!
 //! [tls]
 //! private_key = "switch-key.pem"
