@@ -21,8 +21,10 @@ pub const NAME: &str = "in_port_array";
 /// numbers go with the others into `rest`.
 const DIRECT: usize = 4096;
 
-/// Lookups answered by any `InPortArray` (a way to see that a table uses
-/// it; relaxed, so it costs one uncontended add per lookup).
+/// Lookups answered by any `InPortArray`, so that the example's test can
+/// see that a table uses it. One counter for every worker: its cache
+/// line moves between their cores, a cost a structure meant for speed
+/// would not pay.
 pub static LOOKUPS: AtomicU64 = AtomicU64::new(0);
 
 /// Step 1: the structure. A table of entries keyed by the in_port they
