@@ -155,6 +155,11 @@ struct RunArgs {
     /// docs/beba.md).
     #[arg(long, value_name = "N")]
     state_capacity: Option<u64>,
+    /// Look table ID up with the structure registered as NAME ("auto": the
+    /// built-in choice; repeatable; config `[[table]]`; docs/ARCHITECTURE.md,
+    /// "Add a table kind").
+    #[arg(long = "table-lookup", value_name = "ID=NAME")]
+    table_lookups: Vec<String>,
 }
 
 /// `--metrics`: checked by the config's own parser (so both say the same
@@ -181,6 +186,7 @@ impl RunArgs {
             log_level: self.log_level.clone(),
             poll_spin_us: self.poll_spin_us,
             state_capacity: self.state_capacity,
+            table_lookups: self.table_lookups.clone(),
         }
     }
 
@@ -258,7 +264,13 @@ fn run(args: &RunArgs) -> ExitCode {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
-        Command::Run(args) => run(&args),
+        Command::Run(args) => {
+            // Lookup structures from outside the pipeline that tables may
+            // be configured with (`--table-lookup`, `[[table]]`): the
+            // worked example of docs/ARCHITECTURE.md, "Add a table kind".
+            table_kind_example::register();
+            run(&args)
+        }
         Command::Ctl { words } => {
             let status = ctl::main_with_args(words);
             ExitCode::from(u8::try_from(status).unwrap_or(1))

@@ -14,7 +14,10 @@
 //! - [`table_kind`]: what the executor asks of a table ([`TableKind`]:
 //!   batch lookup, entry application, entry compilation).
 //! - [`classifier`]: lookup structures (linear, exact hash, LPM trie,
-//!   tuple space search) chosen per table.
+//!   tuple space search) chosen per table, or a structure from outside
+//!   the crate ([`LookupStructure`]).
+//! - [`table_kinds`]: lookup structures registered by name, plugged into
+//!   a pipeline's tables.
 //! - [`flow_mod`]: flow-mod (and group-mod, meter-mod) semantics,
 //!   timeouts.
 //! - [`program`]: instructions and actions compiled for the packet path.
@@ -65,9 +68,12 @@ pub mod process;
 pub mod program;
 pub mod table;
 pub mod table_kind;
+pub mod table_kinds;
 mod template;
 
 pub use action_set::ActionSet;
+pub use classifier::fields::{matches_fields, Fields, FrameFields};
+pub use classifier::{LookupStructure, Rank, Ref};
 pub use flow_mod::{outputs_to, Prepared, RemovedFlow};
 pub use group::{Group, GroupTable};
 pub use matcher::{CompiledMatch, FieldMatch};

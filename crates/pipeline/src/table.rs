@@ -391,9 +391,15 @@ impl FlowTable {
     }
 
     /// The lookup structure in use: "linear", "hash", "lpm" or "tss"
-    /// (see `crate::classifier`).
+    /// (see `crate::classifier`), or a plugged structure's name.
     pub fn classifier_kind(&self) -> &'static str {
-        self.classifier.kind().name()
+        self.classifier.kind_name()
+    }
+
+    /// Plugs a lookup structure into the table (filled with its entries
+    /// now), or takes it out (`None`); see `crate::table_kinds`.
+    pub fn set_lookup(&mut self, s: Option<Box<dyn crate::classifier::LookupStructure>>) {
+        self.classifier.set_plugged(s);
     }
 
     /// Keeps or drops the classifier's lookup-only indexes, the exact
@@ -757,7 +763,7 @@ impl FlowTable {
     fn renumber(&mut self) {
         let handles: Vec<u32> = self.order.handles().collect();
         self.order.clear();
-        self.classifier = Auto::default();
+        self.classifier = self.classifier.emptied();
         for (seq, h) in handles.into_iter().enumerate() {
             let Some(p) = self.pos_of_handle(h) else {
                 continue;

@@ -18,7 +18,9 @@
 //!   scan, an exact-match hash, an LPM trie and a tuple space search
 //!   (`crate::classifier`), so one table of a pipeline can be a trie
 //!   while the next is a hash: specialisation is per table, whatever the
-//!   shape of the pipeline around it.
+//!   shape of the pipeline around it. A table can also be given a
+//!   structure from outside the crate (`crate::LookupStructure`,
+//!   registered by name in `crate::table_kinds`).
 //! - **Lookup from the frame.** A kind whose structure can be probed
 //!   with a packet's fields read straight from its frame
 //!   (`FrameFields`: no `FlowKey` made) says so by answering

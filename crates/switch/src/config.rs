@@ -54,6 +54,11 @@
 //! interface = "eth1"                   # named eth1.101 ... eth1.110, numbered after the
 //! vlans = "101-110"                    # [[port]] ports (docs/trunk.md); always AF_PACKET
 //!
+//! [[table]]                            # a table's lookup structure (table_config.rs):
+//! id = 3                               # 0..=254
+//! lookup = "auto"                      # auto (built-in choice, the default) | a name
+//!                                      # registered by the program (oxflow: in_port_array)
+//!
 //! [tls]
 //! private_key = "switch-key.pem"
 //! certificate = "switch-cert.pem"
@@ -420,6 +425,15 @@ struct TrunkFile {
     vlans: Spanned<String>,
 }
 
+/// One `[[table]]` entry as written (checked into a
+/// [`crate::table_config::TableLookup`] with its spans).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TableFile {
+    id: Spanned<i64>,
+    lookup: Spanned<String>,
+}
+
 /// The file as written (every key optional).
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -429,6 +443,8 @@ struct FileConfig {
     ports: Vec<PortConfig>,
     #[serde(default, rename = "trunk")]
     trunks: Vec<TrunkFile>,
+    #[serde(default, rename = "table")]
+    tables: Vec<TableFile>,
     // Endpoints are parsed after deserializing, with their own spans: an
     // error inside an array would otherwise point at the array's `[`.
     #[serde(default)]
@@ -513,6 +529,9 @@ pub struct Config {
     pub graph: Option<PathBuf>,
     /// Flows each BEBA state table holds.
     pub state_capacity: usize,
+    /// Tables whose lookup structure is not the built-in choice
+    /// (`[[table]]`, `--table-lookup`).
+    pub table_lookups: Vec<crate::table_config::TableLookup>,
 }
 
 impl Default for Config {
@@ -544,6 +563,7 @@ impl Default for Config {
             port_file: None,
             graph: None,
             state_capacity: stateful::DEFAULT_CAPACITY,
+            table_lookups: Vec::new(),
         }
     }
 }
@@ -564,6 +584,8 @@ pub struct Overrides {
     pub log_level: Option<String>,
     pub poll_spin_us: Option<u32>,
     pub state_capacity: Option<u64>,
+    /// `--table-lookup ID=NAME` values (replace the file's `[[table]]`s).
+    pub table_lookups: Vec<String>,
 }
 
 /// A configuration error, already formatted for the user:
@@ -638,6 +660,7 @@ impl Config {
             ),
         };
         let trunks = Self::file_trunks(&f, &at)?;
+        let table_lookups = Self::file_tables(&f, &at)?;
         let base = PathBuf::from(file);
         let dir = base.parent().unwrap_or(Path::new(""));
         let d = Config::default();
@@ -684,6 +707,7 @@ impl Config {
             // A relative graph file is relative to the config file.
             graph: f.graph.map(|p| dir.join(p)),
             state_capacity: f.state_capacity.unwrap_or(d.state_capacity),
+            table_lookups,
         };
         cfg.check()
             .map_err(|m| ConfigError(format!("{file}: {m}")))?;
@@ -772,7 +796,32 @@ impl Config {
             self.state_capacity = check_state_capacity(i64::try_from(n).unwrap_or(i64::MAX))
                 .map_err(|m| ConfigError(format!("--state-capacity: {m}")))?;
         }
+        if !o.table_lookups.is_empty() {
+            self.table_lookups.clear();
+            for s in &o.table_lookups {
+                let err = |m| ConfigError(format!("--table-lookup {s}: {m}"));
+                self.table_lookups.push(s.parse().map_err(err)?);
+                crate::table_config::check_last(&self.table_lookups).map_err(err)?;
+            }
+        }
         self.check().map_err(ConfigError)
+    }
+
+    /// The `[[table]]` tables of `f`, checked; errors point at the value.
+    fn file_tables(
+        f: &FileConfig,
+        at: &dyn Fn(std::ops::Range<usize>, String) -> ConfigError,
+    ) -> Result<Vec<crate::table_config::TableLookup>, ConfigError> {
+        use crate::table_config::{check_last, lookup_name, table_id, TableLookup};
+        let mut out = Vec::with_capacity(f.tables.len());
+        for t in &f.tables {
+            out.push(TableLookup {
+                table: table_id(*t.id.get_ref()).map_err(|m| at(t.id.span(), m))?,
+                lookup: lookup_name(t.lookup.get_ref()).map_err(|m| at(t.lookup.span(), m))?,
+            });
+            check_last(&out).map_err(|m| at(t.id.span(), m))?;
+        }
+        Ok(out)
     }
 
     /// The `[[trunk]]` tables of `f`, checked; errors point at the value.
@@ -1068,6 +1117,63 @@ backend = "afpacket"
             })
             .unwrap_err();
         assert_eq!(e.0, "--poll-spin-us: 1000001 is out of range (0..=1000000)");
+    }
+
+    /// `[[table]]` and `--table-lookup`: a registered name or "auto" for
+    /// a table that exists, once; anything else is refused with where and
+    /// why.
+    #[test]
+    fn table_lookups() {
+        use crate::table_config::TableLookup;
+        table_kind_example::register();
+        let name = table_kind_example::NAME;
+        let src = format!(
+            "[[table]]\nid = 3\nlookup = \"{name}\"\n[[table]]\nid = 0\nlookup = \"auto\"\n"
+        );
+        let c = Config::parse(&src, "x.toml").unwrap();
+        let want = |table, lookup: &str| TableLookup {
+            table,
+            lookup: lookup.into(),
+        };
+        assert_eq!(c.table_lookups, [want(3, name), want(0, "auto")]);
+        let e = err("[[table]]\nid = 3\nlookup = \"nope\"\n");
+        assert!(
+            e.starts_with("oxflow.toml:3:10: unknown table lookup `nope` (known: auto, "),
+            "{e}"
+        );
+        assert_eq!(
+            err("[[table]]\nid = 255\nlookup = \"auto\"\n"),
+            "oxflow.toml:2:6: table 255 does not exist (tables 0..=254)"
+        );
+        assert_eq!(
+            err("[[table]]\nid = 1\nlookup = \"auto\"\n[[table]]\nid = 1\nlookup = \"auto\"\n"),
+            "oxflow.toml:5:6: table 1 is listed twice"
+        );
+        assert!(err("[[table]]\nid = 1\n").contains("missing field `lookup`"));
+        let mut c = Config::parse(&src, "x.toml").unwrap();
+        let flags = |v: &[&str]| Overrides {
+            table_lookups: v.iter().map(|s| s.to_string()).collect(),
+            ..Default::default()
+        };
+        c.apply(&flags(&[&format!("7={name}")])).unwrap();
+        assert_eq!(c.table_lookups, [want(7, name)]);
+        let e = c.apply(&flags(&["7=x"])).unwrap_err();
+        assert!(
+            e.0.starts_with("--table-lookup 7=x: unknown table lookup `x`"),
+            "{e}"
+        );
+        let e = c.apply(&flags(&["1=auto", "1=auto"])).unwrap_err();
+        assert_eq!(e.0, "--table-lookup 1=auto: table 1 is listed twice");
+        let e = c.apply(&flags(&["auto"])).unwrap_err();
+        assert_eq!(
+            e.0,
+            "--table-lookup auto: expected ID=NAME, e.g. 3=my_lookup"
+        );
+        let e = c.apply(&flags(&["-1=auto"])).unwrap_err();
+        assert_eq!(
+            e.0,
+            "--table-lookup -1=auto: table -1 does not exist (tables 0..=254)"
+        );
     }
 
     #[test]

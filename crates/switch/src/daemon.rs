@@ -331,6 +331,7 @@ pub async fn serve(config: Config, stop: impl Future<Output = ()>) -> Result<(),
         },
         select_method: config.select_method,
         state_capacity: config.state_capacity,
+        table_lookups: config.table_lookups.clone(),
         graph: match &config.graph {
             Some(path) => Some(Arc::new(
                 crate::datapath::graph_run::GraphSpec::load(path).map_err(DaemonError::Graph)?,

@@ -12,4 +12,5 @@ pub mod datapath;
 pub mod metrics;
 pub mod persist;
 pub mod reload;
+pub mod table_config;
 pub mod trunk_config;

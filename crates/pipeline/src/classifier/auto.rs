@@ -6,6 +6,7 @@ use super::exact::{Exact, Hit};
 use super::fields::{Fields, FrameFields};
 use super::linear::Linear;
 use super::lpm::{self, Lpm, LpmForm};
+use super::plugged::{LookupStructure, Plugged};
 use super::rank::{Ref, Shape, HASH_MIN_ENTRIES, LINEAR_MAX};
 use super::tss::Tss;
 use crate::matcher::CompiledMatch;
@@ -18,6 +19,8 @@ pub enum Kind {
     Hash,
     Lpm,
     Tss,
+    /// A structure from outside the pipeline (`plugged`).
+    Plugged,
 }
 
 impl Kind {
@@ -27,6 +30,7 @@ impl Kind {
             Kind::Hash => "hash",
             Kind::Lpm => "lpm",
             Kind::Tss => "tss",
+            Kind::Plugged => "plugged",
         }
     }
 }
@@ -55,6 +59,10 @@ pub(crate) struct Auto {
     pub(super) exact_on: bool,
     /// Whether to keep an LPM trie (see `set_lpm_index`).
     pub(super) lpm_on: bool,
+    /// The table's plugged structure, if it has one: it holds every
+    /// entry and answers every lookup (the kind is then `Plugged`, and
+    /// there is no exact index and no trie).
+    pub(super) plugged: Option<Plugged>,
     pub(super) len: usize,
     pub(super) kind: Kind,
 }
@@ -68,6 +76,7 @@ impl Default for Auto {
             exact: None,
             exact_on: true,
             lpm_on: true,
+            plugged: None,
             len: 0,
             kind: Kind::Linear,
         }
@@ -114,6 +123,9 @@ impl Auto {
             _ => {}
         }
         self.sync_exact(r, m, Change::Added, created);
+        if let Some(p) = &mut self.plugged {
+            p.0.insert(r, m);
+        }
         self.len += 1;
         if self.len <= LINEAR_MAX {
             self.linear.get_or_insert_with(Linear::default).insert(r, m);
@@ -143,6 +155,9 @@ impl Auto {
             _ => {}
         }
         self.sync_exact(r, m, Change::Removed(left), destroyed);
+        if let Some(p) = &mut self.plugged {
+            p.0.remove(r, m);
+        }
         self.len -= 1;
         match &mut self.linear {
             Some(l) => {
@@ -173,6 +188,7 @@ impl Auto {
         match (self.kind, &self.exact, &self.linear) {
             (Kind::Hash, Some(ex), _) => self.exact_answer(ex.probe(key), key),
             (Kind::Linear, _, Some(l)) => l.lookup(key).map(|r| r.handle),
+            (Kind::Plugged, _, _) => self.lookup_plugged(key),
             _ => self.lookup_other(key),
         }
     }
@@ -196,6 +212,7 @@ impl Auto {
                 }
             }
             (Kind::Linear, _, Some(l)) => l.lookup_fields(f).map(|r| r.handle),
+            (Kind::Plugged, _, _) => self.lookup_plugged_frame(f),
             _ => self.lookup_fields(f).some().map(|r| r.handle),
         }
     }
@@ -214,6 +231,12 @@ impl Auto {
         const N: usize = crate::chunk::CHUNK;
         let n = at.len().min(out.len()).min(N);
         let frame = |j: usize| frames.get(usize::from(at[j]));
+        if self.kind == Kind::Plugged {
+            for (j, o) in out[..n].iter_mut().enumerate() {
+                *o = frame(j).and_then(|f| self.lookup_plugged_frame(f));
+            }
+            return;
+        }
         if let (Kind::Hash, Some(ex)) = (self.kind, &self.exact) {
             let mut keys = [None; N];
             for (j, k) in keys[..n].iter_mut().enumerate() {
@@ -236,6 +259,67 @@ impl Auto {
         self.lookup_fields_many(frames, &at[..n], &mut best[..n]);
         for (o, b) in out[..n].iter_mut().zip(&best) {
             *o = b.some().map(|r| r.handle);
+        }
+    }
+
+    /// `lookup` when the kind is `Plugged`: the structure answers.
+    #[inline(never)]
+    fn lookup_plugged(&self, key: &FlowKey) -> Option<u32> {
+        let p = self.plugged.as_ref()?;
+        p.0.lookup(key).map(|r| r.handle)
+    }
+
+    /// `lookup_many` when the kind is `Plugged`.
+    #[inline(never)]
+    fn lookup_plugged_many(&self, keys: &[FlowKey], at: &[u8], out: &mut [Option<u32>]) {
+        let Some(p) = &self.plugged else { return };
+        let mut best = [None; crate::chunk::CHUNK];
+        let n = at.len().min(out.len()).min(best.len());
+        p.0.lookup_many(keys, &at[..n], &mut best[..n]);
+        for (o, b) in out[..n].iter_mut().zip(&best[..n]) {
+            *o = b.map(|r| r.handle);
+        }
+    }
+
+    /// `lookup_frame` when the kind is `Plugged`: the structure answers
+    /// if it looks frames up, else the tuple space (which holds every
+    /// entry: the same answer).
+    #[inline(never)]
+    fn lookup_plugged_frame(&self, f: &FrameFields) -> Option<u32> {
+        let answer = match self.plugged.as_ref().and_then(|p| p.0.lookup_frame(f)) {
+            Some(answer) => answer,
+            None => self.lookup_fields(f).some(),
+        };
+        answer.map(|r| r.handle)
+    }
+
+    /// Plugs a structure in (filled with the table's entries now) or,
+    /// with `None`, takes it out (the exact index and the trie come back
+    /// as their settings say).
+    pub fn set_plugged(&mut self, s: Option<Box<dyn LookupStructure>>) {
+        self.plugged = s.map(|mut s| {
+            self.tss
+                .for_each(|r, fields| s.insert(r, &fields.compiled()));
+            Plugged(s)
+        });
+        self.exact = None;
+        self.lpm = None;
+        self.tss.mark_lpm(|_| false);
+        if self.tss.n_nonempty() == 1 {
+            self.build_exact();
+        }
+        if self.tss.n_nonempty() > 0 {
+            self.try_lpm();
+        }
+        self.choose();
+    }
+
+    /// The name of the structure answering lookups: `kind`'s, or the
+    /// plugged structure's.
+    pub fn kind_name(&self) -> &'static str {
+        match &self.plugged {
+            Some(p) => p.0.name(),
+            None => self.kind().name(),
         }
     }
 
@@ -359,6 +443,10 @@ impl Auto {
                 }
                 return;
             }
+            (Kind::Plugged, ..) => {
+                self.lookup_plugged_many(keys, &at[..n], &mut out[..n]);
+                return;
+            }
             _ => self.lookup_trie_tss_many(keys, &at[..n], &mut best[..n]),
         }
         for (o, b) in out[..n].iter_mut().zip(&best[..n]) {
@@ -418,11 +506,14 @@ impl Auto {
     /// A structure for no entries, with this one's settings (the exact
     /// index and the trie kept or not).
     pub fn emptied(&self) -> Auto {
-        Auto {
+        let mut a = Auto {
             exact_on: self.exact_on,
             lpm_on: self.lpm_on,
+            plugged: self.plugged.as_ref().map(|p| Plugged(p.0.fresh())),
             ..Auto::default()
-        }
+        };
+        a.choose();
+        a
     }
 
     /// Turns the exact index on (built now if the table qualifies) or off
@@ -502,7 +593,7 @@ impl Auto {
 
     /// Builds the exact index of the one shape, if it packs in 64 bits.
     fn build_exact(&mut self) {
-        if !self.exact_on {
+        if !self.exact_on || self.plugged.is_some() {
             return;
         }
         let Some(mut ex) = self.tss.shapes().next().and_then(Exact::new) else {
@@ -517,7 +608,9 @@ impl Auto {
 
     fn choose(&mut self) {
         let shapes = self.tss.n_nonempty();
-        self.kind = if self.len < HASH_MIN_ENTRIES || (self.len <= LINEAR_MAX && shapes != 1) {
+        self.kind = if self.plugged.is_some() {
+            Kind::Plugged
+        } else if self.len < HASH_MIN_ENTRIES || (self.len <= LINEAR_MAX && shapes != 1) {
             Kind::Linear
         } else if shapes == 1 {
             Kind::Hash
@@ -536,7 +629,7 @@ impl Auto {
     /// shape comparisons when a new shape comes (not per entry),
     /// O(entries) when a form is found.
     fn try_lpm(&mut self) {
-        if !self.lpm_on {
+        if !self.lpm_on || self.plugged.is_some() {
             return;
         }
         let form = {

@@ -10,7 +10,7 @@
 //! presence bits and field values).
 
 use super::exact::{common_at, Common, Exact, COMMON};
-use crate::matcher::key_bits;
+use crate::matcher::{key_bits, CompiledMatch};
 use packet::{Field, FieldSet, FlowKey};
 
 /// The fields a frame read into `FrameFields` (IPv4 with TCP or UDP:
@@ -127,4 +127,14 @@ impl Fields for FrameFields {
         }
         ex.pack_common(&self.common)
     }
+}
+
+/// Whether `m` covers a packet whose fields `k` reads (a `FlowKey` or a
+/// frame's `FrameFields`): `CompiledMatch::matches` over [`Fields`].
+#[inline]
+pub fn matches_fields<K: Fields + ?Sized>(m: &CompiledMatch, k: &K) -> bool {
+    k.present().contains_all(m.required())
+        && m.fields()
+            .iter()
+            .all(|f| k.bits(f.field) & f.mask == f.value)
 }

@@ -1,7 +1,7 @@
 //! Linear scan for small tables: the entries' matches in a list sorted by
 //! rank (best first); the first that matches is the answer.
 
-use super::fields::Fields;
+use super::fields::{matches_fields, Fields};
 use super::rank::Ref;
 use crate::matcher::CompiledMatch;
 use packet::FlowKey;
@@ -41,12 +41,7 @@ impl Linear {
     pub fn lookup_fields<K: Fields>(&self, k: &K) -> Option<Ref> {
         self.entries
             .iter()
-            .find(|(_, m)| {
-                k.present().contains_all(m.required())
-                    && m.fields()
-                        .iter()
-                        .all(|f| k.bits(f.field) & f.mask == f.value)
-            })
+            .find(|(_, m)| matches_fields(m, k))
             .map(|(r, _)| *r)
     }
 }

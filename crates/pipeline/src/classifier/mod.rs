@@ -177,6 +177,7 @@ pub mod exact;
 pub mod fields;
 pub mod linear;
 pub mod lpm;
+pub mod plugged;
 mod rank;
 pub mod tss;
 
@@ -186,5 +187,6 @@ mod tests;
 pub(crate) use auto::Auto;
 pub use auto::Kind;
 pub use exact::{Exact, Hit};
+pub use plugged::LookupStructure;
 pub(crate) use rank::{splitmix64, SEQ_LIMIT};
 pub use rank::{Rank, Ref, Same, Shape, HASH_MIN_ENTRIES, LINEAR_MAX};

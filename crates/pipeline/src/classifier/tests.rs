@@ -220,6 +220,34 @@ fn ops(m: impl Strategy<Value = CompiledMatch>, prios: u16) -> impl Strategy<Val
     proptest::collection::vec(op, 0..60)
 }
 
+/// A plugged structure for the checks below: the entries in a map by
+/// rank, scanned from the best (`plugged::LookupStructure`).
+#[derive(Clone, Default)]
+struct ByRank(std::collections::BTreeMap<Rank, (Ref, CompiledMatch)>);
+
+impl plugged::LookupStructure for ByRank {
+    fn name(&self) -> &'static str {
+        "by_rank"
+    }
+    fn insert(&mut self, r: Ref, m: &CompiledMatch) {
+        self.0.insert(r.rank, (r, m.clone()));
+    }
+    fn remove(&mut self, r: Ref, _m: &CompiledMatch) {
+        self.0.remove(&r.rank);
+    }
+    fn lookup(&self, key: &FlowKey) -> Option<Ref> {
+        let mut best = self.0.values().rev();
+        best.find(|(_, m)| fields::matches_fields(m, key))
+            .map(|(r, _)| *r)
+    }
+    fn fresh(&self) -> Box<dyn LookupStructure> {
+        Box::new(ByRank::default())
+    }
+    fn clone_box(&self) -> Box<dyn LookupStructure> {
+        Box::new(self.clone())
+    }
+}
+
 /// Runs `ops` on every structure and checks each against the reference
 /// after every step.
 fn check_structures(ops: &[Op], keys: &[FlowKey]) -> Result<(), TestCaseError> {
@@ -232,8 +260,19 @@ fn check_structures(ops: &[Op], keys: &[FlowKey]) -> Result<(), TestCaseError> {
     toggled.set_lpm_index(false);
     let mut tss = tss::Tss::default();
     let mut lin = linear::Linear::default();
+    // A plugged structure from the start, and one plugged in half-way
+    // (filled from the entries then) and taken out again near the end.
+    let mut plugged = Auto::default();
+    plugged.set_plugged(Some(Box::new(ByRank::default())));
+    let mut late = Auto::default();
     let mut live: Vec<(Ref, CompiledMatch)> = Vec::new();
     for (seq, op) in ops.iter().enumerate() {
+        if seq == ops.len() / 2 {
+            late.set_plugged(Some(Box::new(ByRank::default())));
+        }
+        if seq == ops.len() * 7 / 8 {
+            late.set_plugged(None);
+        }
         if seq % 5 == 4 {
             toggled.set_exact_index(!toggled.exact_on);
         }
@@ -248,6 +287,8 @@ fn check_structures(ops: &[Op], keys: &[FlowKey]) -> Result<(), TestCaseError> {
                 };
                 auto.insert(r, m);
                 toggled.insert(r, m);
+                plugged.insert(r, m);
+                late.insert(r, m);
                 tss.insert(r, m, false);
                 lin.insert(r, m);
                 live.push((r, m.clone()));
@@ -259,6 +300,8 @@ fn check_structures(ops: &[Op], keys: &[FlowKey]) -> Result<(), TestCaseError> {
                 let (r, m) = live.remove(i % live.len());
                 prop_assert!(auto.remove(r, &m));
                 prop_assert!(toggled.remove(r, &m));
+                prop_assert!(plugged.remove(r, &m));
+                prop_assert!(late.remove(r, &m));
                 prop_assert!(tss.remove(r, &m).is_some());
                 prop_assert!(lin.remove(r));
             }
@@ -279,6 +322,9 @@ fn check_structures(ops: &[Op], keys: &[FlowKey]) -> Result<(), TestCaseError> {
                 toggled.lpm_on,
                 toggled.kind()
             );
+            prop_assert_eq!(plugged.lookup(k), want.map(|r| r.handle), "plugged");
+            prop_assert_eq!(plugged.kind_name(), "by_rank");
+            prop_assert_eq!(late.lookup(k), want.map(|r| r.handle), "late plugged");
             prop_assert_eq!(tss.lookup(k), want, "tss");
             prop_assert_eq!(lin.lookup(k), want, "linear");
         }
@@ -287,6 +333,9 @@ fn check_structures(ops: &[Op], keys: &[FlowKey]) -> Result<(), TestCaseError> {
             let at: Vec<u8> = (0..chunk.len() as u8).filter(|i| i % 2 == 0).collect();
             let mut out = vec![Some(u32::MAX); at.len()];
             auto.lookup_many(chunk, &at, &mut out);
+            let mut out_plugged = vec![Some(u32::MAX); at.len()];
+            plugged.lookup_many(chunk, &at, &mut out_plugged);
+            prop_assert_eq!(&out_plugged, &out, "plugged lookup_many");
             for (j, &i) in at.iter().enumerate() {
                 let want = expected(&live, &chunk[usize::from(i)]);
                 prop_assert_eq!(
@@ -854,6 +903,44 @@ fn renumbering_keeps_order() {
     assert_eq!(t.peek(&k).map(|e| e.cookie()), Some(2));
     k.in_port = 0;
     assert_eq!(t.peek(&k).map(|e| e.cookie()), Some(4));
+}
+
+/// A table with a plugged structure: it is filled when plugged, answers
+/// after a renumbering, in a copy of the table (a replica) and after a
+/// delete-all (an emptied structure of the same kind), and taking it out
+/// brings the built-in choice back.
+#[test]
+fn plugged_table_lifecycle() {
+    let mut t = FlowTable::new(0);
+    for i in 0..16u32 {
+        t.insert(entry(24, route(24, 0x0a00_0000 | i << 8), u64::from(i)));
+    }
+    t.insert(entry(100, route(8, 0x0a00_0000), 100));
+    assert_eq!(t.classifier_kind(), "lpm");
+    t.set_lookup(Some(Box::new(ByRank::default())));
+    assert_eq!(t.classifier_kind(), "by_rank");
+    assert!(t.classifier().exact_index().is_none());
+    let cookie = |t: &FlowTable, addr| t.peek(&ipv4_key(addr)).map(|e| e.cookie());
+    assert_eq!(cookie(&t, 0x0a00_0307), Some(100));
+    assert_eq!(cookie(&t, 0x0b00_0307), None);
+    t.skip_seq(SEQ_LIMIT - 20);
+    t.insert(entry(0, CompiledMatch::any(), 999));
+    t.insert(entry(200, route(24, 0x0a00_0300), 200));
+    assert_eq!(t.classifier_kind(), "by_rank");
+    let replica = t.clone();
+    for t in [&t, &replica] {
+        assert_eq!(cookie(t, 0x0a00_0307), Some(200));
+        assert_eq!(cookie(t, 0x0a00_0407), Some(100));
+        assert_eq!(cookie(t, 0x0b00_0307), Some(999));
+    }
+    assert_eq!(t.remove_where(|_| true).len(), 19);
+    assert_eq!(t.classifier_kind(), "by_rank");
+    assert_eq!(cookie(&t, 0x0a00_0307), None);
+    t.insert(entry(1, route(16, 0x0a00_0000), 1));
+    assert_eq!(cookie(&t, 0x0a00_0307), Some(1));
+    t.set_lookup(None);
+    assert_eq!(t.classifier_kind(), "linear");
+    assert_eq!(cookie(&t, 0x0a00_0307), Some(1));
 }
 
 /// Tables whose shapes use more fields than a lookup reads up front

@@ -215,6 +215,9 @@ pub struct DpConfig {
     pub graph: Option<Arc<graph_run::GraphSpec>>,
     /// Flows each BEBA state table holds.
     pub state_capacity: usize,
+    /// Tables whose lookup structure is a registered one
+    /// (`crate::table_config`), plugged in before the replicas are made.
+    pub table_lookups: Vec<crate::table_config::TableLookup>,
 }
 
 impl Default for DpConfig {
@@ -226,6 +229,7 @@ impl Default for DpConfig {
             select_method: pipeline::group::SelectMethod::default(),
             graph: None,
             state_capacity: stateful::DEFAULT_CAPACITY,
+            table_lookups: Vec::new(),
             desc: ofp::multipart::Desc {
                 mfr_desc: "oxflow".into(),
                 hw_desc: "user-space software switch".into(),

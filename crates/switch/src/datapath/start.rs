@@ -82,6 +82,10 @@ impl Datapath {
         if config.state_capacity != stateful::DEFAULT_CAPACITY {
             pipeline.set_state_capacity(config.state_capacity);
         }
+        for t in &config.table_lookups {
+            pipeline::table_kinds::plug(&mut pipeline, t.table, &t.lookup)?;
+            tracing::info!("table {} looks packets up with {}", t.table, t.lookup);
+        }
         let mut map = BTreeMap::new();
         for (no, io) in ports {
             let state = if io.link_up() {
