@@ -3,10 +3,10 @@
 //!
 //! A packet's trip on the general path starts with the general
 //! parse into a ~200-byte `FlowKey`, whatever the tables look at. Here a
-//! chunk of a batch that no template takes goes as follows:
+//! chunk of a batch whose table 0 can answer from frames goes as follows:
 //!
 //! ```text
-//!  read every frame's common fields (`chain_frame` into `FrameFields`:
+//!  read every frame's common fields (`read_frame` into `FrameFields`:
 //!     IPv4 with TCP or UDP, untagged or one 802.1Q tag, a header the
 //!     general parse accepts; any other frame is parsed as before)
 //!  big pipelines (`batch`'s warm stages): walk, table by table along the
@@ -23,12 +23,12 @@
 //! A table answers from the frame when every field its entries match is
 //! one a `FrameFields` holds, through the structure it uses for keys
 //! (exact index, linear list, trie, tuple space), whatever the shape of
-//! the pipeline around it (an ACL in front of a routing table, a table no
-//! template knows). A packet whose trip needs no field beyond its lookups
+//! the pipeline around it (an ACL in front of a routing table, a VLAN
+//! dispatch, any table of those fields). A packet whose trip needs no field beyond its lookups
 //! (goto, write-metadata, an output to a standard port, a drop, a next
 //! hop at the tail) is never parsed.
 //!
-//! Exactness: a frame `chain_frame` reads is one the general parse
+//! Exactness: a frame `read_frame` reads is one the general parse
 //! accepts at every layer (so it is admitted, and is no fragment), and a
 //! `FrameFields`' values and presence bits are those its key would have
 //! at table 0 on the fields `FRAME_FIELDS` names; a table whose every
@@ -37,21 +37,19 @@
 //! the table matches on (the executor's rule for hints,
 //! `Program::writes`, write-metadata included), and the lazy key is
 //! parsed before the first step that may change the frame, so it is the
-//! key parsed on arrival. `tests::batches_equal_process` (the route,
-//! chain and balancer properties) and `tests::template_props` run every
-//! case with the templates off too, comparing this way with `process`
-//! packet by packet.
+//! key parsed on arrival. `tests::batches_equal_process` (the router,
+//! gateway and balancer properties) and `tests::l2_props` compare this
+//! way with `process` packet by packet.
 
 use crate::batch::{Seen, NONE, WARM_DEPTH};
 use crate::chunk::CHUNK;
-use crate::classifier::fields::ChunkFrames;
+use crate::classifier::fields::{read_frame, ChunkFrames};
 use crate::exec::Ctx;
 use crate::output::Output;
 use crate::pipeline::Pipeline;
 use crate::port::PortTable;
 use crate::table::Nanos;
 use crate::table_kind::TableKind;
-use crate::template::chain::chain_frame;
 use packet::{FlowKey, PacketBuf, ParseError};
 
 impl Pipeline {
@@ -89,7 +87,7 @@ impl Pipeline {
         // Bit i: packet i was read from its frame.
         let mut framed = 0u32;
         for (i, (buf, fr)) in chunk[..n].iter().zip(frames.iter_mut()).enumerate() {
-            if chain_frame(buf.data(), in_port, fr).is_some() {
+            if read_frame(buf.data(), in_port, fr).is_some() {
                 framed |= 1 << i;
             }
         }

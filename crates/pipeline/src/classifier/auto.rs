@@ -259,17 +259,7 @@ impl Auto {
     }
 
     /// The exact index, when it holds every entry but the match-everything
-    /// ones (it exists exactly then, whatever the kind) and its keys can
-    /// be made from an Ethernet header (`Exact::ethernet`): what the
-    /// Ethernet template (`crate::template`) looks packets up in.
-    #[inline]
-    pub fn ethernet_index(&self) -> Option<&Exact> {
-        self.exact_index().filter(|ex| ex.ethernet())
-    }
-
-    /// The exact index, when it holds every entry but the match-everything
-    /// ones (it exists exactly then, whatever the kind): what the chain
-    /// template (`crate::template`) looks packets up in.
+    /// ones (it exists exactly then, whatever the kind).
     #[inline]
     pub fn exact_index(&self) -> Option<&Exact> {
         self.exact.as_ref()
@@ -282,8 +272,7 @@ impl Auto {
     /// it but match-everything ones. The answer for an IPv4 packet is
     /// then the better of the trie's (`Lpm::lookup_v4_many`) and the best
     /// match-everything entry (`lookup_any`), by rank (no tie: ranks
-    /// are distinct): what the route template (`crate::template`) looks
-    /// packets up with.
+    /// are distinct).
     #[inline]
     pub fn ipv4_routes(&self) -> Option<(&Lpm, lpm::Start)> {
         match (self.kind, &self.lpm) {
@@ -380,7 +369,7 @@ impl Auto {
     }
 
     /// `lookup_many` for packets whose fields come from elsewhere than a
-    /// `FlowKey` (the chain template's `FrameFields`), whatever the kind:
+    /// `FlowKey` (a frame's `FrameFields`), whatever the kind:
     /// through the trie and the tuple space, which hold every entry (a
     /// linear list's and an exact index's too). `out[j]` (the best entry,
     /// `Ref::NONE` for none) for `keys[at[j]]`, at most
@@ -402,7 +391,7 @@ impl Auto {
 
     /// The best entry matching one key (or `Ref::NONE`) through the
     /// trie and the tuple space, whatever holds the key's fields
-    /// (`lookup_other`'s `FlowKey`, the chain template's `FrameFields`).
+    /// (`lookup_other`'s `FlowKey`, a frame's `FrameFields`).
     /// Never inlined: `lookup` keeps its slow path out of line, and
     /// inlined into `lookup_fields_many` it cost the many-key path 4-5 %
     /// at batches of 32 (the compiler laid that path out otherwise).

@@ -6,10 +6,9 @@
 //! reserved ports.
 //!
 //! Every path a packet takes through the tables runs this code: a received
-//! packet (`Pipeline::process`), every packet of a batch the templates do
-//! not take (`Pipeline::process_batch`, with the lookups its warm stages
-//! made, and on the per-table way with a key made only when needed:
-//! [`lazy`]), a packet-out's actions and its TABLE resubmit. Tables are driven
+//! packet (`Pipeline::process`), every packet of a batch
+//! (`Pipeline::process_batch`, with the lookups its warm stages made, and
+//! on the per-table way with a key made only when needed: [`lazy`]), a packet-out's actions and its TABLE resubmit. Tables are driven
 //! through [`TableKind`] (see `crate::table_kind`): the table looks the
 //! packet up and hands over the matched entry's compiled program; the
 //! executor runs it. Specialisation lives in the tables (their lookup
