@@ -15,9 +15,12 @@
 //!     else the packet's walk stops there
 //!  run every packet through the one executor (`crate::exec`) in batch
 //!     order with those answers as hints and its key lazy (`exec::Lazy`):
-//!     a table without a hint is looked up from the frame if it can
-//!     answer so (`TableKind::lookup_frame`), and the key is parsed only
-//!     when a step reads a packet field
+//!     a trip of goto-only entries ending in one output or one action
+//!     list takes the executor's short way (`Pipeline::run_framed`: no
+//!     key, no action set); in any other, a table without a hint is
+//!     looked up from the frame if it can answer so
+//!     (`TableKind::lookup_frame`), and the key is parsed only when a
+//!     step reads a packet field
 //! ```
 //!
 //! A table answers from the frame when every field its entries match is
@@ -98,10 +101,7 @@ impl Pipeline {
             let mut tables = std::mem::take(&mut self.tables);
             for (i, (buf, fr)) in chunk[..n].iter_mut().zip(frames.iter()).enumerate() {
                 let res = if framed & (1 << i) != 0 {
-                    let mut key = FlowKey::new(in_port);
-                    let ctx = Ctx::received(in_port, now);
-                    let lazy = Some((layer, fr));
-                    self.run_tables_in(&mut tables, buf, &mut key, ctx, None, lazy, out);
+                    self.run_framed(&mut tables, buf, fr, layer, in_port, now, None, out);
                     Ok(())
                 } else {
                     self.process_in(&mut tables, buf, in_port, now, out)
@@ -130,7 +130,9 @@ impl Pipeline {
         done: &mut impl FnMut(&PortTable, &mut O, usize, Result<(), ParseError>),
     ) {
         let n = chunk.len().min(CHUNK);
-        let mut keys = [FlowKey::new(in_port); CHUNK];
+        let Some(mut keys) = self.keys.take() else {
+            return;
+        };
         // Per packet: `Ok(true)` to table 0, `Ok(false)` dropped
         // silently, the parse error of a malformed one.
         let mut admit = [Ok(true); CHUNK];
@@ -138,12 +140,13 @@ impl Pipeline {
         // 0 of each kind.
         let (mut by_frame, mut f) = ([0u8; CHUNK], 0);
         let (mut by_key, mut r) = ([0u8; CHUNK], 0);
-        for (i, (buf, key)) in chunk[..n].iter().zip(&mut keys).enumerate() {
+        for (i, (buf, key)) in chunk[..n].iter().zip(keys.iter_mut()).enumerate() {
             if framed & (1 << i) != 0 {
                 by_frame[f] = i as u8;
                 f += 1;
                 continue;
             }
+            *key = FlowKey::new(in_port);
             admit[i] = self.admit(buf, key);
             if admit[i] == Ok(true) {
                 by_key[r] = i as u8;
@@ -164,19 +167,21 @@ impl Pipeline {
         let mut tables = std::mem::take(&mut self.tables);
         for (i, (((buf, key), a), fr)) in chunk[..n]
             .iter_mut()
-            .zip(&mut keys)
+            .zip(keys.iter_mut())
             .zip(admit)
             .zip(frames.iter())
             .enumerate()
         {
-            let lazy = (framed & (1 << i) != 0).then_some((layer, fr));
-            if a == Ok(true) {
+            let hint = Some(&seen[i][..]);
+            if framed & (1 << i) != 0 {
+                self.run_framed(&mut tables, buf, fr, layer, in_port, now, hint, out);
+            } else if a == Ok(true) {
                 let ctx = Ctx::received(in_port, now);
-                let hint = Some(&seen[i][..]);
-                self.run_tables_in(&mut tables, buf, key, ctx, hint, lazy, out);
+                self.run_tables_in(&mut tables, buf, key, ctx, hint, None, out);
             }
             done(&self.ports, out, base + i, a.map(|_| ()));
         }
         self.put_tables_back(tables);
+        self.keys = Some(keys);
     }
 }

@@ -12,7 +12,7 @@ use crate::program;
 use crate::table::FlowTable;
 use crate::table_kind::TableKind;
 use ofp::instruction::Instruction;
-use packet::{Layer, PacketBuf};
+use packet::{FlowKey, Layer, PacketBuf};
 use program::Program;
 use std::hash::BuildHasher;
 use std::sync::Arc;
@@ -66,6 +66,10 @@ pub struct Pipeline {
     /// (`crate::per_table`), kept so that no chunk initialises them;
     /// `process_batch` takes them out while it runs.
     pub(crate) frames: Option<Box<ChunkFrames>>,
+    /// The keys of a chunk's packets not read from their frames on the
+    /// per-table way's warmed chunks (`crate::per_table`), kept as
+    /// `frames` are: only those packets' keys are initialised.
+    pub(crate) keys: Option<Box<[FlowKey; crate::chunk::CHUNK]>>,
     /// `process_batch`'s last decision whether to warm (see `batch`):
     /// batches left before looking again, and the decision.
     pub(crate) warm_check: (u16, bool),
@@ -141,6 +145,7 @@ impl Pipeline {
             config: Config::default(),
             scratch: Vec::new(),
             frames: Some(Box::new([FrameFields::EMPTY; crate::chunk::CHUNK])),
+            keys: Some(Box::new([FlowKey::new(0); crate::chunk::CHUNK])),
             warm_check: (0, false),
             parse_layer: Layer::L2,
             recent_programs: Vec::new(),

@@ -467,18 +467,21 @@ impl FlowTable {
     /// `frames_answer`.
     #[inline]
     pub(crate) fn lookup_frame(&mut self, f: &FrameFields) -> Option<Option<usize>> {
+        let hit = self.find_frame(f)?;
+        Some(self.lookup_known(hit))
+    }
+
+    /// `lookup_frame` without counting.
+    #[inline(always)]
+    pub(crate) fn find_frame(&self, f: &FrameFields) -> Option<Option<usize>> {
         if !self.frames_answer() {
             return None;
         }
-        self.counters.lookup_count += 1;
-        let hit = self
-            .classifier
-            .lookup_frame(f)
-            .and_then(|h| self.pos_of_handle(h));
-        if hit.is_some() {
-            self.counters.matched_count += 1;
-        }
-        Some(hit)
+        Some(
+            self.classifier
+                .lookup_frame(f)
+                .and_then(|h| self.pos_of_handle(h)),
+        )
     }
 
     /// Looks `key` up, counting the lookup (and the match).
@@ -499,7 +502,7 @@ impl FlowTable {
     }
 
     /// The table's lookup structure.
-    #[inline]
+    #[cfg(test)]
     pub(crate) fn classifier(&self) -> &Auto {
         &self.classifier
     }

@@ -2,7 +2,7 @@
 //! lookups, kept beside the tuple space and chosen again after every
 //! change (see the `classifier` module comment, "The choice").
 
-use super::exact::{Exact, Hit};
+use super::exact::{at, Exact, Hit};
 use super::fields::{Fields, FrameFields};
 use super::linear::Linear;
 use super::lpm::{self, Lpm, LpmForm};
@@ -180,10 +180,14 @@ impl Auto {
     /// `lookup` for a packet read from its frame (`FrameFields`, whose
     /// fields must include every `match_fields` one): the exact index's
     /// probe with the key packed from the frame's values, the linear
-    /// list's scan, else through the trie and the tuple space. The same
-    /// answer as `lookup` of the packet's key.
+    /// list's scan, an IPv4 routing table's trie walked straight with the
+    /// frame's destination (`ipv4_routes`), else through the trie and
+    /// the tuple space. The same answer as `lookup` of the packet's key.
     #[inline(always)]
     pub(crate) fn lookup_frame(&self, f: &FrameFields) -> Option<u32> {
+        if let Some((lpm, start)) = self.ipv4_routes() {
+            return Self::v4_answer(lpm.lookup_v4(start, frame_dst(f)), self.lookup_any());
+        }
         match (self.kind, &self.exact, &self.linear) {
             (Kind::Hash, Some(ex), _) => {
                 match self.answer_known(f.pack(ex).and_then(|k| ex.get(k))) {
@@ -233,10 +237,30 @@ impl Auto {
             return;
         }
         let mut best = [Ref::NONE; N];
+        if let Some((lpm, start)) = self.ipv4_routes() {
+            let mut dsts = [None; N];
+            for (j, d) in dsts[..n].iter_mut().enumerate() {
+                *d = frame(j).map(frame_dst);
+            }
+            lpm.lookup_v4_many(start, &dsts[..n], &mut best[..n]);
+            let any = self.lookup_any();
+            for (o, b) in out[..n].iter_mut().zip(&best) {
+                *o = Self::v4_answer(*b, any);
+            }
+            return;
+        }
         self.lookup_fields_many(frames, &at[..n], &mut best[..n]);
         for (o, b) in out[..n].iter_mut().zip(&best) {
             *o = b.some().map(|r| r.handle);
         }
+    }
+
+    /// The answer of an IPv4 routing table (`ipv4_routes`) for a packet
+    /// whose trie walk found `trie`: the better of that and the best
+    /// match-everything entry `any`, by rank (ranks are distinct).
+    #[inline(always)]
+    fn v4_answer(trie: Ref, any: Ref) -> Option<u32> {
+        trie.better(any).some().map(|r| r.handle)
     }
 
     /// `lookup` through the trie and the tuple space (`lookup_fields`,
@@ -260,7 +284,7 @@ impl Auto {
 
     /// The exact index, when it holds every entry but the match-everything
     /// ones (it exists exactly then, whatever the kind).
-    #[inline]
+    #[cfg(test)]
     pub fn exact_index(&self) -> Option<&Exact> {
         self.exact.as_ref()
     }
@@ -272,7 +296,7 @@ impl Auto {
     /// it but match-everything ones. The answer for an IPv4 packet is
     /// then the better of the trie's (`Lpm::lookup_v4_many`) and the best
     /// match-everything entry (`lookup_any`), by rank (no tie: ranks
-    /// are distinct).
+    /// are distinct): how `lookup_frame` looks frames up in it.
     #[inline]
     pub fn ipv4_routes(&self) -> Option<(&Lpm, lpm::Start)> {
         match (self.kind, &self.lpm) {
@@ -569,4 +593,11 @@ impl Auto {
 /// A match as `(field, mask, value)` triples.
 pub(super) fn triples(m: &CompiledMatch) -> impl Iterator<Item = (Field, u128, u128)> + Clone + '_ {
     m.fields().iter().map(|f| (f.field, f.mask, f.value))
+}
+
+/// The IPv4 destination of a frame read into `f` (every `FrameFields` is
+/// IPv4: `read_frame`).
+#[inline(always)]
+fn frame_dst(f: &FrameFields) -> u32 {
+    f.common[at::IPV4_DST & (super::exact::COMMON - 1)] as u32
 }

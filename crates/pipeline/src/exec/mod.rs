@@ -19,6 +19,8 @@
 //! - [`group`]: the group action and its buckets.
 //! - [`lazy`]: the key made only when a step needs it, lookups from the
 //!   frame meanwhile, and a next hop at the tail run on the frame.
+//! - [`trip`]: the short way for a packet read from its frame whose trip
+//!   is goto-only entries ending in one output or one action list.
 //!
 //! Everything the datapath emits goes through [`Output`]; the caller (the
 //! switch) turns it into I/O and counts port rx/tx.
@@ -27,6 +29,7 @@ mod actions;
 mod group;
 mod lazy;
 mod ports;
+mod trip;
 
 use lazy::parse_lazy;
 pub(crate) use lazy::Lazy;
