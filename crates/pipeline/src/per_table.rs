@@ -53,7 +53,12 @@ use crate::pipeline::Pipeline;
 use crate::port::PortTable;
 use crate::table::Nanos;
 use crate::table_kind::TableKind;
-use packet::{FlowKey, PacketBuf, ParseError};
+use packet::{Field, FieldSet, FlowKey, PacketBuf, ParseError};
+
+/// The fields a key made by `FlowKey::new(in_port)` holds as a received
+/// packet's own key does at table 0: a table matching on these alone
+/// gives every packet from a port the answer of that key.
+const PORT_FIELDS: FieldSet = FieldSet::of(&[Field::InPort, Field::InPhyPort, Field::Metadata]);
 
 impl Pipeline {
     /// Whether the batch path looks packets up from their frames (module
@@ -98,10 +103,12 @@ impl Pipeline {
             self.run_warmed(chunk, base, in_port, now, out, &frames, framed, done);
         } else {
             let layer = self.parse_layer();
+            let port = self.port_answer(in_port);
+            let hint = port.as_ref().map(|h| &h[..]);
             let mut tables = std::mem::take(&mut self.tables);
             for (i, (buf, fr)) in chunk[..n].iter_mut().zip(frames.iter()).enumerate() {
                 let res = if framed & (1 << i) != 0 {
-                    self.run_framed(&mut tables, buf, fr, layer, in_port, now, None, out);
+                    self.run_framed(&mut tables, buf, fr, layer, in_port, now, hint, out);
                     Ok(())
                 } else {
                     self.process_in(&mut tables, buf, in_port, now, out)
@@ -111,6 +118,20 @@ impl Pipeline {
             self.put_tables_back(tables);
         }
         self.frames = Some(frames);
+    }
+
+    /// Table 0's answer for every packet received on `in_port` (as a
+    /// hint, `exec::Hint`), when table 0 matches on nothing but the
+    /// fields a packet's key has from its port at table 0 (`PORT_FIELDS`:
+    /// a dispatch table, `in_port=1 -> goto:1`, or a port patch): one
+    /// lookup per chunk instead of one per packet.
+    fn port_answer(&self, in_port: u32) -> Option<[(u32, u32); 1]> {
+        let t = self.tables.first()?;
+        if t.has_ext() || self.ext_table_active(0) || !PORT_FIELDS.contains_all(t.match_fields()) {
+            return None;
+        }
+        let pos = t.find(&FlowKey::new(in_port));
+        Some([(0, pos.map_or(NONE, |p| p as u32))])
     }
 
     /// `run_per_table` for a warmed pipeline: the packets not `framed`

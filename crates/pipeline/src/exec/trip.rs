@@ -68,8 +68,12 @@ impl Pipeline {
             let known = hint
                 .and_then(|h| h.iter().find(|(id, _)| *id == u32::from(t)))
                 .map(|&(_, p)| (p != u32::MAX).then_some(p as usize));
-            let Some(found) = known.or_else(|| table.find_frame(frame)) else {
-                break None;
+            let found = match known {
+                Some(f) => f,
+                None => match table.find_frame(frame) {
+                    Some(f) => f,
+                    None => break None,
+                },
             };
             path[k] = (u32::from(t), found.map_or(u32::MAX, |p| p as u32));
             k += 1;
@@ -89,7 +93,12 @@ impl Pipeline {
         let Some(end) = end else {
             let mut key = FlowKey::new(in_port);
             let ctx = Ctx::received(in_port, now);
-            let known = hint.or(Some(&path[..k]));
+            // The longer of the lookups made so far (both are the
+            // answers for the frame as it came).
+            let known = match hint {
+                Some(h) if h.len() > k => hint,
+                _ => Some(&path[..k]),
+            };
             self.run_tables_in(tables, pkt, &mut key, ctx, known, Some((layer, frame)), out);
             return;
         };
