@@ -183,7 +183,7 @@ fn unknown_experimenter_fields_and_actions_are_refused() {
             0
         )
         .is_err());
-    // A stateless pipeline keeps its templates.
+    // A stateless pipeline keeps the per-table way.
     assert!(!p.ext_in_use());
 }
 
