@@ -251,7 +251,7 @@ impl Pipeline {
     /// i's lookups: (table id, position or NONE) per table visited, for
     /// the run stage to reuse.
     fn warm(&self, keys: &[FlowKey], run: &[u8], seen: &mut Seen) {
-        self.walk(run, seen, |t, order, found| {
+        self.walk(run, (0, 0), seen, |t, order, found| {
             TableKind::find_many(t, keys, order, found);
             true
         });
@@ -261,9 +261,13 @@ impl Pipeline {
     /// packets, found)` makes (with their keys: `warm`; from their
     /// frames: `crate::per_table`). A table `look` cannot answer
     /// (`false`) ends its packets' walk there, nothing recorded.
+    /// `(start, first)`: the table the packets start at and the step of
+    /// `seen` its lookups go to (`(0, 0)`; the per-table way starts
+    /// after a table 0 it answered once for the whole chunk).
     pub(crate) fn walk(
         &self,
         run: &[u8],
+        (start, first): (u8, usize),
         seen: &mut Seen,
         look: impl Fn(&FlowTable, &[u8], &mut [u32]) -> bool,
     ) {
@@ -275,14 +279,14 @@ impl Pipeline {
         // at one table (then the list needs no grouping: l3's and
         // lb_acl's packets are all at table 0, then all at table 1).
         let mut live = [0u8; CHUNK];
-        let mut at = [0u8; CHUNK];
+        let mut at = [start; CHUNK];
         let mut m = run.len().min(CHUNK);
         live[..m].copy_from_slice(&run[..m]);
         let mut same = true;
         // Everything read is folded in here and handed to `black_box`, so
         // the reads cannot be optimised away.
         let mut sink = 0u64;
-        for step in 0..WARM_DEPTH {
+        for step in first..WARM_DEPTH {
             if m == 0 {
                 break;
             }

@@ -175,12 +175,33 @@ impl Pipeline {
             }
         }
         let mut seen: Seen = [[(NONE, NONE); WARM_DEPTH]; CHUNK];
+        // A port-keyed table 0 (`port_answer`) whose answer is a goto:
+        // the frames' walks start at the goto's table.
+        let from = match self.port_answer(in_port) {
+            Some([(0, pos)]) => self
+                .tables
+                .first()
+                .and_then(|t| t.program_at(pos as usize))
+                .and_then(|p| p.only_goto)
+                .filter(|&next| next > 0)
+                .map(|next| (pos, next)),
+            _ => None,
+        };
+        let start = match from {
+            Some((pos, next)) => {
+                for &j in &by_frame[..f] {
+                    seen[usize::from(j)][0] = (0, pos);
+                }
+                (next, 1)
+            }
+            None => (0, 0),
+        };
         let fs = &frames[..n];
-        self.walk(&by_frame[..f], &mut seen, |t, order, found| {
+        self.walk(&by_frame[..f], start, &mut seen, |t, order, found| {
             TableKind::find_frames(t, fs, order, found)
         });
         let ks = &keys[..n];
-        self.walk(&by_key[..r], &mut seen, |t, order, found| {
+        self.walk(&by_key[..r], (0, 0), &mut seen, |t, order, found| {
             TableKind::find_many(t, ks, order, found);
             true
         });
