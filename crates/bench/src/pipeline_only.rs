@@ -334,18 +334,11 @@ pub fn measure(
 }
 
 /// A pipeline with `w` installed, to measure as many times as wanted
-/// (`measure_installed`). With `OXFLOW_TEMPLATES=off` in the environment
-/// its templates are off (`Pipeline::set_templates`): every packet then
-/// takes the one executor, to measure what the templates buy.
+/// (`measure_installed`).
 pub fn install(w: &Workload) -> Result<Pipeline> {
     let mut p = Pipeline::default();
     if let Err((i, e)) = w.install(&mut p) {
         bail!("{}: the pipeline refused message {i}: {e:?}", w.name());
-    }
-    match std::env::var("OXFLOW_TEMPLATES").as_deref() {
-        Ok("off") => p.set_templates(false),
-        Ok("on") | Err(_) => {}
-        Ok(other) => bail!("OXFLOW_TEMPLATES={other:?}: want \"on\" or \"off\""),
     }
     if w.frames.is_empty() {
         bail!("{}: no frames", w.name());
@@ -970,7 +963,7 @@ mod tests {
     #[test]
     fn small_batches_forward_everything() {
         // A batch of one and of three (below the chunk, not a power of
-        // two): every packet through the templates' per-chunk arrays,
+        // two): every packet through the per-table way's per-chunk arrays,
         // which a smaller batch leaves partly unwritten.
         for batch in [1, 3] {
             for kind in Kind::ALL {

@@ -25,11 +25,6 @@
 //! takes no CPU from the one that is. The frames go on where the last
 //! window stopped, so every window sees the same mix. End of input ends
 //! the worker; any other line is an error.
-//!
-//! With `OXFLOW_TEMPLATES=off` in its environment the worker turns the
-//! pipeline's templates off (`install`): every packet then goes through
-//! the one executor, which measures what the templates buy (a build that
-//! lacks the switch ignores the variable).
 
 use crate::bail;
 use crate::error::Result;

@@ -46,8 +46,7 @@
 //!   ip_src=<host>/32 -> output:CONTROLLER` (priority 200, a host inside
 //!   an allow block whose traffic the controller inspects); table 1 routes
 //!   `size` prefixes as `l3` does. One frame per route, from a host of an
-//!   allow block (never a watched one). No template of the pipeline crate
-//!   was written for this shape.
+//!   allow block (never a watched one).
 //!
 //! Traffic modes ([`Traffic`]):
 //! - `spread`: the frames above, one per entry, sent round-robin.

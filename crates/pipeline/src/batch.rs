@@ -36,20 +36,12 @@
 //! already and the extra passes would only cost); they run exactly as
 //! `process`.
 //!
-//! Either way, when the pipeline has the shape of an L2 switch's, of an
-//! IPv4 router's or of a chain of exact tables such as an access
-//! gateway's (see `crate::template`), every packet the Ethernet, the
-//! route or the chain template fits is forwarded by it, in its place in
-//! the batch, and only the others are parsed, warmed and run as above.
-//! The route and chain templates classify a chunk at a time (their
-//! probes and trie walks overlap like the warm stages), so such a
-//! pipeline's batches go chunk by chunk whatever the size of its tables.
-//!
-//! A pipeline no template serves whose table 0 can answer from frames
-//! goes the per-table way (`crate::per_table`): its IPv4 TCP/UDP frames
-//! are looked up from their bytes table by table (in the warm stages'
-//! `walk` for big pipelines, by the executor otherwise) and their keys
-//! are made only when a step needs one.
+//! A pipeline whose table 0 can answer from frames goes the per-table
+//! way instead (`crate::per_table`), whatever the size of its tables: its
+//! IPv4 TCP/UDP frames are looked up from their bytes table by table (in
+//! the warm stages' `walk` for big pipelines, by the executor otherwise)
+//! and their keys are made only when a step needs one; its other frames
+//! are parsed and run as above.
 
 use crate::output::Output;
 use crate::pipeline::Pipeline;
@@ -57,11 +49,7 @@ use crate::port::PortTable;
 use crate::program::Program;
 use crate::table::{FlowTable, Nanos};
 use crate::table_kind::TableKind;
-use crate::template::chain::{chain_serves, Chains};
-use crate::template::ethernet::{self, Fast};
-use crate::template::route::{route_plan, Hops};
-use crate::template::ways::{Plans, Ways};
-use packet::{FlowKey, Layer, PacketBuf, ParseError};
+use packet::{FlowKey, PacketBuf, ParseError};
 
 /// Packets per stage; longer batches are cut into chunks of this many
 /// (the keys of a chunk live on the stack).
@@ -109,8 +97,6 @@ enum Admit {
     Drop,
     /// Malformed (dropped; the caller counts it).
     Bad(ParseError),
-    /// Taken by a template (`crate::template`).
-    Fast(Fast),
 }
 
 impl Pipeline {
@@ -146,61 +132,22 @@ impl Pipeline {
             }
         };
         let refuses = self.refuses(in_port);
-        let layer = self.parse_layer();
-        // With the templates off, no template serves (`refuses` keeps
-        // them out the same way: the general path drops such packets).
-        // Extensions (`crate::ext`: BEBA's state look-ups and actions)
-        // run in the one executor only.
-        let off = refuses || !self.templates || self.ext_in_use();
-        // The templates (`crate::template`): the Ethernet one for
-        // pipelines that need no more than L2, the route one for routers.
-        let template = !off && layer == Layer::L2;
-        let route = match off || layer != Layer::L3 {
-            true => None,
-            false => route_plan(&self.tables, in_port),
-        };
-        // The chain template for the other pipelines that need L3 or L4
-        // and start with an exact-match table.
-        let chain = !off && route.is_none() && chain_serves(&self.tables, layer);
-        // Otherwise, when table 0 can answer from the frames, the
-        // per-table way (`crate::per_table`).
-        let per_table =
-            !refuses && !template && route.is_none() && !chain && self.per_table_serves();
-        if !warm && route.is_none() && !chain && !per_table {
-            self.run_small(bufs, in_port, now, out, template, refuses, &mut done);
+        // The per-table way (`crate::per_table`) when table 0 can answer
+        // from the frames (`refuses`: the general path drops the packets).
+        let per_table = !refuses && self.per_table_serves();
+        if !warm && !per_table {
+            self.run_small(bufs, in_port, now, out, refuses, &mut done);
         } else {
-            let mut hops = self.route_hops.take();
-            let mut chains = self.chains.take();
-            let plans = Plans {
-                ethernet: template,
-                route,
-                chain,
-                per_table,
-            };
-            self.run_chunks(
-                bufs,
-                in_port,
-                now,
-                out,
-                plans,
-                &mut hops,
-                &mut chains,
-                warm,
-                &mut done,
-            );
-            self.route_hops = hops;
-            self.chains = chains;
+            self.run_chunks(bufs, in_port, now, out, per_table, warm, &mut done);
         }
     }
 
-    /// `process_batch` for a pipeline that needs no warming and is no
-    /// router: packet by packet, as `process`, with the tables moved out
-    /// once for the whole batch (see `run_tables`; moving them per packet
-    /// made every packet reload the `Vec` just stored back, a
-    /// store-forwarding stall of ~4 ns). A packet the Ethernet template
-    /// fits (`template`: it may serve) is forwarded by it, any other goes
-    /// the general way.
-    #[allow(clippy::too_many_arguments)]
+    /// `process_batch` for a pipeline that needs no warming and does not
+    /// go the per-table way: packet by packet, as `process`, with the
+    /// tables moved out once for the whole batch (see `run_tables`;
+    /// moving them per packet made every packet reload the `Vec` just
+    /// stored back, a store-forwarding stall of ~4 ns). `refuses`: the
+    /// port drops every packet unseen.
     #[inline(always)]
     fn run_small<O: Output>(
         &mut self,
@@ -208,68 +155,23 @@ impl Pipeline {
         in_port: u32,
         now: Nanos,
         out: &mut O,
-        template: bool,
         refuses: bool,
         done: &mut impl FnMut(&PortTable, &mut O, usize, Result<(), ParseError>),
     ) {
         let mut tables = std::mem::take(&mut self.tables);
         for (i, buf) in bufs.iter_mut().enumerate() {
-            let fast = match template {
-                true => ethernet::ethernet_table(&tables)
-                    .and_then(|(t, ex)| ethernet::classify(t, ex, buf.data(), in_port))
-                    .map(Fast::Ethernet),
-                false => None,
+            let r = match refuses {
+                true => Ok(()),
+                false => self.process_in(&mut tables, buf, in_port, now, out),
             };
-            let r = self.run_one(
-                &mut tables,
-                buf,
-                fast,
-                Ways::None,
-                i,
-                refuses,
-                in_port,
-                now,
-                out,
-            );
             done(&self.ports, out, i, r);
         }
         self.put_tables_back(tables);
     }
 
-    /// One packet of a batch that is not warmed (`i`: its place in its
-    /// chunk): dropped unseen if its port `refuses`, else run by the
-    /// template that took it (`fast`; `ways`: what the route or chain
-    /// template kept for the chunk) or the general way.
-    #[allow(clippy::too_many_arguments)]
-    #[inline(always)]
-    fn run_one(
-        &mut self,
-        tables: &mut [crate::table::FlowTable],
-        buf: &mut PacketBuf,
-        fast: Option<Fast>,
-        ways: Ways<'_>,
-        i: usize,
-        refuses: bool,
-        in_port: u32,
-        now: Nanos,
-        out: &mut impl Output,
-    ) -> Result<(), ParseError> {
-        match (refuses, fast) {
-            (true, _) => Ok(()),
-            (false, Some(f)) => {
-                self.run_fast(tables, ways, i, buf, f, in_port, now, out);
-                Ok(())
-            }
-            (false, None) => self.process_in(tables, buf, in_port, now, out),
-        }
-    }
-
-    /// `process_batch` chunk by chunk: the templates' classification of
-    /// a chunk (under `plans`: the Ethernet one's, the route one's with
-    /// its next hops in `hops`, or the chain one's with its ways in
-    /// `chains`), then, unless they took the
-    /// whole chunk, the parse and (if `warm`) the warm stages for the
-    /// others, then every packet in order (module comment).
+    /// `process_batch` chunk by chunk: the per-table way's chunks
+    /// (`per_table`, warmed or not), or the parse and the warm stages,
+    /// then every packet in order (module comment).
     #[allow(clippy::too_many_arguments)]
     #[inline(never)]
     fn run_chunks<O: Output>(
@@ -278,45 +180,15 @@ impl Pipeline {
         in_port: u32,
         now: Nanos,
         out: &mut O,
-        plans: Plans,
-        hops: &mut Option<Box<Hops>>,
-        chains: &mut Option<Box<Chains>>,
+        per_table: bool,
         warm: bool,
         done: &mut impl FnMut(&PortTable, &mut O, usize, Result<(), ParseError>),
     ) {
         let refuses = self.refuses(in_port);
         for (c, chunk) in bufs.chunks_mut(CHUNK).enumerate() {
             let base = c * CHUNK;
-            if plans.per_table {
+            if per_table {
                 self.run_per_table(chunk, base, in_port, now, out, warm, done);
-                continue;
-            }
-            let mut fast = [None; CHUNK];
-            if plans.ethernet {
-                if let Some((t, ex)) = ethernet::ethernet_table(&self.tables) {
-                    ethernet::classify_chunk(t, ex, chunk, in_port, &mut fast);
-                }
-            } else if let (Some(plan), Some(h)) = (plans.route, hops.as_deref_mut()) {
-                self.classify_route_chunk(plan, chunk, h, &mut fast, warm);
-            } else if let (true, Some(c)) = (plans.chain, chains.as_deref_mut()) {
-                self.classify_chain_chunk(chunk, in_port, c, &mut fast, warm);
-            }
-            let ways = match (plans.route.zip(hops.as_deref()), chains.as_deref()) {
-                (Some((plan, h)), _) => Ways::Route(plan, h),
-                (None, Some(c)) if plans.chain => Ways::Chain(c),
-                _ => Ways::None,
-            };
-            // A chunk the templates take whole (an L2 switch's or a
-            // router's traffic) needs no keys and no warm stages; a small
-            // pipeline's is not warmed either way.
-            let whole = fast[..chunk.len()].iter().all(Option::is_some);
-            if whole || !warm {
-                let mut tables = std::mem::take(&mut self.tables);
-                for (i, (buf, f)) in chunk.iter_mut().zip(fast.iter().copied()).enumerate() {
-                    let r = self.run_one(&mut tables, buf, f, ways, i, refuses, in_port, now, out);
-                    done(&self.ports, out, base + i, r);
-                }
-                self.put_tables_back(tables);
                 continue;
             }
             let mut keys = [FlowKey::new(in_port); CHUNK];
@@ -326,24 +198,20 @@ impl Pipeline {
             let mut run = [0u8; CHUNK];
             let mut r = 0;
             if !refuses {
-                for (i, (((buf, key), a), f)) in chunk
+                for (i, ((buf, key), a)) in chunk
                     .iter()
                     .zip(keys.iter_mut())
                     .zip(admit.iter_mut())
-                    .zip(fast.iter().copied())
                     .enumerate()
                 {
-                    *a = match f {
-                        Some(f) => Admit::Fast(f),
-                        None => match self.admit(buf, key) {
-                            Ok(true) => {
-                                run[r] = i as u8;
-                                r += 1;
-                                Admit::Run
-                            }
-                            Ok(false) => Admit::Drop,
-                            Err(e) => Admit::Bad(e),
-                        },
+                    *a = match self.admit(buf, key) {
+                        Ok(true) => {
+                            run[r] = i as u8;
+                            r += 1;
+                            Admit::Run
+                        }
+                        Ok(false) => Admit::Drop,
+                        Err(e) => Admit::Bad(e),
                     };
                 }
             }
@@ -358,10 +226,6 @@ impl Pipeline {
                     Admit::Run => {
                         let hint = Some(&seen[i][..]);
                         self.run_from_table_0(&mut tables, buf, key, now, hint, out);
-                        Ok(())
-                    }
-                    Admit::Fast(f) => {
-                        self.run_fast(&mut tables, ways, i, buf, f, in_port, now, out);
                         Ok(())
                     }
                     Admit::Drop => Ok(()),
@@ -387,7 +251,7 @@ impl Pipeline {
     /// i's lookups: (table id, position or NONE) per table visited, for
     /// the run stage to reuse.
     fn warm(&self, keys: &[FlowKey], run: &[u8], seen: &mut Seen) {
-        self.walk(run, seen, |t, order, found| {
+        self.walk(run, (0, 0), seen, |t, order, found| {
             TableKind::find_many(t, keys, order, found);
             true
         });
@@ -397,9 +261,13 @@ impl Pipeline {
     /// packets, found)` makes (with their keys: `warm`; from their
     /// frames: `crate::per_table`). A table `look` cannot answer
     /// (`false`) ends its packets' walk there, nothing recorded.
+    /// `(start, first)`: the table the packets start at and the step of
+    /// `seen` its lookups go to (`(0, 0)`; the per-table way starts
+    /// after a table 0 it answered once for the whole chunk).
     pub(crate) fn walk(
         &self,
         run: &[u8],
+        (start, first): (u8, usize),
         seen: &mut Seen,
         look: impl Fn(&FlowTable, &[u8], &mut [u32]) -> bool,
     ) {
@@ -411,14 +279,14 @@ impl Pipeline {
         // at one table (then the list needs no grouping: l3's and
         // lb_acl's packets are all at table 0, then all at table 1).
         let mut live = [0u8; CHUNK];
-        let mut at = [0u8; CHUNK];
+        let mut at = [start; CHUNK];
         let mut m = run.len().min(CHUNK);
         live[..m].copy_from_slice(&run[..m]);
         let mut same = true;
         // Everything read is folded in here and handed to `black_box`, so
         // the reads cannot be optimised away.
         let mut sink = 0u64;
-        for step in 0..WARM_DEPTH {
+        for step in first..WARM_DEPTH {
             if m == 0 {
                 break;
             }

@@ -29,9 +29,8 @@
 //! - [`process`]: a received packet and packet-out, into the executor.
 //! - [`batch`]: a batch of packets with the same effect, cache misses
 //!   overlapped.
-//! - `template`: code specialised for three shapes of pipeline (L2
-//!   switch, IPv4 router, chains of exact tables), which `batch` uses
-//!   for the packets it fits.
+//! - `per_table`: the batch path's lookups from the frames, table by
+//!   table, with the key made only when a step needs it.
 //! - [`output`]: what the datapath emits.
 //! - [`group`]: the group table; `flow_hash`: SELECT's flow hash.
 //! - [`port`]: the port set with config and liveness.
@@ -69,7 +68,6 @@ pub mod program;
 pub mod table;
 pub mod table_kind;
 pub mod table_kinds;
-mod template;
 
 pub use action_set::ActionSet;
 pub use classifier::fields::{matches_fields, Fields, FrameFields};

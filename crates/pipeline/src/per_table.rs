@@ -3,10 +3,10 @@
 //!
 //! A packet's trip on the general path starts with the general
 //! parse into a ~200-byte `FlowKey`, whatever the tables look at. Here a
-//! chunk of a batch that no template takes goes as follows:
+//! chunk of a batch whose table 0 can answer from frames goes as follows:
 //!
 //! ```text
-//!  read every frame's common fields (`chain_frame` into `FrameFields`:
+//!  read every frame's common fields (`read_frame` into `FrameFields`:
 //!     IPv4 with TCP or UDP, untagged or one 802.1Q tag, a header the
 //!     general parse accepts; any other frame is parsed as before)
 //!  big pipelines (`batch`'s warm stages): walk, table by table along the
@@ -15,20 +15,23 @@
 //!     else the packet's walk stops there
 //!  run every packet through the one executor (`crate::exec`) in batch
 //!     order with those answers as hints and its key lazy (`exec::Lazy`):
-//!     a table without a hint is looked up from the frame if it can
-//!     answer so (`TableKind::lookup_frame`), and the key is parsed only
-//!     when a step reads a packet field
+//!     a trip of goto-only entries ending in one output or one action
+//!     list takes the executor's short way (`Pipeline::run_framed`: no
+//!     key, no action set); in any other, a table without a hint is
+//!     looked up from the frame if it can answer so
+//!     (`TableKind::lookup_frame`), and the key is parsed only when a
+//!     step reads a packet field
 //! ```
 //!
 //! A table answers from the frame when every field its entries match is
 //! one a `FrameFields` holds, through the structure it uses for keys
 //! (exact index, linear list, trie, tuple space), whatever the shape of
-//! the pipeline around it (an ACL in front of a routing table, a table no
-//! template knows). A packet whose trip needs no field beyond its lookups
+//! the pipeline around it (an ACL in front of a routing table, a VLAN
+//! dispatch, any table of those fields). A packet whose trip needs no field beyond its lookups
 //! (goto, write-metadata, an output to a standard port, a drop, a next
 //! hop at the tail) is never parsed.
 //!
-//! Exactness: a frame `chain_frame` reads is one the general parse
+//! Exactness: a frame `read_frame` reads is one the general parse
 //! accepts at every layer (so it is admitted, and is no fragment), and a
 //! `FrameFields`' values and presence bits are those its key would have
 //! at table 0 on the fields `FRAME_FIELDS` names; a table whose every
@@ -37,22 +40,25 @@
 //! the table matches on (the executor's rule for hints,
 //! `Program::writes`, write-metadata included), and the lazy key is
 //! parsed before the first step that may change the frame, so it is the
-//! key parsed on arrival. `tests::batches_equal_process` (the route,
-//! chain and balancer properties) and `tests::template_props` run every
-//! case with the templates off too, comparing this way with `process`
-//! packet by packet.
+//! key parsed on arrival. `tests::batches_equal_process` (the router,
+//! gateway and balancer properties) and `tests::l2_props` compare this
+//! way with `process` packet by packet.
 
 use crate::batch::{Seen, NONE, WARM_DEPTH};
 use crate::chunk::CHUNK;
-use crate::classifier::fields::ChunkFrames;
+use crate::classifier::fields::{read_frame, ChunkFrames};
 use crate::exec::Ctx;
 use crate::output::Output;
 use crate::pipeline::Pipeline;
 use crate::port::PortTable;
 use crate::table::Nanos;
 use crate::table_kind::TableKind;
-use crate::template::chain::chain_frame;
-use packet::{FlowKey, PacketBuf, ParseError};
+use packet::{Field, FieldSet, FlowKey, PacketBuf, ParseError};
+
+/// The fields a key made by `FlowKey::new(in_port)` holds as a received
+/// packet's own key does at table 0: a table matching on these alone
+/// gives every packet from a port the answer of that key.
+const PORT_FIELDS: FieldSet = FieldSet::of(&[Field::InPort, Field::InPhyPort, Field::Metadata]);
 
 impl Pipeline {
     /// Whether the batch path looks packets up from their frames (module
@@ -89,7 +95,7 @@ impl Pipeline {
         // Bit i: packet i was read from its frame.
         let mut framed = 0u32;
         for (i, (buf, fr)) in chunk[..n].iter().zip(frames.iter_mut()).enumerate() {
-            if chain_frame(buf.data(), in_port, fr).is_some() {
+            if read_frame(buf.data(), in_port, fr).is_some() {
                 framed |= 1 << i;
             }
         }
@@ -97,13 +103,12 @@ impl Pipeline {
             self.run_warmed(chunk, base, in_port, now, out, &frames, framed, done);
         } else {
             let layer = self.parse_layer();
+            let port = self.port_answer(in_port);
+            let hint = port.as_ref().map(|h| &h[..]);
             let mut tables = std::mem::take(&mut self.tables);
             for (i, (buf, fr)) in chunk[..n].iter_mut().zip(frames.iter()).enumerate() {
                 let res = if framed & (1 << i) != 0 {
-                    let mut key = FlowKey::new(in_port);
-                    let ctx = Ctx::received(in_port, now);
-                    let lazy = Some((layer, fr));
-                    self.run_tables_in(&mut tables, buf, &mut key, ctx, None, lazy, out);
+                    self.run_framed(&mut tables, buf, fr, layer, in_port, now, hint, out);
                     Ok(())
                 } else {
                     self.process_in(&mut tables, buf, in_port, now, out)
@@ -113,6 +118,20 @@ impl Pipeline {
             self.put_tables_back(tables);
         }
         self.frames = Some(frames);
+    }
+
+    /// Table 0's answer for every packet received on `in_port` (as a
+    /// hint, `exec::Hint`), when table 0 matches on nothing but the
+    /// fields a packet's key has from its port at table 0 (`PORT_FIELDS`:
+    /// a dispatch table, `in_port=1 -> goto:1`, or a port patch): one
+    /// lookup per chunk instead of one per packet.
+    fn port_answer(&self, in_port: u32) -> Option<[(u32, u32); 1]> {
+        let t = self.tables.first()?;
+        if t.has_ext() || self.ext_table_active(0) || !PORT_FIELDS.contains_all(t.match_fields()) {
+            return None;
+        }
+        let pos = t.find(&FlowKey::new(in_port));
+        Some([(0, pos.map_or(NONE, |p| p as u32))])
     }
 
     /// `run_per_table` for a warmed pipeline: the packets not `framed`
@@ -132,7 +151,9 @@ impl Pipeline {
         done: &mut impl FnMut(&PortTable, &mut O, usize, Result<(), ParseError>),
     ) {
         let n = chunk.len().min(CHUNK);
-        let mut keys = [FlowKey::new(in_port); CHUNK];
+        let Some(mut keys) = self.keys.take() else {
+            return;
+        };
         // Per packet: `Ok(true)` to table 0, `Ok(false)` dropped
         // silently, the parse error of a malformed one.
         let mut admit = [Ok(true); CHUNK];
@@ -140,12 +161,13 @@ impl Pipeline {
         // 0 of each kind.
         let (mut by_frame, mut f) = ([0u8; CHUNK], 0);
         let (mut by_key, mut r) = ([0u8; CHUNK], 0);
-        for (i, (buf, key)) in chunk[..n].iter().zip(&mut keys).enumerate() {
+        for (i, (buf, key)) in chunk[..n].iter().zip(keys.iter_mut()).enumerate() {
             if framed & (1 << i) != 0 {
                 by_frame[f] = i as u8;
                 f += 1;
                 continue;
             }
+            *key = FlowKey::new(in_port);
             admit[i] = self.admit(buf, key);
             if admit[i] == Ok(true) {
                 by_key[r] = i as u8;
@@ -153,12 +175,33 @@ impl Pipeline {
             }
         }
         let mut seen: Seen = [[(NONE, NONE); WARM_DEPTH]; CHUNK];
+        // A port-keyed table 0 (`port_answer`) whose answer is a goto:
+        // the frames' walks start at the goto's table.
+        let from = match self.port_answer(in_port) {
+            Some([(0, pos)]) => self
+                .tables
+                .first()
+                .and_then(|t| t.program_at(pos as usize))
+                .and_then(|p| p.only_goto)
+                .filter(|&next| next > 0)
+                .map(|next| (pos, next)),
+            _ => None,
+        };
+        let start = match from {
+            Some((pos, next)) => {
+                for &j in &by_frame[..f] {
+                    seen[usize::from(j)][0] = (0, pos);
+                }
+                (next, 1)
+            }
+            None => (0, 0),
+        };
         let fs = &frames[..n];
-        self.walk(&by_frame[..f], &mut seen, |t, order, found| {
+        self.walk(&by_frame[..f], start, &mut seen, |t, order, found| {
             TableKind::find_frames(t, fs, order, found)
         });
         let ks = &keys[..n];
-        self.walk(&by_key[..r], &mut seen, |t, order, found| {
+        self.walk(&by_key[..r], (0, 0), &mut seen, |t, order, found| {
             TableKind::find_many(t, ks, order, found);
             true
         });
@@ -166,19 +209,21 @@ impl Pipeline {
         let mut tables = std::mem::take(&mut self.tables);
         for (i, (((buf, key), a), fr)) in chunk[..n]
             .iter_mut()
-            .zip(&mut keys)
+            .zip(keys.iter_mut())
             .zip(admit)
             .zip(frames.iter())
             .enumerate()
         {
-            let lazy = (framed & (1 << i) != 0).then_some((layer, fr));
-            if a == Ok(true) {
+            let hint = Some(&seen[i][..]);
+            if framed & (1 << i) != 0 {
+                self.run_framed(&mut tables, buf, fr, layer, in_port, now, hint, out);
+            } else if a == Ok(true) {
                 let ctx = Ctx::received(in_port, now);
-                let hint = Some(&seen[i][..]);
-                self.run_tables_in(&mut tables, buf, key, ctx, hint, lazy, out);
+                self.run_tables_in(&mut tables, buf, key, ctx, hint, None, out);
             }
             done(&self.ports, out, base + i, a.map(|_| ()));
         }
         self.put_tables_back(tables);
+        self.keys = Some(keys);
     }
 }

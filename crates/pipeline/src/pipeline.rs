@@ -11,10 +11,8 @@ use crate::port::PortTable;
 use crate::program;
 use crate::table::FlowTable;
 use crate::table_kind::TableKind;
-use crate::template::chain::Chains;
-use crate::template::route::Hops;
 use ofp::instruction::Instruction;
-use packet::{Layer, PacketBuf};
+use packet::{FlowKey, Layer, PacketBuf};
 use program::Program;
 use std::hash::BuildHasher;
 use std::sync::Arc;
@@ -64,22 +62,17 @@ pub struct Pipeline {
     /// packet path does not allocate once warm (one per nesting level in
     /// use; a replica starts with an empty pool).
     pub(crate) scratch: Vec<PacketBuf>,
-    /// The route template's next hops for a chunk (`crate::template`),
-    /// kept so that no chunk initialises them; `process_batch` takes them
-    /// out while it runs.
-    pub(crate) route_hops: Option<Box<Hops>>,
-    /// The chain template's ways for a chunk, kept as `route_hops` are.
-    pub(crate) chains: Option<Box<Chains>>,
     /// A chunk's frames as the per-table way reads them
-    /// (`crate::per_table`), kept as `route_hops` are.
+    /// (`crate::per_table`), kept so that no chunk initialises them;
+    /// `process_batch` takes them out while it runs.
     pub(crate) frames: Option<Box<ChunkFrames>>,
+    /// The keys of a chunk's packets not read from their frames on the
+    /// per-table way's warmed chunks (`crate::per_table`), kept as
+    /// `frames` are: only those packets' keys are initialised.
+    pub(crate) keys: Option<Box<[FlowKey; crate::chunk::CHUNK]>>,
     /// `process_batch`'s last decision whether to warm (see `batch`):
     /// batches left before looking again, and the decision.
     pub(crate) warm_check: (u16, bool),
-    /// Whether `process_batch` lets the templates (`crate::template`)
-    /// take the packets they fit (the default); off, every packet goes
-    /// through the one executor (`crate::exec`). Same results either way.
-    pub(crate) templates: bool,
     /// How deep received frames are parsed (and checked): the deepest
     /// layer any match, action, meter or group installed so far needs, at
     /// least L2 (see `Pipeline::process`). It only grows: a parse deeper
@@ -105,7 +98,7 @@ pub struct Pipeline {
     pub(crate) stateful: Arc<stateful::Stateful>,
     /// Whether some flow entry added so far matches an extension field or
     /// runs an extension action (`crate::ext`); it only grows, as
-    /// `parse_layer`. While set, the templates step aside.
+    /// `parse_layer`. While set, the per-table way steps aside.
     pub(crate) ext_flows: bool,
     /// The extensions this pipeline knows (`crate::ext::registry`): given
     /// when built ([`Pipeline::with_extensions`]), none by default.
@@ -156,11 +149,9 @@ impl Pipeline {
             meters: MeterTable::new(),
             config: Config::default(),
             scratch: Vec::new(),
-            route_hops: Some(Box::default()),
-            chains: Some(Box::default()),
             frames: Some(Box::new([FrameFields::EMPTY; crate::chunk::CHUNK])),
+            keys: Some(Box::new([FlowKey::new(0); crate::chunk::CHUNK])),
             warm_check: (0, false),
-            templates: true,
             parse_layer: Layer::L2,
             recent_programs: Vec::new(),
             recent_hasher: Default::default(),
@@ -269,14 +260,6 @@ impl Pipeline {
         for t in &mut self.tables {
             t.set_lookup_indexes(on);
         }
-    }
-
-    /// Lets `process_batch` use the templates (on by default) or not:
-    /// off, every packet goes through the one executor, with the same
-    /// outputs and counters. For measuring what the templates buy
-    /// (`oxflow bench windows` with `OXFLOW_TEMPLATES=off`).
-    pub fn set_templates(&mut self, on: bool) {
-        self.templates = on;
     }
 
     pub fn n_tables(&self) -> usize {

@@ -372,48 +372,18 @@ pub struct Program {
     layer: Layer,
     /// The standard port, when the whole program is one apply-actions
     /// with one output to a standard port (an L2 table's entries, a port
-    /// patch): what the Ethernet template (`crate::template`) forwards
-    /// without the general path. Computed by `compile`.
+    /// patch). Computed by `compile`.
     pub only_output: Option<u32>,
     /// Whether the whole program is its apply-actions (no meter, clear,
-    /// write, metadata or goto): what the route template
-    /// (`crate::template`) asks of a routing entry. Computed by `compile`.
+    /// write, metadata or goto). Computed by `compile`.
     pub apply_only: bool,
     /// The table, when the whole program is one goto-table (a dispatch
     /// entry: `in_port=1 -> goto:1`). Computed by `compile`.
     pub only_goto: Option<u8>,
-    /// What the chain template (`crate::template`) asks of an entry on
-    /// the way: at most one [`ChainStep`] in its apply-actions, then a
-    /// goto (no meter, clear, write or metadata), with that goto's table.
-    /// Computed by `compile`.
-    pub chain: Option<(ChainStep, u8)>,
     /// An extension's packet generation (BEBA's IN_SWITCH_PKT_GEN,
     /// `crate::ext`): the template id and the compiled action list the
     /// generated packet runs through, after apply-actions.
     pub pkt_gen: Option<(u32, Box<[Op]>)>,
-}
-
-/// The apply-actions of an entry the chain template goes through
-/// (`Program::chain`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ChainStep {
-    /// None (or an empty list).
-    Nothing,
-    /// One pop-VLAN.
-    PopVlan,
-    /// One [`Op::SetIpv4Port`] (a NAT's rewrite).
-    Nat(Nat),
-}
-
-/// The rewrite of an [`Op::SetIpv4Port`]: the IPv4 address `addr_field`
-/// (`Ipv4Src` or `Ipv4Dst`) set to `addr`, then the TCP or UDP port
-/// `port_field` set to `port`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Nat {
-    pub addr: u32,
-    pub port: u16,
-    pub addr_field: Field,
-    pub port_field: Field,
 }
 
 impl Program {
@@ -430,8 +400,7 @@ impl Program {
 
     /// Whether the whole program does nothing to the packet (no
     /// instruction but, perhaps, an empty apply-actions): the packet is
-    /// dropped after its counters (the action set it has is empty where
-    /// the chain template takes it).
+    /// dropped after its counters unless its action set holds an output.
     #[inline]
     pub fn drops(&self) -> bool {
         self.apply_only && self.apply.as_deref().is_none_or(<[Op]>::is_empty)
@@ -445,18 +414,6 @@ impl Program {
             Some(&[Op::Group(g)]) if self.apply_only => Some(g),
             _ => None,
         }
-    }
-
-    /// Whether the chain template (`crate::template`) can take a packet
-    /// through this entry or to its end: one output to a standard port,
-    /// a step and a goto, a drop, or one group. A table whose entries all
-    /// are such is one it looks packets up in even when it has no exact
-    /// index (`FlowTable::unchained`).
-    pub fn chainable(&self) -> bool {
-        self.only_output.is_some()
-            || self.chain.is_some()
-            || self.drops()
-            || self.only_group().is_some()
     }
 
     /// Compiles validated instructions (experimenter instructions, which
@@ -503,25 +460,6 @@ impl Program {
             _ => None,
         };
         p.only_goto = p.goto.filter(|_| only && p.apply.is_none());
-        let step = match p.apply.as_deref() {
-            None | Some([]) => Some(ChainStep::Nothing),
-            Some(&[Op::PopVlan]) => Some(ChainStep::PopVlan),
-            Some(
-                &[Op::SetIpv4Port {
-                    addr,
-                    port,
-                    addr_field,
-                    port_field,
-                }],
-            ) => Some(ChainStep::Nat(Nat {
-                addr,
-                port,
-                addr_field,
-                port_field,
-            })),
-            Some(_) => None,
-        };
-        p.chain = step.zip(p.goto).filter(|_| only);
         p
     }
 

@@ -30,16 +30,10 @@
 //!   KB instead of 1.9 MB). Each field is in exactly one of the two
 //!   records: `cookie` and `flags` in the hot one (the packet path reads
 //!   them; the control plane reads them there too), `priority` in the cold
-//!   one (a key of the structures). Two fields are copies:
+//!   one (a key of the structures). One field is a copy:
 //!   `HotEntry::miss`, derived from the cold record's priority and match
 //!   by [`FlowTable::insert`], the only place that sets it (neither input
-//!   changes after insertion, so it stays true), and `HotEntry::chain`,
-//!   the program's `chain` (what the chain template reads of every entry
-//!   on a packet's way: from here it needs no read of the program, a
-//!   cache miss of its own in a NAT table where every entry has its own
-//!   program), set with the program by `HotEntry::new` and
-//!   `HotEntry::set_program`, the only ways to set it (the program field
-//!   is private). [`EntryRef`] pairs the two
+//!   changes after insertion, so it stays true). [`EntryRef`] pairs the two
 //!   records of a position for the control plane, [`FlowEntry`] holds the
 //!   two records of an entry as one value (built by flow-mod, given to
 //!   `insert`, returned by `remove`).
@@ -76,7 +70,7 @@ use crate::classifier::fields::FrameFields;
 use crate::classifier::{Auto, Rank, Ref, SEQ_LIMIT};
 use crate::matcher::CompiledMatch;
 use crate::order::Order;
-use crate::program::{ChainStep, Program};
+use crate::program::Program;
 use ofp::instruction::Instruction;
 use ofp::message::flow_mod_flags;
 use ofp::oxm::Match;
@@ -99,8 +93,8 @@ pub struct FlowEntry {
 }
 
 /// What a matched packet reads and writes of an entry: its counters,
-/// last hit, program, cookie, flags, whether it is the table-miss entry
-/// and its program's chain step (56 bytes), aligned so that each record
+/// last hit, program, cookie, flags and whether it is the table-miss
+/// entry (45 bytes), aligned so that each record
 /// has a cache line of its own (module comment).
 #[derive(Debug, Clone)]
 #[repr(C, align(64))]
@@ -111,8 +105,7 @@ pub struct HotEntry {
     pub last_hit: Nanos,
     /// [`ColdEntry::instructions`] compiled for the packet path
     /// (`crate::program`); always set together with them. Entries with
-    /// equal instructions may share one program. Private: it is set only
-    /// with its copy in `chain` (`new`, `set_program`).
+    /// equal instructions may share one program.
     program: Arc<Program>,
     pub cookie: u64,
     /// Bits of `flow_mod_flags`.
@@ -121,12 +114,6 @@ pub struct HotEntry {
     /// match): a copy of [`ColdEntry::is_table_miss`], set by
     /// [`FlowTable::insert`] (module comment).
     pub(crate) miss: bool,
-    /// A copy of the program's [`Program::chain`], set with the program
-    /// (`new`, `set_program`): the chain template reads it for every
-    /// entry on a packet's way, and here it costs no read of the program
-    /// (a cache miss of its own when every entry has its own, a NAT
-    /// table's).
-    pub(crate) chain: Option<(ChainStep, u8)>,
 }
 
 /// The rest of an entry, read by the control plane only (module comment).
@@ -224,7 +211,6 @@ impl HotEntry {
             packet_count: 0,
             byte_count: 0,
             last_hit: now,
-            chain: program.chain,
             program,
             cookie,
             flags,
@@ -240,7 +226,6 @@ impl HotEntry {
 
     /// Gives the entry another program (a MODIFY).
     pub fn set_program(&mut self, program: Arc<Program>) {
-        self.chain = program.chain;
         self.program = program;
     }
 
@@ -343,32 +328,11 @@ pub struct FlowTable {
     /// How many entries have an idle or hard timeout (expiry scans are
     /// skipped while there are none).
     timed: usize,
-    /// How many entries have a program the chain template cannot take
-    /// (`Program::chainable`): while there is one, the template does not
-    /// look packets up here without an exact index (`unchained`).
-    unchained: usize,
     /// How many entries match an extension field (`crate::ext`): while
     /// there is one, the executor writes the extension's values into a
     /// packet's key before looking it up here (the classifier indexes
     /// them as the key fields `mod_state` / `mod_global_state`).
     ext_entries: usize,
-}
-
-/// Runs modify `f` on one entry, keeping `unchained` (the table's
-/// count of entries whose program the chain template cannot take) in
-/// step with the program `f` may have replaced.
-fn modify_counted(
-    unchained: &mut usize,
-    hot: &mut HotEntry,
-    cold: &mut ColdEntry,
-    f: impl FnOnce(EntryMut<'_>),
-) {
-    let was = !hot.program().chainable();
-    f(EntryMut {
-        hot: &mut *hot,
-        instructions: &mut cold.instructions,
-    });
-    *unchained = *unchained - usize::from(was) + usize::from(!hot.program().chainable());
 }
 
 impl FlowTable {
@@ -385,7 +349,6 @@ impl FlowTable {
             counters: TableCounters::default(),
             next_seq: 0,
             timed: 0,
-            unchained: 0,
             ext_entries: 0,
         }
     }
@@ -415,17 +378,6 @@ impl FlowTable {
 
     pub(crate) fn pos_of_handle(&self, h: u32) -> Option<usize> {
         self.pos_of.get(h as usize).map(|p| *p as usize)
-    }
-
-    /// The first word of the hot record of the entry with handle `h` (0
-    /// when there is none): a read that brings its line in, for a caller
-    /// that reads a chunk's records before using any (the templates'
-    /// staged reads, as `Exact::touch` for index slots).
-    #[inline(always)]
-    pub(crate) fn touch_handle(&self, h: u32) -> u64 {
-        self.pos_of_handle(h)
-            .and_then(|pos| self.hot(pos))
-            .map_or(0, |e| e.packet_count)
     }
 
     fn by_handle(&self, h: u32) -> Option<EntryRef<'_>> {
@@ -521,18 +473,21 @@ impl FlowTable {
     /// `frames_answer`.
     #[inline]
     pub(crate) fn lookup_frame(&mut self, f: &FrameFields) -> Option<Option<usize>> {
+        let hit = self.find_frame(f)?;
+        Some(self.lookup_known(hit))
+    }
+
+    /// `lookup_frame` without counting.
+    #[inline(always)]
+    pub(crate) fn find_frame(&self, f: &FrameFields) -> Option<Option<usize>> {
         if !self.frames_answer() {
             return None;
         }
-        self.counters.lookup_count += 1;
-        let hit = self
-            .classifier
-            .lookup_frame(f)
-            .and_then(|h| self.pos_of_handle(h));
-        if hit.is_some() {
-            self.counters.matched_count += 1;
-        }
-        Some(hit)
+        Some(
+            self.classifier
+                .lookup_frame(f)
+                .and_then(|h| self.pos_of_handle(h)),
+        )
     }
 
     /// Looks `key` up, counting the lookup (and the match).
@@ -552,9 +507,8 @@ impl FlowTable {
         self.ext_entries > 0
     }
 
-    /// The table's lookup structure (the templates of `crate::template`
-    /// look packets up in it directly).
-    #[inline]
+    /// The table's lookup structure.
+    #[cfg(test)]
     pub(crate) fn classifier(&self) -> &Auto {
         &self.classifier
     }
@@ -608,15 +562,11 @@ impl FlowTable {
         let (Some(hot), Some(cold)) = (self.hot.get_mut(i), self.cold.get_mut(i)) else {
             return false;
         };
-        modify_counted(&mut self.unchained, hot, cold, f);
+        f(EntryMut {
+            hot,
+            instructions: &mut cold.instructions,
+        });
         true
-    }
-
-    /// How many entries have a program the chain template cannot take
-    /// (`Program::chainable`).
-    #[inline]
-    pub(crate) fn unchained(&self) -> usize {
-        self.unchained
     }
 
     /// Position of the entry with exactly this match and priority.
@@ -647,7 +597,6 @@ impl FlowTable {
         self.pos_of[handle as usize] = self.hot.len() as u32;
         self.handle_at.push(handle);
         self.timed += usize::from(cold.has_timeout());
-        self.unchained += usize::from(!hot.program().chainable());
         self.ext_entries += usize::from(!cold.compiled.ext().is_empty());
         self.hot.push(hot);
         self.cold.push(cold);
@@ -671,7 +620,6 @@ impl FlowTable {
         self.order.remove(cold.priority, cold.seq);
         self.classifier.remove(Ref { rank, handle }, &cold.compiled);
         self.timed -= usize::from(cold.has_timeout());
-        self.unchained -= usize::from(!hot.program().chainable());
         self.ext_entries -= usize::from(!cold.compiled.ext().is_empty());
         Some(FlowEntry { hot, cold })
     }
@@ -735,7 +683,6 @@ impl FlowTable {
         self.order.clear();
         self.classifier = self.classifier.emptied();
         self.timed = 0;
-        self.unchained = 0;
         self.ext_entries = 0;
         out
     }
@@ -750,7 +697,10 @@ impl FlowTable {
         let mut n = 0;
         for (hot, cold) in self.hot.iter_mut().zip(self.cold.iter_mut()) {
             if pred(EntryRef { hot, cold }) {
-                modify_counted(&mut self.unchained, hot, cold, &mut f);
+                f(EntryMut {
+                    hot,
+                    instructions: &mut cold.instructions,
+                });
                 n += 1;
             }
         }

@@ -103,6 +103,13 @@ pub trait TableKind {
         false
     }
 
+    /// `lookup_frame` without counting: the position of the best entry
+    /// for the packet read into `frame` (`Some(None)`: no match), `None`
+    /// when the table cannot answer so (the default).
+    fn find_frame(&self, _frame: &FrameFields) -> Option<Option<usize>> {
+        None
+    }
+
     /// `lookup` for a packet read from its frame (`FrameFields`, no
     /// key made), counted the same; `None`, counting nothing, when the
     /// table cannot answer so (the default: the executor then makes the
@@ -170,6 +177,11 @@ impl TableKind for FlowTable {
     #[inline(always)]
     fn find_frames(&self, frames: &[FrameFields], at: &[u8], pos: &mut [u32]) -> bool {
         FlowTable::find_frames(self, frames, at, pos)
+    }
+
+    #[inline(always)]
+    fn find_frame(&self, frame: &FrameFields) -> Option<Option<usize>> {
+        FlowTable::find_frame(self, frame)
     }
 
     #[inline(always)]

@@ -14,10 +14,9 @@ fn entry(port: u32) -> FlowEntry {
     FlowEntry::plain(10, compiled, u64::from(port))
 }
 
-/// A hot record is one cache line, and its copy of the program's
-/// chain step follows the program through a MODIFY.
+/// A hot record is one cache line, and its program follows a MODIFY.
 #[test]
-fn hot_record_is_one_line_and_keeps_the_chain_step() {
+fn hot_record_is_one_line_and_keeps_its_program() {
     assert_eq!(std::mem::size_of::<HotEntry>(), 64);
     let goto = Arc::new(Program::compile(
         &[Instruction::GotoTable(3)],
@@ -33,12 +32,11 @@ fn hot_record_is_one_line_and_keeps_the_chain_step() {
         &Default::default(),
     ));
     let mut hot = HotEntry::new(goto.clone(), 0, 0, 0);
-    assert_eq!(hot.chain, Some((ChainStep::Nothing, 3)));
+    assert_eq!(hot.program().goto, Some(3));
     hot.set_program(out);
-    assert_eq!(hot.chain, None);
     assert_eq!(hot.program().only_output, Some(2));
     hot.set_program(goto);
-    assert_eq!(hot.chain, Some((ChainStep::Nothing, 3)));
+    assert_eq!(hot.program().goto, Some(3));
 }
 
 /// One step: add the entry of a port, send a packet of some length to
@@ -182,7 +180,7 @@ fn delete_all_equals_removing_one_by_one() {
                 t.insert(entry(p));
             }
             assert_eq!(
-                t.classifier().ethernet_index().is_some(),
+                t.classifier().exact_index().is_some(),
                 exact,
                 "exact {exact}"
             );
@@ -276,7 +274,7 @@ proptest! {
             let mut key = FlowKey::new(in_port);
             packet::parse(&data, &mut key).expect("a good frame");
             let mut fr = FrameFields::EMPTY;
-            prop_assert!(crate::template::chain::chain_frame(&data, in_port, &mut fr).is_some());
+            prop_assert!(crate::classifier::fields::read_frame(&data, in_port, &mut fr).is_some());
             want.push(t.find(&key));
             frames.push(fr);
         }

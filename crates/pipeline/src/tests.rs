@@ -1854,16 +1854,17 @@ fn equal_programs_of_different_lists_are_shared() {
     assert_ne!(p1, p3);
 }
 
-/// The Ethernet template (`template`) has exactly the effect of the
-/// general path: `process_batch` (warmed and not) against `process`
-/// packet by packet, on table-0 rules of one Ethernet shape (sometimes
-/// two, which turns the template off) with every kind of program the
-/// template must leave alone (output to the ingress port, to reserved
-/// ports, several outputs, goto, write-actions, a MAC rewrite),
-/// match-everything entries whose priority ties with exact ones, ports
-/// that cannot forward, and frames the template must not take (tagged,
-/// MPLS, PBB, truncated anywhere in the header).
-mod template_props {
+/// An L2 switch's table through the batch path has exactly the effect of
+/// `process`: `process_batch` (warmed and not: the per-table way, which
+/// reads IPv4 UDP frames and looks table 0 up from them) against
+/// `process` packet by packet, on table-0 rules of one Ethernet shape
+/// (sometimes two) with every kind of program (output to the ingress
+/// port, to reserved ports, several outputs, goto, write-actions, a MAC
+/// rewrite), match-everything entries whose priority ties with exact
+/// ones, ports that cannot forward, and frames the per-table way must
+/// leave to the parse (tagged, MPLS, PBB, truncated anywhere in the
+/// header).
+mod l2_props {
     use super::*;
     use proptest::prelude::*;
 
@@ -2006,7 +2007,7 @@ mod template_props {
 
     proptest! {
         #[test]
-        fn template_equals_process(
+        fn l2_batch_equals_process(
             shape in 0u8..6,
             rules in proptest::collection::vec(
                 (0u16..3, 0u8..4, 0u8..8, 0u8..11, proptest::bool::weighted(0.1)),
@@ -2046,20 +2047,16 @@ mod template_props {
             let frames: Vec<Vec<u8>> = frames.iter().map(frame).collect();
             let want = by_packet(p.clone(), &frames, in_port);
             prop_assert_eq!(&by_batch(p.clone(), &frames, in_port, false), &want);
-            // With the templates off every packet takes the one executor.
-            let mut off = p.clone();
-            off.set_templates(false);
-            prop_assert_eq!(&by_batch(off, &frames, in_port, false), &want);
             prop_assert_eq!(&by_batch(p, &frames, in_port, true), &want);
         }
     }
 
-    /// The template does serve an L2 table (so the property above tests
-    /// it): a frame it fits is forwarded without a `FlowKey`, which shows
-    /// in its staying out of `process_in`'s parse: counted the same, and
-    /// `classify` says so.
+    /// The per-table way does serve an L2 table (so the property above
+    /// tests it): table 0 answers from frames, and an untagged IPv4 UDP
+    /// frame is read from its bytes (a tagged one too; a truncated one is
+    /// left to the parse), then forwarded as `process` does.
     #[test]
-    fn template_serves_an_l2_table() {
+    fn per_table_serves_an_l2_table() {
         let mut p = pipeline(2);
         for (i, m) in MACS.iter().enumerate() {
             let port = if i % 2 == 0 { 1 } else { 2 };
@@ -2075,13 +2072,15 @@ mod template_props {
             )
             .unwrap();
         }
+        assert!(p.per_table_serves());
+        let read = |f: &[u8]| {
+            let mut fr = crate::classifier::fields::FrameFields::EMPTY;
+            crate::classifier::fields::read_frame(f, 1, &mut fr).is_some()
+        };
         let f = frame(&(1, 0, 0, 11));
-        let (t, ex) =
-            crate::template::ethernet::ethernet_table(p.tables()).expect("an Ethernet table");
-        assert!(crate::template::ethernet::classify(t, ex, &f, 1).is_some());
-        // A tagged frame and a truncated one are left to the general path.
-        assert!(crate::template::ethernet::classify(t, ex, &frame(&(1, 0, 3, 11)), 1).is_none());
-        assert!(crate::template::ethernet::classify(t, ex, &frame(&(1, 0, 0, 2)), 1).is_none());
+        assert!(read(&f));
+        assert!(read(&frame(&(1, 0, 3, 11))));
+        assert!(!read(&frame(&(1, 0, 0, 2))));
         let (per, _, _) = by_batch(p, &[f], 1, false);
         assert_eq!(per.len(), 1);
         assert!(matches!(&per[0].1[..], [Ev::Port(2, _, None)]));
@@ -2299,9 +2298,9 @@ mod group_exec_props {
     }
 }
 
-/// The route template (`crate::template`) against `process`: routers'
-/// pipelines with and without a dispatch table, routes whose programs the
-/// template takes or leaves, frames it must leave to the general path.
+/// Routers' pipelines through the batch path (the per-table way) against
+/// `process`: with and without a dispatch table, routes of every kind of
+/// program, frames the per-table way must leave to the parse.
 mod route_props {
     use super::*;
     use group_exec_props::{group_mod_of, GroupSpec};
@@ -2344,7 +2343,7 @@ mod route_props {
     }
 
     /// A route's program: kinds 0-4 a group (ids 1..=4), 5 the route's
-    /// actions in the entry, the others programs the template must leave.
+    /// actions in the entry, the others programs of other kinds.
     fn route_program(kind: u8, v: u8) -> Vec<Instruction> {
         let port = u32::from(v % 4) + 1;
         let next_hop = vec![
@@ -2444,18 +2443,17 @@ mod route_props {
     }
 
     fn by_packet(mut p: Pipeline, frames: &[Vec<u8>], in_port: u32) -> Outcome {
-        let (per, bufs) = template_props::run_by_packet(&mut p, frames, in_port);
+        let (per, bufs) = l2_props::run_by_packet(&mut p, frames, in_port);
         outcome(&p, per, bufs)
     }
 
     fn by_batch(mut p: Pipeline, frames: &[Vec<u8>], in_port: u32, warm: bool) -> Outcome {
-        let (per, bufs) = template_props::run_by_batch(&mut p, frames, in_port, warm);
+        let (per, bufs) = l2_props::run_by_batch(&mut p, frames, in_port, warm);
         outcome(&p, per, bufs)
     }
 
-    /// `frames` through `p` as one batch, warmed and not, with the
-    /// templates and without (then the per-table way takes the batch
-    /// when table 0 can answer from frames, `crate::per_table`), give
+    /// `frames` through `p` as one batch, warmed and not (the per-table
+    /// way when table 0 can answer from frames, `crate::per_table`), give
     /// what they give packet by packet (events, frames, flow and group
     /// counters).
     pub(super) fn batches_equal_process(
@@ -2465,11 +2463,7 @@ mod route_props {
     ) -> Result<(), TestCaseError> {
         let want = by_packet(p.clone(), frames, in_port);
         prop_assert_eq!(&by_batch(p.clone(), frames, in_port, false), &want);
-        prop_assert_eq!(&by_batch(p.clone(), frames, in_port, true), &want);
-        let mut off = p;
-        off.set_templates(false);
-        prop_assert_eq!(&by_batch(off.clone(), frames, in_port, false), &want);
-        prop_assert_eq!(&by_batch(off, frames, in_port, true), &want);
+        prop_assert_eq!(&by_batch(p, frames, in_port, true), &want);
         Ok(())
     }
 
@@ -2497,9 +2491,9 @@ mod route_props {
 
     /// A router: groups 1..=4 from `groups`, table 0 dispatching by port
     /// to routing table 1 (`dispatch`; else table 0 routes), the routes,
-    /// and now and then what turns the template off: a table-0 rule on
-    /// more than the port (`wide`), a route table rule outside the
-    /// prefix form (`odd`), a rule needing L4 (`l4`).
+    /// and now and then other shapes: a table-0 rule on more than the
+    /// port (`wide`), a route table rule outside the prefix form
+    /// (`odd`), a rule needing L4 (`l4`).
     #[allow(clippy::too_many_arguments)]
     fn router(
         groups: &[GroupSpec],
@@ -2594,7 +2588,7 @@ mod route_props {
 
     proptest! {
         #[test]
-        fn route_template_equals_process(
+        fn router_batch_equals_process(
             groups in proptest::collection::vec(any_group(), 4),
             dispatch in proptest::option::weighted(0.7, 0u8..3),
             routes in proptest::collection::vec(
@@ -2618,46 +2612,28 @@ mod route_props {
         }
     }
 
-    /// The template does serve a router's tables (so the property above
-    /// tests it), with and without a dispatch table.
+    /// The per-table way does serve a router's tables (so the property
+    /// above tests it), with and without a dispatch table.
     #[test]
-    fn route_template_serves_a_router() {
+    fn per_table_serves_a_router() {
         let indirect = (0, vec![(0, 2, 1)]);
-        let groups = vec![
-            indirect.clone(),
-            indirect.clone(),
-            indirect.clone(),
-            indirect,
-        ];
+        let groups = vec![indirect; 4];
         let routes: Vec<RouteSpec> = (0..12).map(|i| (i % 6, 16 + i, 10, 0, i)).collect();
         for dispatch in [None, Some(0)] {
             let p = router(
                 &groups, dispatch, &routes, None, false, false, false, 0, false,
             );
-            let plan =
-                crate::template::route::route_plan(p.tables(), 1).expect("a routing pipeline");
-            let bufs = [PacketBuf::from_slice(&frame(&(0, 3, false, 255, 255)))];
-            let mut fast = [None];
-            let mut hops = crate::template::route::Hops::default();
-            p.classify_route_chunk(plan, &bufs, &mut hops, &mut fast, true);
-            assert!(
-                matches!(fast[0], Some(crate::template::ethernet::Fast::Route)),
-                "{dispatch:?}"
-            );
-            // A frame with TTL 1 is left to the general path.
-            let bufs = [PacketBuf::from_slice(&frame(&(0, 1, false, 255, 255)))];
-            p.classify_route_chunk(plan, &bufs, &mut hops, &mut fast, true);
-            assert_eq!(fast[0], None);
+            assert!(p.per_table_serves(), "{dispatch:?}");
         }
     }
 }
 
-/// The chain template (`crate::template`) against `process`: access
-/// gateways (a VLAN dispatch with pop-VLAN, per-customer NAT tables, a
-/// routing table) and exact-match chains that end in an output, with
-/// programs the template takes or leaves, ties with match-everything
-/// entries, shapes it cannot read, and frames it must leave to the
-/// general path (other tags, protocols, broken headers, fragments, TTL 1).
+/// Access gateways (a VLAN dispatch with pop-VLAN, per-customer NAT
+/// tables, a routing table) and exact-match chains that end in an
+/// output, through the batch path against `process`: programs of every
+/// kind, ties with match-everything entries, shapes a frame cannot
+/// answer, and frames the per-table way must leave to the parse (other
+/// tags, protocols, broken headers, fragments, TTL 1).
 mod chain_props {
     use super::*;
     use group_exec_props::{group_mod_of, GroupSpec};
@@ -2718,7 +2694,7 @@ mod chain_props {
     }
 
     /// A route's program: kinds 0-5 a next-hop group (ids 1..=4), 6 the
-    /// next hop in the entry, the others what the template leaves.
+    /// next hop in the entry, the others programs of other kinds.
     fn route_program(kind: u8, v: u8) -> Vec<Instruction> {
         let port = u32::from(v % 4) + 1;
         match kind {
@@ -2750,8 +2726,7 @@ mod chain_props {
     /// ports 1 and 2 popped and sent to NAT table 1-3, each with a NAT
     /// entry per source address and protocol, and a routing table of
     /// prefixes of several lengths to the groups), then the entries of
-    /// the specs on top, and now and then what turns the template off or
-    /// makes it decline: match-everything entries (of `misses`: table,
+    /// the specs on top, and now and then other shapes and answers: match-everything entries (of `misses`: table,
     /// priority, kind) tying with or beating exact ones, a table-0 rule
     /// of another shape (`wide`), an `in_phy_port` shape in NAT table 3
     /// (`phy`), a port that cannot forward (`down`).
@@ -2969,7 +2944,7 @@ mod chain_props {
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(1024))]
         #[test]
-        fn chain_template_equals_process(
+        fn gateway_batch_equals_process(
             groups in proptest::collection::vec(
                 prop_oneof![
                     3 => Just((0u8, vec![(0u8, 2u32, 1u16)])),
@@ -3009,19 +2984,16 @@ mod chain_props {
         }
     }
 
-    /// The template does serve a gateway (so the property above tests
-    /// it): a tagged UDP frame goes through the dispatch, the NAT and the
-    /// route; an exact chain that ends in an output too; a frame with TTL
-    /// 1 toward the route, or with a QinQ TPID, is left to the general
-    /// path.
+    /// The per-table way does serve a gateway (so the property above
+    /// tests it): table 0 answers from frames, and a UDP frame with an
+    /// 802.1Q tag or none is read from its bytes (one with a QinQ TPID is
+    /// left to the parse).
     #[test]
-    fn chain_template_serves_a_gateway() {
+    fn per_table_serves_a_gateway() {
         let indirect = (0, vec![(0, 2, 1)]);
         let groups = vec![indirect; 4];
         let dispatch = [(0, 10, 0, 0)];
         let nats = [(0, 0, 0, 10, 0, 0), (0, 1, 1, 10, 5, 1)];
-        // Prefixes of several lengths: a trie (a table of one length is
-        // an exact table to the template, and a route is not its end).
         let routes: Vec<RouteSpec> = (0..12).map(|i| (i % 3, 16 + i, 10, 0, i)).collect();
         let p = gateway(
             false,
@@ -3034,28 +3006,18 @@ mod chain_props {
             false,
             0,
         );
-        assert!(crate::template::chain::chain_serves(
-            p.tables(),
-            p.parse_layer()
-        ));
-        let mut chains = crate::template::chain::Chains::default();
-        let cases = [
-            ((Some(0), 1, 0, 0, 0, 2, 255, 255, false), true),
-            ((Some(0), 1, 1, 1, 0, 2, 255, 255, false), true),
-            ((Some(0), 1, 0, 0, 0, 0, 255, 255, false), false),
-            ((Some(0), 0, 0, 0, 0, 2, 255, 255, false), false),
-            ((None, 1, 0, 0, 0, 2, 255, 255, false), false),
-        ];
-        for (spec, taken) in cases {
-            let bufs = [PacketBuf::from_slice(&frame(&spec))];
-            let mut fast = [None];
-            p.classify_chain_chunk(&bufs, 1, &mut chains, &mut fast, true);
-            assert_eq!(fast[0].is_some(), taken, "{spec:?}");
-        }
+        assert!(p.per_table_serves());
+        let read = |f: &[u8]| {
+            let mut fr = crate::classifier::fields::FrameFields::EMPTY;
+            crate::classifier::fields::read_frame(f, 1, &mut fr).is_some()
+        };
+        assert!(read(&frame(&(Some(0), 1, 0, 0, 0, 2, 255, 255, false))));
+        assert!(read(&frame(&(None, 1, 0, 0, 0, 2, 255, 255, false))));
+        assert!(!read(&frame(&(Some(0), 0, 0, 0, 0, 2, 255, 255, false))));
     }
 }
 
-/// The chain template through tables without an exact index, ending in
+/// The batch path through tables without an exact index, ending in
 /// a drop or a group (a load balancer behind an ACL, HARMLESS's
 /// `lb_acl`) gives exactly what `Pipeline::process` gives, packet by
 /// packet (`route_props::batches_equal_process`).
@@ -3079,7 +3041,7 @@ mod balancer_props {
     const MAC: [u8; 6] = [2, 0, 0, 0, 0, 0xb];
 
     /// A bucket's actions by kind: 0-1 a backend (destination or source
-    /// address), 2 a plain output, then what the template leaves.
+    /// address), 2 a plain output, then other actions.
     fn bucket_actions(kind: u8, k: u32) -> Vec<Action> {
         let set = Action::SetField;
         let addr = Ipv4Addr::new(10, 200, 0, k as u8);
@@ -3117,9 +3079,8 @@ mod balancer_props {
     }
 
     /// An ACL entry's program by kind: 0-2 allow (goto the VIP table),
-    /// 3 drop, 4 an empty apply-actions (drop too), then what the template
-    /// cannot take (a controller output, a write-actions, an output with
-    /// a set-field: any of these turns the lookup by fields off).
+    /// 3 drop, 4 an empty apply-actions (drop too), then other programs (a
+    /// controller output, a write-actions, an output with a set-field).
     fn acl_program(kind: u8) -> Vec<Instruction> {
         match kind {
             0..=2 => vec![Instruction::GotoTable(1)],
@@ -3163,7 +3124,7 @@ mod balancer_props {
     /// host's TCP and UDP port 22, the VIP table to groups 1 and 2; then
     /// the specs' entries on top, a match-everything entry now and then
     /// (`miss`: table, priority, kind), and a rule on `in_phy_port`
-    /// (`phy`: outside what the template reads of a frame).
+    /// (`phy`: outside what a frame's `FrameFields` hold).
     fn balancer(
         base: bool,
         groups: &[GroupSpec],
@@ -3266,7 +3227,7 @@ mod balancer_props {
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(1024))]
         #[test]
-        fn balancer_template_equals_process(
+        fn balancer_batch_equals_process(
             groups in proptest::collection::vec(any_group(), 4),
             acl in proptest::collection::vec(
                 (0u8..5, prop_oneof![8u8..=32, Just(32u8)], 0u8..2, any::<bool>(),
@@ -3300,42 +3261,19 @@ mod balancer_props {
         }
     }
 
-    /// The template serves a balancer (so the property above tests it):
-    /// an allowed TCP or UDP frame goes through the ACL (a trie and a
-    /// subtable: no exact index) to its VIP's group and a backend, a
-    /// denied one is dropped, an ICMP one is left; a controller output
-    /// in the ACL turns the lookup by fields off.
+    /// The per-table way serves a balancer (so the property above tests
+    /// it): its ACL (a trie and a subtable: no exact index) answers from
+    /// frames, with a controller output among its entries too.
     #[test]
-    fn chain_template_serves_a_balancer() {
+    fn per_table_serves_a_balancer() {
         let groups: Vec<GroupSpec> = vec![(2, vec![(0, 2, 1), (0, 3, 1), (1, 4, 2)]); 4];
         let mut p = balancer(true, &groups, &[], &[], None, false, 0);
         assert!(p.tables()[0].classifier().exact_index().is_none());
-        assert!(crate::template::chain::chain_serves(
-            p.tables(),
-            p.parse_layer()
-        ));
-        let mut chains = crate::template::chain::Chains::default();
-        let spec = |proto: u8| (None, 1, proto, 0, 0, 2, 255, 255, false);
-        let cases = [
-            (frame(&spec(1), 0, 0, 2), true),
-            (frame(&spec(0), 2, 1, 1), true),
-            (frame(&spec(1), 1, 0, 0), true),
-            (frame(&spec(1), 4, 0, 2), false),
-            (frame(&spec(2), 0, 0, 2), false),
-        ];
-        for (f, taken) in &cases {
-            let bufs = [PacketBuf::from_slice(f)];
-            let mut fast = [None];
-            p.classify_chain_chunk(&bufs, 1, &mut chains, &mut fast, true);
-            assert_eq!(fast[0].is_some(), *taken, "{f:?}");
-        }
+        assert!(p.per_table_serves());
         let m = vec![OxmField::EthType(0x0800), OxmField::IpProto(1)];
         let insts = vec![apply(vec![out(port_no::CONTROLLER)])];
         p.flow_mod(&fm(cmd::ADD, 0, 1, m, insts), 0).unwrap();
-        assert!(!crate::template::chain::chain_serves(
-            p.tables(),
-            p.parse_layer()
-        ));
+        assert!(p.per_table_serves());
     }
 }
 

@@ -2,7 +2,7 @@
 //! lookups, kept beside the tuple space and chosen again after every
 //! change (see the `classifier` module comment, "The choice").
 
-use super::exact::{Exact, Hit};
+use super::exact::{at, Exact, Hit};
 use super::fields::{Fields, FrameFields};
 use super::linear::Linear;
 use super::lpm::{self, Lpm, LpmForm};
@@ -196,10 +196,14 @@ impl Auto {
     /// `lookup` for a packet read from its frame (`FrameFields`, whose
     /// fields must include every `match_fields` one): the exact index's
     /// probe with the key packed from the frame's values, the linear
-    /// list's scan, else through the trie and the tuple space. The same
-    /// answer as `lookup` of the packet's key.
+    /// list's scan, an IPv4 routing table's trie walked straight with the
+    /// frame's destination (`ipv4_routes`), else through the trie and
+    /// the tuple space. The same answer as `lookup` of the packet's key.
     #[inline(always)]
     pub(crate) fn lookup_frame(&self, f: &FrameFields) -> Option<u32> {
+        if let Some((lpm, start)) = self.ipv4_routes() {
+            return Self::v4_answer(lpm.lookup_v4(start, frame_dst(f)), self.lookup_any());
+        }
         match (self.kind, &self.exact, &self.linear) {
             (Kind::Hash, Some(ex), _) => {
                 match self.answer_known(f.pack(ex).and_then(|k| ex.get(k))) {
@@ -256,6 +260,18 @@ impl Auto {
             return;
         }
         let mut best = [Ref::NONE; N];
+        if let Some((lpm, start)) = self.ipv4_routes() {
+            let mut dsts = [None; N];
+            for (j, d) in dsts[..n].iter_mut().enumerate() {
+                *d = frame(j).map(frame_dst);
+            }
+            lpm.lookup_v4_many(start, &dsts[..n], &mut best[..n]);
+            let any = self.lookup_any();
+            for (o, b) in out[..n].iter_mut().zip(&best) {
+                *o = Self::v4_answer(*b, any);
+            }
+            return;
+        }
         self.lookup_fields_many(frames, &at[..n], &mut best[..n]);
         for (o, b) in out[..n].iter_mut().zip(&best) {
             *o = b.some().map(|r| r.handle);
@@ -323,6 +339,14 @@ impl Auto {
         }
     }
 
+    /// The answer of an IPv4 routing table (`ipv4_routes`) for a packet
+    /// whose trie walk found `trie`: the better of that and the best
+    /// match-everything entry `any`, by rank (ranks are distinct).
+    #[inline(always)]
+    fn v4_answer(trie: Ref, any: Ref) -> Option<u32> {
+        trie.better(any).some().map(|r| r.handle)
+    }
+
     /// `lookup` through the trie and the tuple space (`lookup_fields`,
     /// a call of its own).
     #[inline]
@@ -343,18 +367,8 @@ impl Auto {
     }
 
     /// The exact index, when it holds every entry but the match-everything
-    /// ones (it exists exactly then, whatever the kind) and its keys can
-    /// be made from an Ethernet header (`Exact::ethernet`): what the
-    /// Ethernet template (`crate::template`) looks packets up in.
-    #[inline]
-    pub fn ethernet_index(&self) -> Option<&Exact> {
-        self.exact_index().filter(|ex| ex.ethernet())
-    }
-
-    /// The exact index, when it holds every entry but the match-everything
-    /// ones (it exists exactly then, whatever the kind): what the chain
-    /// template (`crate::template`) looks packets up in.
-    #[inline]
+    /// ones (it exists exactly then, whatever the kind).
+    #[cfg(test)]
     pub fn exact_index(&self) -> Option<&Exact> {
         self.exact.as_ref()
     }
@@ -366,8 +380,7 @@ impl Auto {
     /// it but match-everything ones. The answer for an IPv4 packet is
     /// then the better of the trie's (`Lpm::lookup_v4_many`) and the best
     /// match-everything entry (`lookup_any`), by rank (no tie: ranks
-    /// are distinct): what the route template (`crate::template`) looks
-    /// packets up with.
+    /// are distinct): how `lookup_frame` looks frames up in it.
     #[inline]
     pub fn ipv4_routes(&self) -> Option<(&Lpm, lpm::Start)> {
         match (self.kind, &self.lpm) {
@@ -468,7 +481,7 @@ impl Auto {
     }
 
     /// `lookup_many` for packets whose fields come from elsewhere than a
-    /// `FlowKey` (the chain template's `FrameFields`), whatever the kind:
+    /// `FlowKey` (a frame's `FrameFields`), whatever the kind:
     /// through the trie and the tuple space, which hold every entry (a
     /// linear list's and an exact index's too). `out[j]` (the best entry,
     /// `Ref::NONE` for none) for `keys[at[j]]`, at most
@@ -490,7 +503,7 @@ impl Auto {
 
     /// The best entry matching one key (or `Ref::NONE`) through the
     /// trie and the tuple space, whatever holds the key's fields
-    /// (`lookup_other`'s `FlowKey`, the chain template's `FrameFields`).
+    /// (`lookup_other`'s `FlowKey`, a frame's `FrameFields`).
     /// Never inlined: `lookup` keeps its slow path out of line, and
     /// inlined into `lookup_fields_many` it cost the many-key path 4-5 %
     /// at batches of 32 (the compiler laid that path out otherwise).
@@ -673,4 +686,11 @@ impl Auto {
 /// A match as `(field, mask, value)` triples.
 pub(super) fn triples(m: &CompiledMatch) -> impl Iterator<Item = (Field, u128, u128)> + Clone + '_ {
     m.fields().iter().map(|f| (f.field, f.mask, f.value))
+}
+
+/// The IPv4 destination of a frame read into `f` (every `FrameFields` is
+/// IPv4: `read_frame`).
+#[inline(always)]
+fn frame_dst(f: &FrameFields) -> u32 {
+    f.common[at::IPV4_DST & (super::exact::COMMON - 1)] as u32
 }

@@ -145,11 +145,6 @@ const COMMON_AT: [u8; Field::ALL.len()] = {
     t
 };
 
-/// The last `Reader::at` of a field an untagged Ethernet frame's header
-/// gives at table 0 (`Exact::ethernet`): in_port, metadata, the MACs,
-/// eth_type, vlan_vid.
-const ETHERNET_LAST: u8 = at::VLAN_VID as u8;
-
 /// Size of `common`'s array (a power of two: the index is masked, no
 /// bounds check).
 pub(crate) const COMMON: usize = 16;
@@ -292,11 +287,6 @@ pub struct Exact {
     parts: Box<[Part]>,
     /// No part reads `Reader::Other` (`pack_key` may use `common`).
     all_common: bool,
-    /// Every part reads a field an untagged Ethernet frame's header gives
-    /// at table 0 (in_port, metadata, the MACs, eth_type, vlan_vid): the
-    /// packed key can be made from the frame's first 14 bytes
-    /// (`pack_ethernet`, the Ethernet template of `crate::template`).
-    ethernet: bool,
     required: FieldSet,
     seed: u64,
     /// Odd.
@@ -343,7 +333,6 @@ impl Exact {
         Some(Exact {
             shape: shape.into(),
             all_common: parts.iter().all(|p| p.src.at().is_some()),
-            ethernet: parts.iter().all(|p| p.at <= ETHERNET_LAST),
             parts: parts.into(),
             required,
             seed: seeds.hash_one(0x5eed_u64),
@@ -408,32 +397,6 @@ impl Exact {
         })
     }
 
-    /// Whether `pack_ethernet` can make this shape's keys.
-    #[inline]
-    pub fn ethernet(&self) -> bool {
-        self.ethernet
-    }
-
-    /// `pack_key` of the key an untagged Ethernet frame with these header
-    /// fields (MACs as `packet::mac_bits` gives them) has at table 0:
-    /// metadata 0, vlan_vid 0 (no tag), every such field present. Only
-    /// for a shape with `ethernet()`.
-    #[inline(always)]
-    pub fn pack_ethernet(&self, in_port: u32, dst: u64, src: u64, eth_type: u16) -> u64 {
-        let value = |p: &Part| match p.src {
-            Reader::InPort => u64::from(in_port),
-            Reader::EthDst => dst,
-            Reader::EthSrc => src,
-            Reader::EthType => u64::from(eth_type),
-            _ => 0,
-        };
-        let read = |p: &Part| ((value(p) >> p.low) & p.mask) << p.offset;
-        match &*self.parts {
-            [p] => read(p),
-            parts => parts.iter().fold(0, |k, p| k | read(p)),
-        }
-    }
-
     /// `pack_key` of a shape of several fields.
     #[inline(never)]
     fn pack_parts(&self, parts: &[Part], key: &FlowKey) -> u64 {
@@ -479,7 +442,7 @@ impl Exact {
     }
 
     /// The packed key of a packet whose common fields are `c` (made
-    /// without a `FlowKey`: the chain template of `crate::template`);
+    /// without a `FlowKey`: a frame's `FrameFields`);
     /// `None` when the shape reads a field outside them. The caller
     /// checks that the packet has the fields of `required`.
     #[inline(always)]

@@ -1,20 +1,20 @@
 //! Where a lookup reads a packet's fields ([`Fields`]).
 //!
-//! The general path looks packets up by their parsed `FlowKey`. The chain
-//! template (`crate::template`) and the per-table way (`crate::per_table`)
-//! read the fields they know straight from the frame into an array
-//! (`FrameFields`, the exact index's `Common` values plus the set of
-//! fields the frame has), and look tables up with that. The trie and the tuple space are
+//! The general path looks packets up by their parsed `FlowKey`. The
+//! per-table way (`crate::per_table`) reads the fields it knows straight
+//! from the frame into an array (`FrameFields`, the exact index's
+//! `Common` values plus the set of fields the frame has: `read_frame`),
+//! and looks tables up with that. The trie and the tuple space are
 //! written once, generic over this trait, so both sources get the same
 //! probes, hashes and answers (a lookup reads nothing of a packet but
 //! presence bits and field values).
 
-use super::exact::{common_at, Common, Exact, COMMON};
+use super::exact::{at, common_at, Common, Exact, COMMON};
 use crate::matcher::{key_bits, CompiledMatch};
-use packet::{Field, FieldSet, FlowKey};
+use packet::{ethertype, ipproto, Field, FieldSet, FlowKey};
 
 /// The fields a frame read into `FrameFields` (IPv4 with TCP or UDP:
-/// `template::chain::chain_frame`) has at every table, among those
+/// `read_frame`) has at every table, among those
 /// `Exact::pack_common` reads, besides the L4 ports of its protocol
 /// (`UDP_PORTS`, `TCP_PORTS`).
 pub(crate) const CHAIN_FIELDS: FieldSet = FieldSet::of(&[
@@ -85,11 +85,11 @@ impl Fields for FlowKey {
     }
 }
 
-/// The fields of a frame as the chain template reads them: the values a
-/// key would have of the exact index's common fields, and which of them
-/// the frame has. Only tables whose every field is in `have`'s universe
-/// (the template checks `Auto::match_fields`) may be looked up with it:
-/// any other field reads as absent.
+/// The fields of a frame as `read_frame` reads them: the values a key
+/// would have of the exact index's common fields, and which of them the
+/// frame has. Only tables whose every field is in `have`'s universe
+/// (`FlowTable::frames_answer` checks `Auto::match_fields`) may be looked
+/// up with it: any other field reads as absent.
 #[derive(Debug, Clone, Copy)]
 pub struct FrameFields {
     pub common: Common,
@@ -137,4 +137,90 @@ pub fn matches_fields<K: Fields + ?Sized>(m: &CompiledMatch, k: &K) -> bool {
         && m.fields()
             .iter()
             .all(|f| k.bits(f.field) & f.mask == f.value)
+}
+
+/// What the per-table way reads of a frame received on `in_port`, into
+/// `f`: whether it still has its 802.1Q tag and its TTL, or `None` (and
+/// `f` not to be used) unless it is IPv4 with no VLAN tag or one 802.1Q
+/// tag (TPID 0x8100), whose header the general parse accepts
+/// (`ipv4_header`), not a fragment, carrying a TCP or UDP header the
+/// general parse accepts at L4 (TCP: 20 bytes at least and a data offset
+/// within the datagram; UDP: 8 bytes).
+#[inline(always)]
+pub(crate) fn read_frame(data: &[u8], in_port: u32, f: &mut FrameFields) -> Option<(bool, u8)> {
+    let eth = data.first_chunk::<14>()?;
+    let et = u16::from_be_bytes([eth[12], eth[13]]);
+    let (l3, vid) = match et {
+        ethertype::IPV4 => (14, 0),
+        ethertype::VLAN => {
+            let t = data.get(14..18)?;
+            if u16::from_be_bytes([t[2], t[3]]) != ethertype::IPV4 {
+                return None;
+            }
+            (
+                18,
+                packet::VID_PRESENT | (u16::from_be_bytes([t[0], t[1]]) & 0x0fff),
+            )
+        }
+        _ => return None,
+    };
+    let (h, ihl, total) = ipv4_header(data, l3)?;
+    let seg = data.get(l3 + ihl..l3 + total)?;
+    let udp = match h[9] {
+        ipproto::UDP if seg.len() >= 8 => true,
+        ipproto::TCP => {
+            let hlen = usize::from(*seg.get(12)? >> 4) * 4;
+            if seg.len() < 20 || hlen < 20 || hlen > seg.len() {
+                return None;
+            }
+            false
+        }
+        _ => return None,
+    };
+    let (dst, src) = macs(eth);
+    let mut have = CHAIN_FIELDS;
+    have.insert_all(if udp { UDP_PORTS } else { TCP_PORTS });
+    f.have = have;
+    let c = &mut f.common;
+    c[at::IN_PORT] = u64::from(in_port);
+    c[at::METADATA] = 0;
+    c[at::ETH_DST] = dst;
+    c[at::ETH_SRC] = src;
+    c[at::ETH_TYPE] = u64::from(ethertype::IPV4);
+    c[at::VLAN_VID] = u64::from(vid);
+    c[at::IP_PROTO] = u64::from(h[9]);
+    c[at::IPV4_SRC] = u64::from(u32::from_be_bytes([h[12], h[13], h[14], h[15]]));
+    c[at::IPV4_DST] = u64::from(u32::from_be_bytes([h[16], h[17], h[18], h[19]]));
+    c[at::TP_SRC] = u64::from(u16::from_be_bytes([seg[0], seg[1]]));
+    c[at::TP_DST] = u64::from(u16::from_be_bytes([seg[2], seg[3]]));
+    Some((vid != 0, h[8]))
+}
+
+/// The IPv4 header at `l3` of a frame, with its length and the
+/// datagram's total length, when the general parse accepts it (version
+/// 4, header length at least 20 bytes, a total length between the
+/// header's and the frame's) and it is no fragment (`frag_drop` may drop
+/// those, and a later one has no L4 header); `None` otherwise.
+#[inline(always)]
+fn ipv4_header(data: &[u8], l3: usize) -> Option<(&[u8; 20], usize, usize)> {
+    let h = data.get(l3..)?.first_chunk::<20>()?;
+    // As `packet::parse` checks: it reads at most the first 64 KiB.
+    let len = data.len().min(0xffff);
+    let ihl = usize::from(h[0] & 0x0f) * 4;
+    let total = usize::from(u16::from_be_bytes([h[2], h[3]]));
+    let frag = u16::from_be_bytes([h[6], h[7]]) & 0x3fff;
+    // (A total length within the frame and at least the header's puts
+    // the header within the frame too.)
+    let ok = h[0] >> 4 == 4 && ihl >= 20 && total >= ihl && l3 + total <= len && frag == 0;
+    ok.then_some((h, ihl, total))
+}
+
+/// The destination and source MACs of an Ethernet header as
+/// `packet::mac_bits` gives them (six bytes big-endian): one 8-byte load
+/// each, the two bytes after the address shifted out.
+#[inline(always)]
+fn macs(eth: &[u8; 14]) -> (u64, u64) {
+    let word = |b: [u8; 8]| u64::from_be_bytes(b) >> 16;
+    let (d, s) = (eth.first_chunk::<8>(), eth.last_chunk::<8>());
+    (d.map_or(0, |b| word(*b)), s.map_or(0, |b| word(*b)))
 }

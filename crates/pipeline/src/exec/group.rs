@@ -70,7 +70,7 @@ impl Pipeline {
     /// only for a SELECT group) takes through the group at `slot`:
     /// straight from the group when that depends on the group alone
     /// (`Group::fixed_choice`), else from port and group liveness (the
-    /// general path's and the chain template's choice).
+    /// general path's choice).
     #[inline(always)]
     pub(crate) fn choose_buckets(
         &self,

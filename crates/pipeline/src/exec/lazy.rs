@@ -77,7 +77,7 @@ impl Pipeline {
             return false;
         };
         // The IPv4 header: after the frame's one 802.1Q tag if it has one
-        // (`chain_frame`).
+        // (`read_frame`).
         let l3 = if frame.common[at::VLAN_VID] != 0 {
             18
         } else {

@@ -6,10 +6,9 @@
 //! reserved ports.
 //!
 //! Every path a packet takes through the tables runs this code: a received
-//! packet (`Pipeline::process`), every packet of a batch the templates do
-//! not take (`Pipeline::process_batch`, with the lookups its warm stages
-//! made, and on the per-table way with a key made only when needed:
-//! [`lazy`]), a packet-out's actions and its TABLE resubmit. Tables are driven
+//! packet (`Pipeline::process`), every packet of a batch
+//! (`Pipeline::process_batch`, with the lookups its warm stages made, and
+//! on the per-table way with a key made only when needed: [`lazy`]), a packet-out's actions and its TABLE resubmit. Tables are driven
 //! through [`TableKind`] (see `crate::table_kind`): the table looks the
 //! packet up and hands over the matched entry's compiled program; the
 //! executor runs it. Specialisation lives in the tables (their lookup
@@ -20,6 +19,8 @@
 //! - [`group`]: the group action and its buckets.
 //! - [`lazy`]: the key made only when a step needs it, lookups from the
 //!   frame meanwhile, and a next hop at the tail run on the frame.
+//! - [`trip`]: the short way for a packet read from its frame whose trip
+//!   is goto-only entries ending in one output or one action list.
 //!
 //! Everything the datapath emits goes through [`Output`]; the caller (the
 //! switch) turns it into I/O and counts port rx/tx.
@@ -28,6 +29,7 @@ mod actions;
 mod group;
 mod lazy;
 mod ports;
+mod trip;
 
 use lazy::parse_lazy;
 pub(crate) use lazy::Lazy;

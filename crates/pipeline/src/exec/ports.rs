@@ -111,7 +111,7 @@ impl Pipeline {
     }
 
     /// `send_standard` as the packet's last use ([`Output::port_final`]):
-    /// the templates' outputs, which end their packets' trips.
+    /// the outputs that end their packets' trips (the executor's tail).
     #[inline(always)]
     pub(crate) fn send_standard_final(
         &self,

@@ -134,7 +134,7 @@ impl Pipeline {
         }
     }
 
-    /// Whether the templates must leave every packet to the one executor:
+    /// Whether the per-table way must leave every packet to the key path:
     /// some entry uses an extension, or an extension is active.
     pub(crate) fn ext_in_use(&self) -> bool {
         self.ext_flows || beba::active(self.stateful())

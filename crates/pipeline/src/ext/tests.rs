@@ -271,7 +271,7 @@ fn unregistered_experimenters_are_refused_and_registered_ones_run() {
     ] {
         assert_eq!(p.flow_mod(&f, 0).err(), Some(code), "{f:?}");
     }
-    // A stateless pipeline keeps its templates.
+    // A stateless pipeline keeps the per-table way.
     assert!(!p.ext_in_use());
 
     // Registered: the same flow-mods are taken and run on the packet.

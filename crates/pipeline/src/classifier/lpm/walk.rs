@@ -129,9 +129,10 @@ impl Lpm {
     /// routing table's: F is `ipv4_dst`, the context is `eth_type` alone
     /// (exact), and the one context there is is `eth_type=0x0800`. Every
     /// IPv4 packet (which has both fields) then walks from here with its
-    /// destination address, and `lookup_v4_many` answers as `lookup`
-    /// would for its key without one (the route template,
-    /// `crate::template`). Kept up to date with the contexts (one read).
+    /// destination address, and `lookup_v4` / `lookup_v4_many` answer as
+    /// `lookup` would for its key without one (`Auto::lookup_frame`: a
+    /// routing table looked up from frames, no context probe). Kept up
+    /// to date with the contexts (one read).
     #[inline]
     pub fn ipv4_start(&self) -> Option<Start> {
         self.ipv4
@@ -150,6 +151,22 @@ impl Lpm {
             }
             _ => None,
         }
+    }
+
+    /// `lookup` for the key of an IPv4 packet with destination `dst`
+    /// from `start` (`ipv4_start`), walked in 32 bits.
+    #[inline(always)]
+    pub fn lookup_v4(&self, start: Start, dst: u32) -> Ref {
+        let (mut best, mut at, mut v) = self.first(start, dst);
+        while let Some(nd) = self.nodes.get(at as usize) {
+            let x = nd.nib[v.top()];
+            if x.rank > best.rank {
+                best = x.best();
+            }
+            at = x.child;
+            v = v.next();
+        }
+        best
     }
 
     /// `lookup` for the keys of IPv4 packets with destinations `dsts`

@@ -2,12 +2,12 @@
 //! each workload (single flow, L2, L3, load balancer + ACL, access
 //! gateway) installed as `make bench` installs it, its frames run through
 //! `Pipeline::process_batch` in batches of 32 as a worker runs them, under
-//! a counting allocator (`ports::alloc_count`). These pipelines are the
-//! ones the templates serve (Ethernet, route, chain: `pipeline::template`),
-//! so this covers their code as `crates/switch`'s
+//! a counting allocator (`ports::alloc_count`). These pipelines go the
+//! per-table way (`pipeline::per_table`: lookups from the frames, a lazy
+//! key), so this covers its code as `crates/switch`'s
 //! `forwarding_loop_does_not_allocate` covers the general path. Every
-//! frame must also leave exactly once, so a template that gave up on the
-//! frames (or a pipeline that dropped them) cannot pass by doing nothing.
+//! frame must also leave exactly once, so a pipeline that dropped the
+//! frames cannot pass by doing nothing.
 
 use bench::workloads::{Kind, Traffic, Workload};
 use packet::PacketBuf;
@@ -76,8 +76,8 @@ fn run(w: &Workload, passes: usize) -> (u64, Tally, u64) {
 fn harmless_pipelines_do_not_allocate_per_packet() {
     // 100 entries: the batch path without its warm stages; 20,000: with
     // them (`pipeline::batch::WARM_MIN_ENTRIES` entries in all, 16,384,
-    // make `Pipeline::worth_warming` true), where the templates classify a
-    // chunk at a time in stages. The gateway has its 10,000 routes in both.
+    // make `Pipeline::worth_warming` true), where the per-table way looks a
+    // chunk up at a time in stages. The gateway has its 10,000 routes in both.
     for size in [100, 20_000] {
         for kind in Kind::ALL {
             for traffic in [Traffic::Spread, Traffic::Tse] {
