@@ -25,12 +25,13 @@
 //! switch) turns it into I/O and counts port rx/tx.
 
 mod actions;
+mod frame_ops;
 mod group;
 mod lazy;
 mod ports;
 
 use lazy::parse_lazy;
-pub(crate) use lazy::Lazy;
+pub(crate) use lazy::{Lazy, LazyKey};
 
 use crate::action_set::ActionSet;
 use crate::flow_hash::flow_hash;
@@ -145,9 +146,10 @@ impl Pipeline {
         key: &mut FlowKey,
         mut ctx: Ctx,
         hint: Hint<'_>,
-        mut lazy: Lazy<'_>,
+        lazy: Lazy<'_>,
         out: &mut impl Output,
     ) {
+        let mut lazy = LazyKey::new(lazy);
         // The action set, made when the first write-actions comes (most
         // packets never have one: no set to initialise for them). `None`
         // stands for the empty set.
@@ -179,12 +181,13 @@ impl Pipeline {
                     let (_, pos) = at.iter().find(|(t, _)| *t == u32::from(table_id))?;
                     fresh.then_some(*pos)
                 });
-                let answered = match (known, lazy) {
-                    (Some(pos), _) => {
+                let answered = match known {
+                    Some(pos) => {
                         Some(table.lookup_known((pos != u32::MAX).then_some(pos as usize)))
                     }
-                    (None, Some((_, frame))) if fresh => table.lookup_frame(frame),
-                    _ => None,
+                    None => lazy
+                        .for_lookup(written, table.match_fields())
+                        .and_then(|frame| table.lookup_frame(frame)),
                 };
                 match answered {
                     Some(found) => found,
@@ -246,15 +249,17 @@ impl Pipeline {
                 }
                 self.output_as(tail, pkt, key, *port, *max_len, &ctx, out);
             } else if let Some(ops) = apply {
-                // Such a list may run on the frame alone (a next hop).
-                if let (true, Some(frame), None) = (tail, lazy, pkt_gen) {
-                    if self.tail_on_frame(pkt, frame, ops, &ctx, out) {
+                // Its first ops may run on the frame alone, the key kept
+                // lazy (`frame_ops`).
+                let done = match pkt_gen {
+                    None => self.ops_on_frame(pkt, key, &mut lazy, ops, &ctx, tail, out),
+                    Some(_) => 0,
+                };
+                if let Some(rest) = ops.get(done..).filter(|r| !r.is_empty()) {
+                    parse_lazy(pkt, key, &mut lazy);
+                    if self.execute_ops(pkt, key, rest, &mut ctx, tail, out) == Flow::Stop {
                         return;
                     }
-                }
-                parse_lazy(pkt, key, &mut lazy);
-                if self.execute_ops(pkt, key, ops, &mut ctx, tail, out) == Flow::Stop {
-                    return;
                 }
             }
             if let Some((template, ops)) = pkt_gen {
