@@ -8,30 +8,8 @@
 use super::lazy::{FrameAt, LazyKey};
 use super::*;
 use crate::classifier::exact::at;
-use crate::classifier::fields::FrameFields;
-use crate::flow_hash::flow_hash_of;
+use crate::flow_hash::frame_flow_hash;
 use packet::{FieldSet, Layer};
-
-/// `flow_hash` of the key a frame whose fields are `f` has, parsed to
-/// `depth` (at least L3): the key of an IPv4 frame holds its ports only
-/// from L4 on (0 before).
-#[inline(always)]
-pub(crate) fn frame_flow_hash(f: &FrameFields, depth: Layer) -> u64 {
-    let c = &f.common;
-    let tp = if depth >= Layer::L4 {
-        [c[at::TP_SRC] as u16, c[at::TP_DST] as u16]
-    } else {
-        [0, 0]
-    };
-    flow_hash_of(
-        [c[at::ETH_SRC], c[at::ETH_DST]],
-        c[at::ETH_TYPE] as u16,
-        c[at::IP_PROTO] as u8,
-        [c[at::IPV4_SRC] as u32, c[at::IPV4_DST] as u32],
-        None,
-        tp,
-    )
-}
 
 /// The TCP/UDP port field `f` of a frame of this protocol: its offset in
 /// the L4 header and its place in `FrameFields`, `None` for a field of

@@ -308,3 +308,8 @@ mod direct_tests;
 /// `Output::port_final` for tail outputs only, with the right bytes.
 #[cfg(test)]
 mod final_tests;
+
+/// The ops run on the frame with the key lazy (`frame_ops`) against
+/// `process`: frames, events, counters, and the key made when needed.
+#[cfg(test)]
+mod frame_tests;
