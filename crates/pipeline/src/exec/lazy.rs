@@ -90,7 +90,7 @@ impl<'a> LazyKey<'a> {
     pub(super) fn fields_mut(&mut self, changes: FieldSet) -> Option<&mut FrameFields> {
         let (_, f) = self.at?;
         self.changed.insert_all(changes);
-        Some(self.own.get_or_insert(*f))
+        Some(self.own.get_or_insert_with(|| *f))
     }
 
     /// The key's parse deepened to `layer` (a rewrite's `ensure`).
