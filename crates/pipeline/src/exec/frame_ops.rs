@@ -55,9 +55,10 @@ impl LazyKey<'_> {
         true
     }
 
-    /// A MAC address (`off` 0: eth_dst, 6: eth_src) set on the frame.
+    /// A MAC address (`off` 0: eth_dst, 6: eth_src) set on the frame
+    /// (and in its fields with `keep`: something may read them after).
     #[inline(always)]
-    fn set_mac(&mut self, pkt: &mut PacketBuf, off: usize, m: &[u8; 6]) -> bool {
+    fn set_mac(&mut self, pkt: &mut PacketBuf, off: usize, m: &[u8; 6], keep: bool) -> bool {
         let (field, i) = if off == 0 {
             (Field::EthDst, at::ETH_DST)
         } else {
@@ -67,6 +68,9 @@ impl LazyKey<'_> {
             return false;
         };
         h.copy_from_slice(m);
+        if !keep {
+            return true;
+        }
         if let Some(f) = self.fields_mut(FieldSet::of(&[field])) {
             f.common[i] = packet::mac_bits(m);
         }
@@ -75,9 +79,17 @@ impl LazyKey<'_> {
     }
 
     /// An IPv4 address (`af`) set on the frame with both checksums
-    /// (`set_ipv4_addr`'s fast path's bytes).
+    /// (`set_ipv4_addr`'s fast path's bytes), and in its fields with
+    /// `keep`.
     #[inline(always)]
-    fn set_ipv4(&mut self, pkt: &mut PacketBuf, fa: FrameAt, af: Field, a: u32) -> bool {
+    fn set_ipv4(
+        &mut self,
+        pkt: &mut PacketBuf,
+        fa: FrameAt,
+        af: Field,
+        a: u32,
+        keep: bool,
+    ) -> bool {
         let Some((off, i)) = addr_of(af) else {
             return false;
         };
@@ -89,10 +101,13 @@ impl LazyKey<'_> {
         if !packet::rewrite::ipv4_addr_at(pkt.data_mut(), fa.l3, off, a, ck) {
             return false;
         }
+        self.deepen(Layer::L3);
+        if !keep {
+            return true;
+        }
         if let Some(f) = self.fields_mut(crate::program::with_aliases(af)) {
             f.common[i] = u64::from(a);
         }
-        self.deepen(Layer::L3);
         true
     }
 
@@ -189,6 +204,11 @@ impl Pipeline {
         if lazy.fields().is_none() {
             return 0;
         }
+        if let (true, [op]) = (tail, ops) {
+            if self.tail_on_frame(pkt, lazy, op, ctx, out) {
+                return 1;
+            }
+        }
         let last = ops.len().wrapping_sub(1);
         for (i, op) in ops.iter().enumerate() {
             let fin = tail && i == last;
@@ -201,6 +221,76 @@ impl Pipeline {
             }
         }
         ops.len()
+    }
+
+    /// The packet's last op on the frame when it is a next hop
+    /// ([`Op::Route`], a TTL above 1), a backend's rewrite
+    /// ([`Op::SetIpv4EthDstOutput`]) or an output, to a standard port:
+    /// the bytes `op_on_frame` writes, without the frame's fields (nothing
+    /// reads them after) and with the output as the buffer's last use.
+    /// False, with nothing done, for any other op.
+    #[inline(always)]
+    fn tail_on_frame(
+        &mut self,
+        pkt: &mut PacketBuf,
+        lazy: &LazyKey<'_>,
+        op: &Op,
+        ctx: &Ctx,
+        out: &mut impl Output,
+    ) -> bool {
+        let Some(fa) = lazy.frame_at(pkt.data()) else {
+            return false;
+        };
+        let data = pkt.data_mut();
+        let port = match *op {
+            Op::Route {
+                ref dst,
+                ref src,
+                port,
+            } if port < port_no::IN_PORT => {
+                let Some(h) = data
+                    .get_mut(fa.l3..)
+                    .and_then(|h| h.first_chunk_mut::<12>())
+                else {
+                    return false;
+                };
+                let ttl = h[8];
+                if ttl <= 1 {
+                    return false;
+                }
+                packet::rewrite::ipv4_ttl_down(h, ttl);
+                if let Some(h) = data.first_chunk_mut::<12>() {
+                    packet::rewrite::write_macs(h, dst, src);
+                }
+                port
+            }
+            Op::SetIpv4EthDstOutput {
+                addr,
+                addr_field,
+                ref dst,
+                port,
+            } if port < port_no::IN_PORT => {
+                let Some((off, _)) = addr_of(addr_field) else {
+                    return false;
+                };
+                let ck = Some(if fa.udp {
+                    (fa.l4 + 6, true)
+                } else {
+                    (fa.l4 + 16, false)
+                });
+                if !packet::rewrite::ipv4_addr_at(data, fa.l3, off, addr, ck) {
+                    return false;
+                }
+                if let Some(h) = data.first_chunk_mut::<6>() {
+                    *h = *dst;
+                }
+                port
+            }
+            Op::Output { port, .. } if port < port_no::IN_PORT => port,
+            _ => return false,
+        };
+        self.send_standard_final(pkt, port, ctx.in_port, ctx.queue, out);
+        true
     }
 
     /// One op on the frame (see `ops_on_frame`); false, with nothing
@@ -223,6 +313,8 @@ impl Pipeline {
             return false;
         };
         let std = |port: u32| port < port_no::IN_PORT;
+        // Nothing reads the frame's fields after the packet's last use.
+        let keep = !fin;
         match *op {
             Op::Output { port, max_len } if std(port) => {
                 self.output_as(fin, pkt, key, port, max_len, ctx, out);
@@ -230,17 +322,17 @@ impl Pipeline {
             }
             Op::PopVlan => lazy.pop_vlan(pkt),
             Op::SetField(ref sf) => match *sf {
-                S::EthDst(ref m) => lazy.set_mac(pkt, 0, m),
-                S::EthSrc(ref m) => lazy.set_mac(pkt, 6, m),
-                S::Ipv4Src(a) => lazy.set_ipv4(pkt, fa, Field::Ipv4Src, a),
-                S::Ipv4Dst(a) => lazy.set_ipv4(pkt, fa, Field::Ipv4Dst, a),
+                S::EthDst(ref m) => lazy.set_mac(pkt, 0, m, keep),
+                S::EthSrc(ref m) => lazy.set_mac(pkt, 6, m, keep),
+                S::Ipv4Src(a) => lazy.set_ipv4(pkt, fa, Field::Ipv4Src, a, keep),
+                S::Ipv4Dst(a) => lazy.set_ipv4(pkt, fa, Field::Ipv4Dst, a, keep),
                 S::TcpSrc(p) | S::UdpSrc(p) | S::TcpDst(p) | S::UdpDst(p) => {
                     lazy.set_port(pkt, fa, sf.field(), p)
                 }
                 _ => false,
             },
             Op::SetMacs { ref dst, ref src } => {
-                lazy.set_mac(pkt, 0, dst) && lazy.set_mac(pkt, 6, src)
+                lazy.set_mac(pkt, 0, dst, keep) && lazy.set_mac(pkt, 6, src, keep)
             }
             Op::SetIpv4Port {
                 addr,
@@ -249,7 +341,7 @@ impl Pipeline {
                 port_field,
             } => lazy.nat(pkt, fa, addr_field, addr, port_field, port),
             Op::SetEthDstOutput { ref dst, port } if std(port) => {
-                let done = lazy.set_mac(pkt, 0, dst);
+                let done = lazy.set_mac(pkt, 0, dst, keep);
                 if done {
                     self.output_as(fin, pkt, key, port, 0, ctx, out);
                 }
@@ -261,7 +353,8 @@ impl Pipeline {
                 ref dst,
                 port,
             } if std(port) => {
-                let done = lazy.set_ipv4(pkt, fa, addr_field, addr) && lazy.set_mac(pkt, 0, dst);
+                let done = lazy.set_ipv4(pkt, fa, addr_field, addr, keep)
+                    && lazy.set_mac(pkt, 0, dst, keep);
                 if done {
                     self.output_as(fin, pkt, key, port, 0, ctx, out);
                 }
@@ -272,12 +365,17 @@ impl Pipeline {
                 ref src,
                 port,
             } if std(port) => {
-                let done =
-                    lazy.dec_ttl(pkt, fa) && lazy.set_mac(pkt, 0, dst) && lazy.set_mac(pkt, 6, src);
-                if done {
-                    self.output_as(fin, pkt, key, port, 0, ctx, out);
+                if !lazy.dec_ttl(pkt, fa) {
+                    return false;
                 }
-                done
+                if keep {
+                    lazy.set_mac(pkt, 0, dst, keep);
+                    lazy.set_mac(pkt, 6, src, keep);
+                } else if let Some(h) = pkt.data_mut().first_chunk_mut::<12>() {
+                    packet::rewrite::write_macs(h, dst, src);
+                }
+                self.output_as(fin, pkt, key, port, 0, ctx, out);
+                true
             }
             _ => false,
         }
@@ -320,7 +418,9 @@ impl Pipeline {
         // A bucket of one op (a backend's rewrite) runs from a copy of
         // the op, as in `execute_group`; a longer one is lent out.
         if let Some(&[op]) = group.bucket(chosen.start) {
-            self.bucket_on_frame(pkt, key, lazy, std::slice::from_ref(&op), ctx, out);
+            if !self.tail_on_frame(pkt, lazy, &op, ctx, out) {
+                self.bucket_on_frame(pkt, key, lazy, std::slice::from_ref(&op), ctx, out);
+            }
         } else if let Some(ops) = group.lend_ops() {
             if let Some(bucket) = ops.get(chosen.start) {
                 self.bucket_on_frame(pkt, key, lazy, bucket, ctx, out);
