@@ -90,7 +90,11 @@ impl<'a> LazyKey<'a> {
     pub(super) fn fields_mut(&mut self, changes: FieldSet) -> Option<&mut FrameFields> {
         let (_, f) = self.at?;
         self.changed.insert_all(changes);
-        Some(self.own.get_or_insert_with(|| *f))
+        // (Copied only here: `get_or_insert(*f)` would copy every time.)
+        if self.own.is_none() {
+            self.own = Some(*f);
+        }
+        self.own.as_mut()
     }
 
     /// The key's parse deepened to `layer` (a rewrite's `ensure`).
