@@ -204,10 +204,12 @@ impl Pipeline {
         if lazy.fields().is_none() {
             return 0;
         }
-        if let (true, [op]) = (tail, ops) {
-            if self.tail_on_frame(pkt, lazy, op, ctx, out) {
-                return 1;
+        match (tail, ops) {
+            (true, &[Op::Group(g)]) => {
+                return usize::from(self.group_on_frame(pkt, key, lazy, g, ctx, out));
             }
+            (true, [op]) if self.tail_on_frame(pkt, lazy, op, ctx, out) => return 1,
+            _ => {}
         }
         let last = ops.len().wrapping_sub(1);
         for (i, op) in ops.iter().enumerate() {

@@ -19,7 +19,10 @@
 //! - [`ports`]: the output action, standard and reserved ports.
 //! - [`group`]: the group action and its buckets.
 //! - [`lazy`]: the key made only when a step needs it, lookups from the
-//!   frame meanwhile, and a next hop at the tail run on the frame.
+//!   frame meanwhile.
+//! - [`frame_ops`]: the ops that run on the frame with the key not made
+//!   (pop-VLAN, MAC/IPv4/port set-fields, NAT, outputs, next hops, a
+//!   group of one bucket at the tail, a SELECT one hashed from the frame).
 //!
 //! Everything the datapath emits goes through [`Output`]; the caller (the
 //! switch) turns it into I/O and counts port rx/tx.
@@ -31,7 +34,8 @@ mod lazy;
 mod ports;
 
 use lazy::parse_lazy;
-pub(crate) use lazy::{Lazy, LazyKey};
+pub(crate) use lazy::Lazy;
+use lazy::LazyKey;
 
 use crate::action_set::ActionSet;
 use crate::flow_hash::flow_hash;
