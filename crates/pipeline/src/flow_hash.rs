@@ -2,7 +2,9 @@
 //! selection to the switch): the same connection always takes the same
 //! bucket.
 
-use packet::FlowKey;
+use crate::classifier::exact::at;
+use crate::classifier::fields::FrameFields;
+use packet::{FlowKey, Layer};
 
 /// A hash of the fields that identify a connection (SELECT groups): the
 /// same flow always takes the same bucket. The fields are folded a 64-bit
@@ -37,8 +39,8 @@ pub(crate) fn flow_hash(k: &FlowKey) -> u64 {
 
 /// `flow_hash` of a packet with these fields (MACs as
 /// `packet::mac_bits` gives them; `ipv6`: the addresses of an IPv6
-/// packet, `None` for any other): the chain template's, which has no
-/// `FlowKey`.
+/// packet, `None` for any other): a key's (`flow_hash`) or a frame's
+/// fields' (`frame_flow_hash`).
 #[inline(always)]
 pub(crate) fn flow_hash_of(
     macs: [u64; 2],
@@ -64,6 +66,27 @@ pub(crate) fn flow_hash_of(
     }
     h = fold(h, u64::from(tp[0]) << 16 | u64::from(tp[1]));
     crate::classifier::splitmix64(h)
+}
+
+/// `flow_hash` of the key a frame whose fields are `f` has, parsed to
+/// `depth` (at least L3): the key of an IPv4 frame holds its ports only
+/// from L4 on (0 before).
+#[inline(always)]
+pub(crate) fn frame_flow_hash(f: &FrameFields, depth: Layer) -> u64 {
+    let c = &f.common;
+    let tp = if depth >= Layer::L4 {
+        [c[at::TP_SRC] as u16, c[at::TP_DST] as u16]
+    } else {
+        [0, 0]
+    };
+    flow_hash_of(
+        [c[at::ETH_SRC], c[at::ETH_DST]],
+        c[at::ETH_TYPE] as u16,
+        c[at::IP_PROTO] as u8,
+        [c[at::IPV4_SRC] as u32, c[at::IPV4_DST] as u32],
+        None,
+        tp,
+    )
 }
 
 #[cfg(test)]
@@ -104,6 +127,48 @@ mod flow_hash_tests {
                 flow_hash_of(macs, eth_type, ip_proto, ipv4, ipv6, tp),
                 reference(&words)
             );
+        }
+
+        /// The hash of a frame's fields (`frame_flow_hash`, the SELECT
+        /// groups' on the per-table way) is the hash of its key
+        /// (`flow_hash`), parsed to L4 or L3, whatever the frame:
+        /// untagged or tagged, TCP or UDP, any addresses and ports.
+        #[test]
+        fn frame_flow_hash_is_the_keys(
+            macs in any::<[[u8; 6]; 2]>(),
+            tag in proptest::option::of(0u16..0x1000),
+            tcp in any::<bool>(),
+            ips in any::<[[u8; 4]; 2]>(),
+            ports in any::<[u16; 2]>(),
+            in_port in 1u32..100,
+        ) {
+            let mut f = macs[0].to_vec();
+            f.extend_from_slice(&macs[1]);
+            if let Some(v) = tag {
+                f.extend_from_slice(&[0x81, 0x00]);
+                f.extend_from_slice(&v.to_be_bytes());
+            }
+            f.extend_from_slice(&[0x08, 0x00]);
+            let l4_len: u16 = if tcp { 20 } else { 8 };
+            f.extend_from_slice(&[0x45, 0]);
+            f.extend_from_slice(&(20 + l4_len).to_be_bytes());
+            f.extend_from_slice(&[0, 1, 0, 0, 64, if tcp { 6 } else { 17 }, 0, 0]);
+            f.extend_from_slice(&ips[0]);
+            f.extend_from_slice(&ips[1]);
+            f.extend_from_slice(&ports[0].to_be_bytes());
+            f.extend_from_slice(&ports[1].to_be_bytes());
+            if tcp {
+                f.extend_from_slice(&[0, 0, 0, 1, 0, 0, 0, 0, 0x50, 0x10, 0, 64, 0, 0, 0, 0]);
+            } else {
+                f.extend_from_slice(&[0, 8, 0, 0]);
+            }
+            let mut fr = FrameFields::EMPTY;
+            prop_assert!(crate::classifier::fields::read_frame(&f, in_port, &mut fr).is_some());
+            for layer in [Layer::L3, Layer::L4] {
+                let mut k = FlowKey::new(in_port);
+                prop_assert!(packet::parse_to(&f, &mut k, layer).is_ok());
+                prop_assert_eq!(frame_flow_hash(&fr, layer), flow_hash(&k));
+            }
         }
     }
 }

@@ -27,9 +27,12 @@
 //! one a `FrameFields` holds, through the structure it uses for keys
 //! (exact index, linear list, trie, tuple space), whatever the shape of
 //! the pipeline around it (an ACL in front of a routing table, a VLAN
-//! dispatch, any table of those fields). A packet whose trip needs no field beyond its lookups
-//! (goto, write-metadata, an output to a standard port, a drop, a next
-//! hop at the tail) is never parsed.
+//! dispatch, any table of those fields). A packet whose trip needs no
+//! field beyond its lookups and the ops the frame path can do (goto,
+//! write-metadata, a drop, outputs to standard ports, pop-VLAN, set-fields
+//! of MACs, IPv4 addresses and TCP/UDP ports, a next hop, a group of one
+//! bucket at the tail, SELECT hashed from the frame: `exec::frame_ops`)
+//! is never parsed.
 //!
 //! Exactness: a frame `read_frame` reads is one the general parse
 //! accepts at every layer (so it is admitted, and is no fragment), and a

@@ -216,7 +216,7 @@ impl Op {
 
 /// `f` and the fields kept in the same place of the key (which a
 /// set-field of `f` therefore changes too).
-fn with_aliases(f: Field) -> FieldSet {
+pub(crate) fn with_aliases(f: Field) -> FieldSet {
     use Field::*;
     match f {
         TcpSrc | UdpSrc | SctpSrc => FieldSet::of(&[TcpSrc, UdpSrc, SctpSrc]),

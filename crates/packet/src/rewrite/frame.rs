@@ -132,3 +132,30 @@ pub fn ipv4_addr_at(
     }
     true
 }
+
+/// The bytes [`set_field`](super::set_field)'s fast path for a TCP or UDP
+/// port writes, on a frame whose TCP (`udp` false) or UDP header starts at
+/// `l4` and holds its checksum (the caller checked): the port at `p_off`
+/// in it (0 source, 2 destination) becomes `p`, and the checksum takes the
+/// delta (a UDP checksum 0, "none", stays 0; one that would become 0 is
+/// written 0xffff). False, with nothing written, when the frame ends
+/// before the checksum.
+#[inline]
+pub fn l4_port_at(data: &mut [u8], l4: usize, udp: bool, p_off: usize, p: u16) -> bool {
+    let ck_off = if udp { 6 } else { 16 };
+    let Some(th) = data.get_mut(l4..l4 + ck_off + 2) else {
+        return false;
+    };
+    let Some(at) = th.get_mut(p_off..p_off + 2) else {
+        return false;
+    };
+    let old = u16::from_be_bytes([at[0], at[1]]);
+    at.copy_from_slice(&p.to_be_bytes());
+    let ck = Ck {
+        at: ck_off,
+        base: 0,
+        zero_is_none: udp,
+    };
+    apply_even(th, ck, checksum::delta16(old, p));
+    true
+}

@@ -37,7 +37,9 @@ pub use error::RewriteError;
 pub use fast_path::{
     set_eth_dst, set_field, set_field_ref, set_ipv4_addr, set_ipv4_port, set_macs,
 };
-pub use frame::{ipv4_addr_at, ipv4_addr_offset, ipv4_ttl_down, nat_ipv4_at, write_macs};
+pub use frame::{
+    ipv4_addr_at, ipv4_addr_offset, ipv4_ttl_down, l4_port_at, nat_ipv4_at, write_macs,
+};
 pub use push_pop::{pop_mpls, pop_pbb, pop_vlan, push_mpls, push_pbb, push_vlan, DEFAULT_MPLS_TTL};
 pub use reparse::reparse;
 pub use set_field::{set_field_general, SetField};

@@ -272,3 +272,31 @@ fn set_field_from_value() {
         }
     }
 }
+
+/// `l4_port_at` writes the bytes `set_field`'s port fast path writes:
+/// the port and its checksum, a UDP checksum 0 ("none") kept 0.
+#[test]
+fn l4_port_at_is_set_fields_frame_half() {
+    for (src, zero) in [(true, false), (false, false), (true, true), (false, true)] {
+        let mut frame = UDP4;
+        if zero {
+            frame[40..42].copy_from_slice(&[0, 0]);
+        }
+        let (mut buf, mut key) = setup(&frame);
+        let sf = if src {
+            SetField::UdpSrc(0xfffe)
+        } else {
+            SetField::UdpDst(53)
+        };
+        set_field(&mut buf, &mut key, sf).unwrap();
+        let mut raw = frame;
+        let (off, p) = if src { (0, 0xfffe) } else { (2, 53) };
+        assert!(l4_port_at(&mut raw, 34, true, off, p));
+        assert_eq!(buf.data(), &raw[..]);
+        assert_eq!(zero, raw[40..42] == [0, 0]);
+    }
+    // Cut before the checksum: nothing written.
+    let mut short = UDP4;
+    assert!(!l4_port_at(&mut short[..40], 34, true, 0, 7));
+    assert_eq!(short, UDP4);
+}

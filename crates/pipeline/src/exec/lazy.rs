@@ -1,106 +1,141 @@
 //! The executor's lazy key: a packet's `FlowKey` made only when a step
-//! needs it, and the tail steps that run on the frame alone.
+//! needs it, the lookups from the frame meanwhile, and the ops that run on
+//! the frame alone (`frame_ops`).
 
 use super::*;
 use crate::classifier::exact::at;
 use crate::classifier::fields::FrameFields;
-use ofp::group::group_type;
+use packet::{FieldSet, Layer};
 
 /// A key not made yet: `Some((layer, frame))` while the executor's key
 /// holds only the pipeline fields (in_port, in_phy_port, metadata,
 /// tunnel_id) of a packet whose frame the caller read into `frame`
 /// (`crate::per_table`: a frame the general parse accepts to `layer`).
-/// Tables that can answer from the frame are looked up with it
-/// (`TableKind::lookup_frame`) while the packet's fields are still the
-/// frame's on the fields they match (the rule of [`Hint`]). A tail that
-/// is a next hop runs on the frame (`tail_on_frame`). The executor
-/// parses the frame into the key (`parse_lazy`) before any other step
-/// that reads a packet field: a lookup the frame cannot answer, an
-/// extension's, a meter, an action list other than one output to a
-/// standard port, the action set. Every step before that (lookups,
-/// counters, goto, write-metadata, that output) leaves the frame as it
-/// came, so the key parsed then is the one parsed on arrival, with the
-/// metadata written since.
-pub(crate) type Lazy<'a> = Option<(packet::Layer, &'a FrameFields)>;
+/// The executor keeps it as a [`LazyKey`].
+pub(crate) type Lazy<'a> = Option<(Layer, &'a FrameFields)>;
 
-/// Makes a lazy key (see [`Lazy`]); nothing for a made one.
-#[inline(always)]
-pub(super) fn parse_lazy(pkt: &PacketBuf, key: &mut FlowKey, lazy: &mut Lazy<'_>) {
-    if let Some((layer, _)) = lazy.take() {
-        // (The caller checked the frame parses to `layer`.)
-        let _ = packet::continue_to(pkt.data(), key, layer);
+/// The executor's state of a lazy key (see [`Lazy`]) through a packet's
+/// trip.
+///
+/// Tables that can answer from the frame are looked up with its fields
+/// (`TableKind::lookup_frame`) while those are the packet's on the fields
+/// the table matches: no entry run so far may have written one of them
+/// (the rule of [`Hint`]), but by the ops run on the frame (`changed`),
+/// whose effect the fields hold. The ops the frame path can do run on the
+/// frame (`frame_ops`: pop-VLAN, set-field of MACs, IPv4 addresses and
+/// TCP/UDP ports with their checksums, an output to a standard port, a
+/// next hop, a group with one bucket at the tail). The executor parses
+/// the frame into the key (`parse_lazy`) before any other step that reads
+/// a packet field: a lookup the frame cannot answer, an extension's, a
+/// meter, an op the frame path cannot do, the action set. Every step
+/// before that either leaves the frame alone (lookups, counters, goto,
+/// write-metadata) or changes it as the general path would have changed
+/// the packet, so the key parsed then from the frame as it is, as deep as
+/// the general path's key would be by then (`depth`), is the general
+/// path's key at that point, with the metadata written since.
+#[derive(Debug)]
+pub(crate) struct LazyKey<'a> {
+    /// `Some((layer, fields))` while the key is not made: the layer the
+    /// pipeline parses to, and the frame's fields as read.
+    at: Lazy<'a>,
+    /// The frame's fields as the ops run on the frame left them; `None`
+    /// while no op changed one (`at`'s then).
+    own: Option<FrameFields>,
+    /// How deep the general path's key would be parsed by now: the
+    /// pipeline's layer, or deeper when a rewrite done on the frame would
+    /// have continued the key's parse (`packet::rewrite`'s `ensure`).
+    pub(super) depth: Layer,
+    /// The key fields the ops run on the frame changed (`own` holds their
+    /// values).
+    changed: FieldSet,
+}
+
+impl<'a> LazyKey<'a> {
+    #[inline(always)]
+    pub(crate) fn new(lazy: Lazy<'a>) -> LazyKey<'a> {
+        LazyKey {
+            at: lazy,
+            own: None,
+            depth: lazy.map_or(Layer::None, |(layer, _)| layer),
+            changed: FieldSet::EMPTY,
+        }
+    }
+
+    /// The frame's fields as they are now, while the key is not made.
+    #[inline(always)]
+    pub(super) fn fields(&self) -> Option<&FrameFields> {
+        let (_, f) = self.at?;
+        Some(self.own.as_ref().unwrap_or(f))
+    }
+
+    /// The frame's fields to look a table matching `m` up with, when
+    /// they are the packet's on those (type comment): `written`, the
+    /// fields the entries run so far may have written.
+    #[inline(always)]
+    pub(super) fn for_lookup(&self, written: FieldSet, m: FieldSet) -> Option<&FrameFields> {
+        if !written.is_empty() {
+            let mut w = written;
+            w.remove_all(self.changed);
+            if w.intersects(m) {
+                return None;
+            }
+        }
+        self.fields()
+    }
+
+    /// The frame's fields for an op about to change `changes` of them,
+    /// recorded as changed (copied out of the caller's array the first
+    /// time).
+    #[inline(always)]
+    pub(super) fn fields_mut(&mut self, changes: FieldSet) -> Option<&mut FrameFields> {
+        let (_, f) = self.at?;
+        self.changed.insert_all(changes);
+        // (Copied only here: `get_or_insert(*f)` would copy every time.)
+        if self.own.is_none() {
+            self.own = Some(*f);
+        }
+        self.own.as_mut()
+    }
+
+    /// The key's parse deepened to `layer` (a rewrite's `ensure`).
+    #[inline(always)]
+    pub(super) fn deepen(&mut self, layer: Layer) {
+        self.depth = self.depth.max(layer);
+    }
+
+    /// The frame's layout now (`FrameAt`), while the key is not made.
+    #[inline(always)]
+    pub(super) fn frame_at(&self, data: &[u8]) -> Option<FrameAt> {
+        let f = self.fields()?;
+        // The IPv4 header: after the frame's one 802.1Q tag if it still
+        // has it (`read_frame`, and a pop clears vlan_vid).
+        let l3 = if f.common[at::VLAN_VID] != 0 { 18 } else { 14 };
+        let ihl = usize::from(data.get(l3)? & 0x0f) * 4;
+        Some(FrameAt {
+            l3,
+            l4: l3 + ihl,
+            udp: f.have.contains(Field::UdpSrc),
+        })
     }
 }
 
-impl Pipeline {
-    /// Runs the action list `ops`, the tail of the packet's trip (nothing
-    /// reads the packet or its key after it), on the frame alone when it
-    /// is a next hop: an [`Op::Route`] to a standard port, or a group of
-    /// type INDIRECT whose bucket is one. `(layer, frame)`: the packet as
-    /// it came (its key not made, [`Lazy`]). Returns whether it did; if not,
-    /// nothing happened.
-    ///
-    /// The effect is `execute_ops`': the group and its bucket counted,
-    /// the TTL lowered with the header checksum (`dec_nw_ttl`'s fast
-    /// path, taken for an IPv4 frame with a TTL above 1; a lower one is
-    /// left to the general path, which may send it to the controller),
-    /// both MACs written (`set_macs`' fast path) and the output to the
-    /// standard port.
-    #[inline(always)]
-    pub(super) fn tail_on_frame(
-        &mut self,
-        pkt: &mut PacketBuf,
-        (layer, frame): (packet::Layer, &FrameFields),
-        ops: &[Op],
-        ctx: &Ctx,
-        out: &mut impl Output,
-    ) -> bool {
-        let (slot, op) = match *ops {
-            [op @ Op::Route { .. }] => (None, op),
-            [Op::Group(g)] => {
-                let Some(slot) = self.groups.slot(g) else {
-                    return false;
-                };
-                match self.groups.at(slot) {
-                    Some(group) if group.group_type == group_type::INDIRECT => {
-                        match group.bucket(0) {
-                            Some(&[op @ Op::Route { .. }]) => (Some(slot), op),
-                            _ => return false,
-                        }
-                    }
-                    _ => return false,
-                }
-            }
-            _ => return false,
-        };
-        let Op::Route { dst, src, port } = op else {
-            return false;
-        };
-        // The IPv4 header: after the frame's one 802.1Q tag if it has one
-        // (`read_frame`).
-        let l3 = if frame.common[at::VLAN_VID] != 0 {
-            18
-        } else {
-            14
-        };
-        let ttl = pkt.data().get(l3 + 8).copied().unwrap_or(0);
-        // (A pipeline parsed to less than L3 has no TTL in its keys:
-        // `dec_nw_ttl` fails there, which is the general path's.)
-        if port >= ofp::port::port_no::IN_PORT || ttl <= 1 || layer < packet::Layer::L3 {
-            return false;
-        }
-        if let Some(group) = slot.and_then(|s| self.groups.at_mut(s)) {
-            group.count(&(0..1), pkt.len());
-        }
-        let data = pkt.data_mut();
-        if let Some(h) = data.get_mut(l3..).and_then(|h| h.first_chunk_mut::<12>()) {
-            packet::rewrite::ipv4_ttl_down(h, ttl);
-        }
-        if let Some(h) = data.first_chunk_mut::<12>() {
-            packet::rewrite::write_macs(h, &dst, &src);
-        }
-        // The packet's last use: the buffer itself may go.
-        self.send_standard_final(pkt, port, ctx.in_port, ctx.queue, out);
-        true
+/// Where a lazy key's frame (IPv4 with TCP or UDP, its TCP header of 20
+/// bytes at least or its UDP header of 8 within the datagram:
+/// `read_frame`) has its headers now.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct FrameAt {
+    pub(super) l3: usize,
+    pub(super) l4: usize,
+    /// UDP, else TCP.
+    pub(super) udp: bool,
+}
+
+/// Makes a lazy key (see [`LazyKey`]); nothing for a made one.
+#[inline(always)]
+pub(super) fn parse_lazy(pkt: &PacketBuf, key: &mut FlowKey, lazy: &mut LazyKey<'_>) {
+    if lazy.at.take().is_some() {
+        // (The caller checked the frame parses to its layer, and the ops
+        // run on it leave it so.)
+        let _ = packet::continue_to(pkt.data(), key, lazy.depth);
     }
 }

@@ -18,7 +18,10 @@
 //! - [`ports`]: the output action, standard and reserved ports.
 //! - [`group`]: the group action and its buckets.
 //! - [`lazy`]: the key made only when a step needs it, lookups from the
-//!   frame meanwhile, and a next hop at the tail run on the frame.
+//!   frame meanwhile.
+//! - [`frame_ops`]: the ops that run on the frame with the key not made
+//!   (pop-VLAN, MAC/IPv4/port set-fields, NAT, outputs, next hops, a
+//!   group of one bucket at the tail, a SELECT one hashed from the frame).
 //! - [`trip`]: the short way for a packet read from its frame whose trip
 //!   is goto-only entries ending in one output or one action list.
 //!
@@ -26,6 +29,7 @@
 //! switch) turns it into I/O and counts port rx/tx.
 
 mod actions;
+mod frame_ops;
 mod group;
 mod lazy;
 mod ports;
@@ -33,6 +37,7 @@ mod trip;
 
 use lazy::parse_lazy;
 pub(crate) use lazy::Lazy;
+use lazy::LazyKey;
 
 use crate::action_set::ActionSet;
 use crate::flow_hash::flow_hash;
@@ -147,9 +152,10 @@ impl Pipeline {
         key: &mut FlowKey,
         mut ctx: Ctx,
         hint: Hint<'_>,
-        mut lazy: Lazy<'_>,
+        lazy: Lazy<'_>,
         out: &mut impl Output,
     ) {
+        let mut lazy = LazyKey::new(lazy);
         // The action set, made when the first write-actions comes (most
         // packets never have one: no set to initialise for them). `None`
         // stands for the empty set.
@@ -181,12 +187,13 @@ impl Pipeline {
                     let (_, pos) = at.iter().find(|(t, _)| *t == u32::from(table_id))?;
                     fresh.then_some(*pos)
                 });
-                let answered = match (known, lazy) {
-                    (Some(pos), _) => {
+                let answered = match known {
+                    Some(pos) => {
                         Some(table.lookup_known((pos != u32::MAX).then_some(pos as usize)))
                     }
-                    (None, Some((_, frame))) if fresh => table.lookup_frame(frame),
-                    _ => None,
+                    None => lazy
+                        .for_lookup(written, table.match_fields())
+                        .and_then(|frame| table.lookup_frame(frame)),
                 };
                 match answered {
                     Some(found) => found,
@@ -248,15 +255,17 @@ impl Pipeline {
                 }
                 self.output_as(tail, pkt, key, *port, *max_len, &ctx, out);
             } else if let Some(ops) = apply {
-                // Such a list may run on the frame alone (a next hop).
-                if let (true, Some(frame), None) = (tail, lazy, pkt_gen) {
-                    if self.tail_on_frame(pkt, frame, ops, &ctx, out) {
+                // Its first ops may run on the frame alone, the key kept
+                // lazy (`frame_ops`).
+                let done = match pkt_gen {
+                    None => self.ops_on_frame(pkt, key, &mut lazy, ops, &ctx, tail, out),
+                    Some(_) => 0,
+                };
+                if let Some(rest) = ops.get(done..).filter(|r| !r.is_empty()) {
+                    parse_lazy(pkt, key, &mut lazy);
+                    if self.execute_ops(pkt, key, rest, &mut ctx, tail, out) == Flow::Stop {
                         return;
                     }
-                }
-                parse_lazy(pkt, key, &mut lazy);
-                if self.execute_ops(pkt, key, ops, &mut ctx, tail, out) == Flow::Stop {
-                    return;
                 }
             }
             if let Some((template, ops)) = pkt_gen {
@@ -305,3 +314,8 @@ mod direct_tests;
 /// `Output::port_final` for tail outputs only, with the right bytes.
 #[cfg(test)]
 mod final_tests;
+
+/// The ops run on the frame with the key lazy (`frame_ops`) against
+/// `process`: frames, events, counters, and the key made when needed.
+#[cfg(test)]
+mod frame_tests;

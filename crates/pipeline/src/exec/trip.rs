@@ -10,9 +10,9 @@
 //! is first followed without counting anything (the lookups from the
 //! frame, `TableKind::find_frame`, or those made in advance), then, when
 //! it is one, counted table by table as the executor's loop counts it and
-//! ended: the output (`send_standard_final`), the list run on the frame
-//! (`tail_on_frame`) or, when the list needs the key, parsed and run as
-//! the tail (`execute_ops`). No key, action set, `written` set or per-table
+//! ended: the output (`send_standard_final`), or the list run on the
+//! frame as far as it can (`ops_on_frame`) and the rest on the key made
+//! then (`execute_ops`). No key, action set, `written` set or per-table
 //! `Applied` bookkeeping is made for it. Any other trip (a program of
 //! another form, a table that cannot answer from frames, an extension's
 //! table, more than `TRIP_MAX` tables) runs through the executor's loop
@@ -130,12 +130,15 @@ impl Pipeline {
                 else {
                     return;
                 };
-                if ops.is_empty() || self.tail_on_frame(pkt, (layer, frame), ops, &ctx, out) {
-                    return;
-                }
+                // Its first ops run on the frame (`frame_ops`); the rest,
+                // if any, on the key made then.
                 let mut key = FlowKey::new(in_port);
-                let _ = packet::continue_to(pkt.data(), &mut key, layer);
-                let _ = self.execute_ops(pkt, &mut key, ops, &mut ctx, true, out);
+                let mut lazy = LazyKey::new(Some((layer, frame)));
+                let done = self.ops_on_frame(pkt, &mut key, &mut lazy, ops, &ctx, true, out);
+                if let Some(rest) = ops.get(done..).filter(|r| !r.is_empty()) {
+                    parse_lazy(pkt, &mut key, &mut lazy);
+                    let _ = self.execute_ops(pkt, &mut key, rest, &mut ctx, true, out);
+                }
             }
         }
     }
