@@ -4,9 +4,9 @@
 //! run on the frame, and right when a later op needs it.
 
 use super::*;
+use crate::classifier::fields::read_frame;
 use crate::classifier::fields::FrameFields;
 use crate::port::PortInfo;
-use crate::classifier::fields::read_frame;
 use ofp::group::{command as gcmd, group_type, Bucket, GroupMod};
 use ofp::instruction::Instruction;
 use ofp::message::flow_mod_command;
