@@ -308,7 +308,7 @@ impl GroupTable {
     /// [`GroupTable::at_mut`]: the packet path finds a group once per
     /// group action and reaches it again through this (no group-mod runs
     /// meanwhile, so the position stays good).
-    #[inline]
+    #[inline(always)]
     pub fn slot(&self, id: u32) -> Option<usize> {
         self.groups.position(id)
     }
@@ -544,7 +544,7 @@ impl Group {
 
     /// Counts a packet of `len` bytes through the group and the `chosen`
     /// buckets.
-    #[inline]
+    #[inline(always)]
     pub fn count(&mut self, chosen: &Chosen, len: usize) {
         self.counters.add(len);
         // The chosen buckets are the group's (one counter each): one
@@ -558,7 +558,7 @@ impl Group {
     /// group (ALL, INDIRECT, SELECT without watches; see
     /// `GroupTable::select_buckets`); `None` when port or group liveness
     /// decides (FAST_FAILOVER, SELECT with watches).
-    #[inline]
+    #[inline(always)]
     pub fn fixed_choice(&self, hash: impl FnOnce() -> u64) -> Option<Chosen> {
         match self.group_type {
             group_type::ALL => Some(0..self.buckets.len()),

@@ -109,9 +109,12 @@ impl Pipeline {
             let port = self.port_answer(in_port);
             let hint = port.as_ref().map(|h| &h[..]);
             let mut tables = std::mem::take(&mut self.tables);
+            // One key for the chunk's short trips (`run_framed`).
+            let mut key = FlowKey::new(in_port);
             for (i, (buf, fr)) in chunk[..n].iter_mut().zip(frames.iter()).enumerate() {
                 let res = if framed & (1 << i) != 0 {
-                    self.run_framed(&mut tables, buf, fr, layer, in_port, now, hint, out);
+                    let key = &mut key;
+                    self.run_framed(&mut tables, buf, key, fr, layer, in_port, now, hint, out);
                     Ok(())
                 } else {
                     self.process_in(&mut tables, buf, in_port, now, out)
@@ -210,6 +213,9 @@ impl Pipeline {
         });
         let layer = self.parse_layer();
         let mut tables = std::mem::take(&mut self.tables);
+        // One key for the chunk's short trips (`run_framed`; `keys` holds
+        // the others').
+        let mut framed_key = FlowKey::new(in_port);
         for (i, (((buf, key), a), fr)) in chunk[..n]
             .iter_mut()
             .zip(keys.iter_mut())
@@ -219,7 +225,8 @@ impl Pipeline {
         {
             let hint = Some(&seen[i][..]);
             if framed & (1 << i) != 0 {
-                self.run_framed(&mut tables, buf, fr, layer, in_port, now, hint, out);
+                let key = &mut framed_key;
+                self.run_framed(&mut tables, buf, key, fr, layer, in_port, now, hint, out);
             } else if a == Ok(true) {
                 let ctx = Ctx::received(in_port, now);
                 self.run_tables_in(&mut tables, buf, key, ctx, hint, None, out);

@@ -40,13 +40,18 @@ impl Pipeline {
     /// into `frame` (a frame the general parse accepts to `layer`: see
     /// [`Lazy`]), through the tables moved out into `tables`, with the
     /// lookups made in advance in `hint` (as `run_tables_in`). Same effect
-    /// as `run_tables_in` with a lazy key (module comment).
+    /// as `run_tables_in` with a lazy key (module comment). `key`: the
+    /// caller's key holding `in_port`'s pipeline fields only
+    /// (`FlowKey::new(in_port)`), used for a key made on the way and left
+    /// as it came (one key for a chunk's packets, reset only after a trip
+    /// that made it).
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     pub(crate) fn run_framed<T: TableKind>(
         &mut self,
         tables: &mut [T],
         pkt: &mut PacketBuf,
+        key: &mut FlowKey,
         frame: &FrameFields,
         layer: packet::Layer,
         in_port: u32,
@@ -91,7 +96,6 @@ impl Pipeline {
             }
         };
         let Some(end) = end else {
-            let mut key = FlowKey::new(in_port);
             let ctx = Ctx::received(in_port, now);
             // The longer of the lookups made so far (both are the
             // answers for the frame as it came).
@@ -99,7 +103,8 @@ impl Pipeline {
                 Some(h) if h.len() > k => hint,
                 _ => Some(&path[..k]),
             };
-            self.run_tables_in(tables, pkt, &mut key, ctx, known, Some((layer, frame)), out);
+            self.run_tables_in(tables, pkt, key, ctx, known, Some((layer, frame)), out);
+            *key = FlowKey::new(in_port);
             return;
         };
         // Count the trip as the executor's loop does: per table the lookup,
@@ -132,12 +137,15 @@ impl Pipeline {
                 };
                 // Its first ops run on the frame (`frame_ops`); the rest,
                 // if any, on the key made then.
-                let mut key = FlowKey::new(in_port);
                 let mut lazy = LazyKey::new(Some((layer, frame)));
-                let done = self.ops_on_frame(pkt, &mut key, &mut lazy, ops, &ctx, true, out);
+                let done = self.ops_on_frame(pkt, key, &mut lazy, ops, &ctx, true, out);
                 if let Some(rest) = ops.get(done..).filter(|r| !r.is_empty()) {
-                    parse_lazy(pkt, &mut key, &mut lazy);
-                    let _ = self.execute_ops(pkt, &mut key, rest, &mut ctx, true, out);
+                    parse_lazy(pkt, key, &mut lazy);
+                    let _ = self.execute_ops(pkt, key, rest, &mut ctx, true, out);
+                }
+                // (A group's bucket may have made it too.)
+                if lazy.fields().is_none() {
+                    *key = FlowKey::new(in_port);
                 }
             }
         }
