@@ -165,21 +165,27 @@ impl LazyKey<'_> {
     /// the packet to the controller).
     #[inline(always)]
     fn dec_ttl(&mut self, pkt: &mut PacketBuf, fa: FrameAt) -> bool {
-        let Some(h) = pkt
-            .data_mut()
-            .get_mut(fa.l3..)
-            .and_then(|h| h.first_chunk_mut::<12>())
-        else {
-            return false;
-        };
-        let ttl = h[8];
-        if ttl <= 1 {
+        if !ttl_down_at(pkt.data_mut(), fa.l3) {
             return false;
         }
-        packet::rewrite::ipv4_ttl_down(h, ttl);
         self.deepen(Layer::L3);
         true
     }
+}
+
+/// Lowers the TTL of the IPv4 header at `l3` of `data`, with the header
+/// checksum, when it is above 1; false, with nothing changed, otherwise.
+#[inline(always)]
+fn ttl_down_at(data: &mut [u8], l3: usize) -> bool {
+    let Some(h) = data.get_mut(l3..).and_then(|h| h.first_chunk_mut::<12>()) else {
+        return false;
+    };
+    let ttl = h[8];
+    if ttl <= 1 {
+        return false;
+    }
+    packet::rewrite::ipv4_ttl_down(h, ttl);
+    true
 }
 
 impl Pipeline {
@@ -250,17 +256,9 @@ impl Pipeline {
                 ref src,
                 port,
             } if port < port_no::IN_PORT => {
-                let Some(h) = data
-                    .get_mut(fa.l3..)
-                    .and_then(|h| h.first_chunk_mut::<12>())
-                else {
-                    return false;
-                };
-                let ttl = h[8];
-                if ttl <= 1 {
+                if !ttl_down_at(data, fa.l3) {
                     return false;
                 }
-                packet::rewrite::ipv4_ttl_down(h, ttl);
                 if let Some(h) = data.first_chunk_mut::<12>() {
                     packet::rewrite::write_macs(h, dst, src);
                 }

@@ -14,18 +14,7 @@ use ofp::oxm::vid;
 use packet::Layer;
 use std::net::Ipv4Addr;
 
-/// Everything emitted, in order.
-#[derive(Default, Debug, PartialEq, Eq)]
-struct Rec(Vec<(u8, u32, Vec<u8>)>);
-
-impl Output for Rec {
-    fn port(&mut self, port: u32, data: &[u8], _queue: Option<u32>) {
-        self.0.push((0, port, data.to_vec()));
-    }
-    fn packet_in(&mut self, ev: PacketInEvent<'_>) {
-        self.0.push((ev.reason, 0, ev.data.to_vec()));
-    }
-}
+use super::fuse_tests::Rec;
 
 fn out(port: u32) -> Action {
     Action::Output { port, max_len: 0 }

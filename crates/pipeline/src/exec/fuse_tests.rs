@@ -7,9 +7,10 @@ use crate::program::fuse;
 use packet::{Layer, SetField};
 use proptest::prelude::*;
 
-/// Everything emitted, in order.
+/// Everything emitted, in order: (packet-in reason or 0, port or the
+/// packet-in's max_len, bytes).
 #[derive(Default, Debug, PartialEq, Eq)]
-struct Rec(Vec<(u8, u32, Vec<u8>)>);
+pub(super) struct Rec(pub(super) Vec<(u8, u32, Vec<u8>)>);
 
 impl Output for Rec {
     fn port(&mut self, port: u32, data: &[u8], _queue: Option<u32>) {
