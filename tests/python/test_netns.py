@@ -5,6 +5,7 @@ hosts are wired directly with veth pairs, or to the root namespace."""
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -170,7 +171,14 @@ def test_process_in_namespace(tmp_path):
         assert "lo" in out and "eth0" not in out
         p = Process(["sleep", "30"], tmp_path / "n.log", netns=h.ns).start()
         try:
-            pids = netns.sh(["ip", "netns", "pids", h.ns]).stdout.split()
+            # `ip netns exec` enters the namespace after it has started
+            # (then execs the command under the same pid): wait for it.
+            deadline = time.monotonic() + 5
+            while True:
+                pids = netns.sh(["ip", "netns", "pids", h.ns]).stdout.split()
+                if str(p.pid) in pids or time.monotonic() > deadline:
+                    break
+                time.sleep(0.05)
             assert str(p.pid) in pids
         finally:
             p.stop()
