@@ -93,11 +93,7 @@ impl LazyKey<'_> {
         let Some((off, i)) = addr_of(af) else {
             return false;
         };
-        let ck = Some(if fa.udp {
-            (fa.l4 + 6, true)
-        } else {
-            (fa.l4 + 16, false)
-        });
+        let ck = Some(fa.l4_checksum());
         if !packet::rewrite::ipv4_addr_at(pkt.data_mut(), fa.l3, off, a, ck) {
             return false;
         }
@@ -236,7 +232,9 @@ impl Pipeline {
     /// ([`Op::SetIpv4EthDstOutput`]) or an output, to a standard port:
     /// the bytes `op_on_frame` writes, without the frame's fields (nothing
     /// reads them after) and with the output as the buffer's last use.
-    /// False, with nothing done, for any other op.
+    /// False, with nothing done, for any other op. (A straight path for
+    /// the commonest tails, beside `op_on_frame`'s: a one-op list or
+    /// bucket skips the op loop and `bucket_on_frame`.)
     #[inline(always)]
     fn tail_on_frame(
         &mut self,
@@ -273,11 +271,7 @@ impl Pipeline {
                 let Some((off, _)) = addr_of(addr_field) else {
                     return false;
                 };
-                let ck = Some(if fa.udp {
-                    (fa.l4 + 6, true)
-                } else {
-                    (fa.l4 + 16, false)
-                });
+                let ck = Some(fa.l4_checksum());
                 if !packet::rewrite::ipv4_addr_at(data, fa.l3, off, addr, ck) {
                     return false;
                 }

@@ -130,6 +130,19 @@ pub(super) struct FrameAt {
     pub(super) udp: bool,
 }
 
+impl FrameAt {
+    /// Where the L4 checksum is and whether it is UDP's (which has 0 for
+    /// "none"), as `packet::rewrite::ipv4_addr_at` takes it.
+    #[inline(always)]
+    pub(super) fn l4_checksum(&self) -> (usize, bool) {
+        if self.udp {
+            (self.l4 + 6, true)
+        } else {
+            (self.l4 + 16, false)
+        }
+    }
+}
+
 /// Makes a lazy key (see [`LazyKey`]); nothing for a made one.
 #[inline(always)]
 pub(super) fn parse_lazy(pkt: &PacketBuf, key: &mut FlowKey, lazy: &mut LazyKey<'_>) {
