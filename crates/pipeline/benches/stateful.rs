@@ -123,8 +123,13 @@ fn base(n: usize) -> Pipeline {
     p
 }
 
+/// `p`'s BEBA state (`base` built it knowing BEBA).
+fn beba_state(p: &Pipeline) -> std::sync::Arc<stateful::Stateful> {
+    pipeline::ext::beba::state(p).expect("built knowing BEBA")
+}
+
 fn stateful_table(p: &Pipeline, lookup: u32, update: u32) {
-    let st = p.stateful();
+    let st = beba_state(p);
     for m in StateMod::stateful_table(0, vec![lookup], vec![update]) {
         st.apply_state_mod(&m, 0).expect("state mod");
     }
@@ -157,7 +162,7 @@ fn portknock(n: usize, with_state: bool) -> Pipeline {
                 hard_timeout: 0,
                 idle_timeout: 0,
             });
-            p.stateful().apply_state_mod(&sm, 0).expect("state");
+            beba_state(&p).apply_state_mod(&sm, 0).expect("state");
         }
     } else {
         p.flow_mod(&fm(10, udp(22), vec![out(2)]), 0).expect("flow");
@@ -196,7 +201,7 @@ fn maclearning(n: usize, with_state: bool) -> Pipeline {
                 hard_timeout: 0,
                 idle_timeout: 0,
             });
-            p.stateful().apply_state_mod(&sm, 0).expect("state");
+            beba_state(&p).apply_state_mod(&sm, 0).expect("state");
         }
     } else {
         for i in 0..n as u32 {
@@ -286,10 +291,10 @@ fn sweep_while_forwarding(n: usize) {
                 hard_timeout: 0,
                 idle_timeout: idle,
             });
-            p.stateful().apply_state_mod(&sm, 0).expect("state");
+            beba_state(&p).apply_state_mod(&sm, 0).expect("state");
         }
     }
-    let st = p.stateful().clone();
+    let st = beba_state(&p);
     let stored = || st.table(0).and_then(|t| t.store()).map_or(0, |s| s.len());
     let forward = |p: &mut Pipeline, batches: usize| -> Vec<u64> {
         let mut fwd = Count(0);

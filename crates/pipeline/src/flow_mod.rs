@@ -159,7 +159,7 @@ impl Pipeline {
                 Instruction::Experimenter { .. } => {
                     // An extension's packet generation: its actions are
                     // checked as apply-actions'.
-                    let (_, actions) = self.exts.pkt_gen(i)?;
+                    let (_, (_, actions)) = self.exts.pkt_gen(i)?;
                     for a in &actions {
                         self.check_action(a, false)?;
                     }

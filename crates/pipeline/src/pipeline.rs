@@ -90,12 +90,16 @@ pub struct Pipeline {
     /// Hashes the lists and programs of `recent_programs` (random seed;
     /// a replica's clone keeps it, and only its own lists meet it).
     recent_hasher: hashbrown::DefaultHashBuilder,
-    /// BEBA / OpenState: the state tables (one per flow table), the global
-    /// state and the packet templates. Shared by every replica (a clone is
-    /// a reference count): the control thread's STATE_MOD and a worker's
-    /// SET_STATE write the same stores, and the next packet on any worker
-    /// sees the write (`stateful` crate comment).
-    pub(crate) stateful: Arc<stateful::Stateful>,
+    /// The executor hooks of `exts` (`crate::ext::registry::Hooks`), in
+    /// its order: the state the data plane writes for the extensions
+    /// (BEBA's state tables, global state and templates). Shared by every
+    /// replica (a clone is a reference count): the control thread's
+    /// STATE_MOD and a worker's SET_STATE write the same stores, and the
+    /// next packet on any worker sees the write.
+    pub(crate) hooks: crate::ext::registry::Hooks,
+    /// What a data-plane store (a state table) holds at most, about:
+    /// what `hooks` are made with.
+    state_capacity: usize,
     /// Whether some flow entry added so far matches an extension field or
     /// runs an extension action (`crate::ext`); it only grows, as
     /// `parse_layer`. While set, the per-table way steps aside.
@@ -156,7 +160,8 @@ impl Pipeline {
             recent_programs: Vec::new(),
             recent_hasher: Default::default(),
             queue_ids: Default::default(),
-            stateful: Arc::new(stateful::Stateful::new(n as u8, stateful::DEFAULT_CAPACITY)),
+            hooks: Default::default(),
+            state_capacity: stateful::DEFAULT_CAPACITY,
             ext_flows: false,
             exts: Default::default(),
         }
@@ -164,10 +169,12 @@ impl Pipeline {
 
     /// This pipeline knowing the extensions `exts` (`crate::ext`): their
     /// experimenter match fields, actions and instructions are accepted
-    /// from now on. The switch passes the flow part of its table of
-    /// extensions; call before making replicas.
+    /// from now on, and their executor hooks are made (empty state). The
+    /// switch passes the flow part of its table of extensions; call
+    /// before making replicas.
     pub fn with_extensions(mut self, exts: crate::ext::registry::Extensions) -> Pipeline {
         self.exts = exts;
+        self.make_hooks();
         self
     }
 
@@ -176,17 +183,17 @@ impl Pipeline {
         &self.exts
     }
 
-    /// New, empty state tables holding about `capacity` flows each (the
-    /// default is `stateful::DEFAULT_CAPACITY`). Replicas made before
-    /// keep the old ones: call before making any.
+    /// New, empty extension state, with state tables holding about
+    /// `capacity` flows each (the default is `stateful::DEFAULT_CAPACITY`).
+    /// Replicas made before keep the old state: call before making any.
     pub fn set_state_capacity(&mut self, capacity: usize) {
-        self.stateful = Arc::new(stateful::Stateful::new(self.tables.len() as u8, capacity));
+        self.state_capacity = capacity;
+        self.make_hooks();
     }
 
-    /// The BEBA state tables, global state and templates (shared with
-    /// every replica made after this call).
-    pub fn stateful(&self) -> &Arc<stateful::Stateful> {
-        &self.stateful
+    fn make_hooks(&mut self) {
+        let tables = u8::try_from(self.tables.len()).unwrap_or(u8::MAX);
+        self.hooks = crate::ext::registry::Hooks::new(&self.exts, tables, self.state_capacity);
     }
 
     /// `instructions` as an entry keeps them, and compiled; shared with a

@@ -381,9 +381,10 @@ pub struct Program {
     /// entry: `in_port=1 -> goto:1`). Computed by `compile`.
     pub only_goto: Option<u8>,
     /// An extension's packet generation (BEBA's IN_SWITCH_PKT_GEN,
-    /// `crate::ext`): the template id and the compiled action list the
-    /// generated packet runs through, after apply-actions.
-    pub pkt_gen: Option<(u32, Box<[Op]>)>,
+    /// `crate::ext`): the extension's index (as an `ExtOp`'s), the
+    /// template id and the compiled action list the generated packet runs
+    /// through, after apply-actions.
+    pub pkt_gen: Option<(u8, u32, Box<[Op]>)>,
 }
 
 impl Program {
@@ -431,8 +432,8 @@ impl Program {
                 }
                 Instruction::GotoTable(t) => p.goto = Some(*t),
                 Instruction::Experimenter { .. } => {
-                    if let Ok((id, actions)) = exts.pkt_gen(i) {
-                        p.pkt_gen = Some((id, compile_actions(&actions, exts)));
+                    if let Ok((ext, (id, actions))) = exts.pkt_gen(i) {
+                        p.pkt_gen = Some((ext, id, compile_actions(&actions, exts)));
                     }
                 }
             }

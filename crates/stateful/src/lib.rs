@@ -32,6 +32,7 @@ pub mod store;
 pub mod table;
 
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::Arc;
 
 use ofp::beba::{
     BebaAction, BebaErrorCode, PktTmpMod, Refusal, StateEntryStats, StateMod, StateStatsRequest,
@@ -67,14 +68,22 @@ pub struct Stateful {
     notifications: Notifications,
     /// Set once some table has been made stateful (never cleared): a
     /// pipeline with no stateful table reads only this word per table
-    /// visit (see [`Stateful::active`]).
-    active: AtomicBool,
+    /// visit (see [`Stateful::active`]). Shared when the owner gives one
+    /// ([`Stateful::with_activity`]): a pipeline's extensions raise one
+    /// flag that it reads for all of them.
+    active: Arc<AtomicBool>,
 }
 
 impl Stateful {
     /// State for `n_tables` flow tables (ids 0 to n_tables - 1), each
     /// store holding about `capacity` entries once its table is configured.
     pub fn new(n_tables: u8, capacity: usize) -> Stateful {
+        Stateful::with_activity(n_tables, capacity, Arc::default())
+    }
+
+    /// As [`Stateful::new`], raising `active` (not lowering it) when a
+    /// table is first made stateful.
+    pub fn with_activity(n_tables: u8, capacity: usize, active: Arc<AtomicBool>) -> Stateful {
         Stateful {
             tables: (0..n_tables)
                 .map(|i| StateTable::new(i, capacity))
@@ -82,7 +91,7 @@ impl Stateful {
             global: AtomicU32::new(0),
             templates: Templates::default(),
             notifications: Notifications::default(),
-            active: AtomicBool::new(false),
+            active,
         }
     }
 
@@ -100,8 +109,9 @@ impl Stateful {
         self.tables.iter().any(StateTable::is_stateful)
     }
 
-    /// Whether some table has ever been made stateful: until then no
-    /// packet needs a state look-up.
+    /// Whether some table has ever been made stateful (or another holder
+    /// of a shared flag raised it): until then no packet needs a state
+    /// look-up.
     #[inline(always)]
     pub fn active(&self) -> bool {
         self.active.load(Ordering::Relaxed)

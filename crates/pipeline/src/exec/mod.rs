@@ -268,8 +268,8 @@ impl Pipeline {
                     }
                 }
             }
-            if let Some((template, ops)) = pkt_gen {
-                self.generate(*template, ops, ctx.now, out);
+            if let Some((ext, template, ops)) = pkt_gen {
+                self.generate(*ext, *template, ops, ctx.now, out);
             }
             if *clear {
                 set = None;

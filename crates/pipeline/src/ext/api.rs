@@ -1,21 +1,21 @@
 //! The types extensions and the pipeline share (`crate::ext`): an
 //! entry's extension match, a packet's extension values, a compiled
-//! extension action, an extension's entry points.
+//! extension action, an extension's entry points and its executor hook.
 //!
-//! Generic: the key slots ([`KEY_SLOTS`]) and what is kept of them
-//! ([`ExtMatch`], [`ExtValues`]), the entry points ([`Extension`]), the
-//! packet generation ([`PktGen`]). BEBA's: the one variant of [`ExtOp`]
-//! and the data-path state [`ExtState`]; an extension with actions of its
-//! own adds an `ExtOp` variant (and its arm in `Pipeline::execute_ext`),
-//! so that the executor dispatches a compiled action by a `match`, with
-//! no look-up.
+//! All generic: the key slots ([`KEY_SLOTS`]) and what is kept of them
+//! ([`ExtMatch`], [`ExtValues`]), a compiled action ([`ExtOp`]: which
+//! extension, and a few bytes of its own encoding), the flow-mod entry
+//! points ([`Extension`]), the per-packet side ([`Hook`]) and the packet
+//! generation ([`PktGen`]). Nothing here names an extension.
 
-use crate::ext::beba_op::BebaOp;
 use ofp::action::Action;
 use ofp::error::ErrorCode;
 use ofp::instruction::Instruction;
 use ofp::oxm::OxmField;
 use packet::{Field, FlowKey};
+use std::any::Any;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 
 /// The key slots extensions match on: 32-bit fields of the flow key that
 /// no packet header fills. An extension's match fields are kept in them
@@ -125,36 +125,109 @@ impl ExtMatch {
     }
 }
 
-/// A compiled extension action (module comment): one variant per
-/// extension with actions, BEBA's the one there is; `Copy` as every
-/// [`crate::program::Op`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ExtOp {
-    Beba(BebaOp),
+/// A compiled extension action (module comment), `Copy` as every
+/// [`crate::program::Op`]: the extension that runs it (`ext`, its index
+/// in the pipeline's [`Extensions`](crate::ext::registry::Extensions),
+/// set by the registry when it compiles the action) and the rest in the
+/// extension's own encoding, made by its `compile_action` and read back
+/// by its [`Hook::execute`] (BEBA: `beba_op::BebaOp::encode`). The
+/// executor runs it with one indexed call, no look-up.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct ExtOp {
+    pub ext: u8,
+    /// Which of the extension's actions.
+    pub code: u8,
+    /// Its small operands.
+    pub bytes: [u8; 2],
+    /// Its 32-bit operands.
+    pub words: [u32; 6],
 }
-
-/// The data-path state extensions keep (shared by every replica of a
-/// pipeline): BEBA's state tables, global state and templates (the
-/// `stateful` crate). It is what [`Extension::check_action`] checks an
-/// action against.
-pub type ExtState = stateful::Stateful;
 
 /// A packet generation: the template id and the actions the generated
 /// packet runs through.
 pub type PktGen = (u32, Vec<Action>);
 
-/// One extension's flow-mod entry points (`crate::ext`): all generic,
+/// What an extension's hook is made with ([`Extension::hook`]), by the
+/// pipeline when it is given its extensions and again when its state
+/// capacity changes.
+#[derive(Debug, Clone)]
+pub struct HookEnv {
+    /// The pipeline's flow tables (ids 0 to `tables` - 1).
+    pub tables: u8,
+    /// About how many entries a store the data plane writes (a state
+    /// table) holds.
+    pub state_capacity: usize,
+    /// The pipeline's one "some extension has per-packet work" flag: a
+    /// hook raises it (never lowers it) when it first has some. Until it
+    /// is raised the executor reads only this word per table visit and
+    /// asks no hook anything.
+    pub live: Arc<AtomicBool>,
+}
+
+/// A packet's template for a packet generation: its bytes and the port
+/// it is run as received on.
+pub type Template = (Arc<[u8]>, u32);
+
+/// One extension's per-packet side, its executor hook (`crate::ext`);
+/// `now` is the pipeline's time (`crate::table::Nanos`, nanoseconds):
+/// the state its packets read and write (shared by every replica of the
+/// pipeline: a clone of the pipeline clones the `Arc`, so a write by one
+/// worker is seen by the next packet on any worker) and what the one
+/// executor asks of it. Made by its row's [`Extension::hook`]; a
+/// pipeline calls the per-packet methods only once [`HookEnv::live`] is
+/// raised, except `execute` and `packet_template`, which run the
+/// extension's own compiled actions and instructions.
+pub trait Hook: Any + Send + Sync {
+    /// Whether table `table_id` must be looked up through the extension
+    /// even with no entry matching its fields (BEBA: a stateful table's
+    /// look-up refreshes idle timers).
+    fn table_active(&self, _table_id: u8) -> bool {
+        false
+    }
+
+    /// Writes the packet `key`'s values in table `table_id` at `now`
+    /// into the key slots the extension owns in `v`.
+    fn values(&self, _table_id: u8, _key: &FlowKey, _now: u64, _v: &mut ExtValues) {}
+
+    /// Runs one of the extension's compiled actions on the packet `key`.
+    fn execute(&self, op: &ExtOp, key: &FlowKey, now: u64);
+
+    /// Whether reading a chunk's packets' state ahead pays (the batch
+    /// path then parses a chunk before running it, [`Hook::read_ahead`]).
+    fn worth_reading_ahead(&self) -> bool {
+        false
+    }
+
+    /// Reads ahead what the extension will read for the packets
+    /// `keys[run[..]]` entering table 0, so that a chunk's cache misses
+    /// overlap.
+    fn read_ahead(&self, _keys: &[FlowKey], _run: &[u8]) {}
+
+    /// The template of a packet generation (an unknown id: `None`).
+    fn packet_template(&self, _template: u32) -> Option<Template> {
+        None
+    }
+
+    /// Checks one of the extension's actions against its state (flow-mod,
+    /// group-mod); an error refuses the message.
+    fn check_action(&self, _a: &Action) -> Result<(), ErrorCode> {
+        Ok(())
+    }
+}
+
+/// One extension's entry points (`crate::ext`): the flow-mod side, all
 /// called when a flow-mod, group-mod or packet-out is compiled (never per
-/// packet). The switch's table of extensions holds one per extension that
-/// has match fields, actions or instructions (`beba::EXTENSION`).
+/// packet), and the constructor of its per-packet side. The switch's
+/// table of extensions holds one per extension that has match fields,
+/// actions or instructions (`beba::EXTENSION`).
 pub struct Extension {
     pub experimenter: u32,
     /// Adds an experimenter OXM field of its id to `m` (in a key slot of
     /// its choice), or refuses it.
     pub match_field: fn(&OxmField, &mut ExtMatch) -> Result<(), ErrorCode>,
-    /// Checks an experimenter action against the extension's state.
-    pub check_action: fn(&ExtState, &Action) -> Result<(), ErrorCode>,
-    /// Compiles an experimenter action (checked before); `None`: ignored.
+    /// Compiles an experimenter action (checked before, by its hook's
+    /// [`Hook::check_action`]); `ext` is filled in by the registry.
+    /// `None`: ignored.
     pub compile_action: fn(&Action) -> Option<ExtOp>,
     /// The OXM fields of an extension match (reports built from
     /// compiled matches).
@@ -163,4 +236,6 @@ pub struct Extension {
     /// id and the action list it runs through; an error refuses the
     /// instruction.
     pub pkt_gen: fn(&Instruction) -> Result<PktGen, ErrorCode>,
+    /// Makes its executor hook for a pipeline.
+    pub hook: fn(&HookEnv) -> Arc<dyn Hook>,
 }

@@ -1,7 +1,10 @@
 //! BEBA / OpenState in the pipeline (issue 31): the `state` and
 //! `global_state` match fields, the actions SET_STATE, SET_GLOBAL_STATE
-//! and INC_STATE. The semantics are `stateful`'s (`Pipeline::stateful`,
-//! shared by every replica, `crate::ext::api::ExtState`); this module connects them to the executor.
+//! and INC_STATE, the instruction IN_SWITCH_PKT_GEN. The semantics are
+//! `stateful`'s: its [`Stateful`] is BEBA's executor hook
+//! (`crate::ext::api::Hook`, made by [`EXTENSION`]'s `hook`, shared by
+//! every replica; the switch's control side reaches it with [`state`]).
+//! This module connects them to the executor.
 //!
 //! - A table that is stateful (with its scopes set) is looked up with the
 //!   packet's state from its state table: DEFAULT for an unknown flow,
@@ -13,8 +16,9 @@
 //!   matching `state` there matches nothing.
 //! - State times are microseconds: the packet's time (ns) / 1000.
 
-use crate::ext::api::{ExtMatch, ExtOp, ExtState, ExtValues, Extension, PktGen};
+use crate::ext::api::{ExtMatch, ExtOp, ExtValues, Extension, Hook, HookEnv, PktGen, Template};
 use crate::ext::beba_op::BebaOp;
+use crate::table::Nanos;
 use ofp::action::Action;
 use ofp::beba::{
     BebaAction, BebaDecodeError, BebaErrorCode, BebaField, InSwitchPktGen, Refusal,
@@ -25,18 +29,35 @@ use ofp::instruction::Instruction;
 use ofp::oxm::OxmField;
 use packet::registry::{self, module_field, OxmId};
 use packet::FlowKey;
-use stateful::Transition;
+use stateful::{Stateful, Transition};
+use std::sync::Arc;
 
 /// BEBA's flow-mod entry points (`crate::ext::api::Extension`): its row
 /// in the switch's table of extensions holds them.
 pub static EXTENSION: Extension = Extension {
     experimenter: BEBA_EXPERIMENTER,
     match_field,
-    check_action,
     compile_action,
     to_oxm,
     pkt_gen,
+    hook,
 };
+
+/// BEBA's hook for a pipeline: state tables for its tables, raising the
+/// pipeline's flag when one is first made stateful.
+fn hook(env: &HookEnv) -> Arc<dyn Hook> {
+    Arc::new(Stateful::with_activity(
+        env.tables,
+        env.state_capacity,
+        env.live.clone(),
+    ))
+}
+
+/// The BEBA state of `p` (shared with every replica made after this call),
+/// if `p` was built knowing BEBA.
+pub fn state(p: &crate::Pipeline) -> Option<Arc<Stateful>> {
+    p.hook(BEBA_EXPERIMENTER)
+}
 
 /// The key slot (`crate::ext::api::KEY_SLOTS`) of `state`.
 pub const STATE_SLOT: usize = 0;
@@ -111,12 +132,6 @@ fn decode(a: &Action) -> Result<BebaAction, ErrorCode> {
     }
 }
 
-fn check_action(st: &ExtState, a: &Action) -> Result<(), ErrorCode> {
-    let b = decode(a)?;
-    // BAD_TABLE_ID for a table beyond the state tables, as the BEBA switch.
-    st.check_action(&b).map_err(BebaErrorCode::code)
-}
-
 fn compile_action(a: &Action) -> Option<ExtOp> {
     let op = match decode(a).ok()? {
         BebaAction::SetState(s) => BebaOp::SetState {
@@ -132,7 +147,7 @@ fn compile_action(a: &Action) -> Option<ExtOp> {
         BebaAction::SetGlobalState { value, mask } => BebaOp::SetGlobalState { value, mask },
         BebaAction::IncState { table_id } => BebaOp::IncState { table_id },
     };
-    Some(ExtOp::Beba(op))
+    Some(op.encode())
 }
 
 /// The OXM fields of an extension match.
@@ -149,81 +164,92 @@ fn micros(now: u64) -> u64 {
     now / 1000
 }
 
-/// Whether some table was ever made stateful.
-#[inline(always)]
-pub(crate) fn active(st: &ExtState) -> bool {
-    st.active()
-}
-
-/// Whether table `id` is stateful with its scopes (its packets get a
-/// state look-up).
-#[inline(always)]
-pub(crate) fn table_active(st: &ExtState, id: u8) -> bool {
-    st.active() && st.table(id).is_some_and(|t| t.is_enabled())
-}
-
 /// States in table 0's store from which the batch path reads a chunk's
 /// states ahead (`read_ahead`): below, the store fits in the caches.
 const READ_AHEAD_MIN: usize = 16_384;
 
-/// Whether table 0 is stateful with a store large enough for reading a
-/// chunk's states ahead to pay.
-#[inline]
-pub(crate) fn worth_reading_ahead(st: &ExtState) -> bool {
-    table_active(st, 0)
-        && st
-            .table(0)
-            .and_then(|t| t.store())
-            .is_some_and(|s| s.len() >= READ_AHEAD_MIN)
-}
-
-/// Reads ahead the state lines of the packets `keys[run[..]]`, about to
-/// enter table 0 (`stateful::StateTable::read_ahead`).
-pub(crate) fn read_ahead(st: &ExtState, keys: &[packet::FlowKey], run: &[u8]) {
-    if !table_active(st, 0) {
-        return;
+/// The per-packet side: a stateful table (with its scopes set) is looked
+/// up with the packet's state; `global_state` in every table (module
+/// comment).
+impl Hook for Stateful {
+    #[inline(always)]
+    fn table_active(&self, id: u8) -> bool {
+        self.active() && self.table(id).is_some_and(|t| t.is_enabled())
     }
-    if let Some(t) = st.table(0) {
-        let ks = run.iter().filter_map(|&i| keys.get(usize::from(i)));
-        std::hint::black_box(t.read_ahead(ks));
+
+    #[inline]
+    fn values(&self, id: u8, key: &FlowKey, now: Nanos, v: &mut ExtValues) {
+        v.slots[STATE_SLOT] = self.table(id).and_then(|t| t.lookup(key, micros(now)));
+        v.slots[GLOBAL_STATE_SLOT] = Some(self.global_state());
     }
-}
 
-pub(crate) fn values(st: &ExtState, id: u8, key: &FlowKey, now: u64) -> ExtValues {
-    let mut v = ExtValues::default();
-    v.slots[STATE_SLOT] = st.table(id).and_then(|t| t.lookup(key, micros(now)));
-    v.slots[GLOBAL_STATE_SLOT] = Some(st.global_state());
-    v
-}
-
-pub(crate) fn execute(st: &ExtState, op: &BebaOp, key: &FlowKey, now: u64) {
-    match *op {
-        BebaOp::SetState {
-            table_id,
-            bit,
-            state,
-            mask,
-            hard_rollback,
-            idle_rollback,
-            hard_timeout,
-            idle_timeout,
-        } => {
-            let tr = Transition {
+    fn execute(&self, op: &ExtOp, key: &FlowKey, now: Nanos) {
+        let Some(op) = BebaOp::decode(op) else {
+            return;
+        };
+        match op {
+            BebaOp::SetState {
+                table_id,
+                bit,
                 state,
                 mask,
                 hard_rollback,
                 idle_rollback,
                 hard_timeout,
                 idle_timeout,
-            };
-            // A change is queued for the controllers (STATE_CHANGED).
-            let _ = st.set_state(table_id, key, bit, &tr, micros(now));
-        }
-        BebaOp::SetGlobalState { value, mask } => st.set_global_state(value, mask),
-        BebaOp::IncState { table_id } => {
-            if let Some(t) = st.table(table_id) {
-                t.inc_state(key, micros(now));
+            } => {
+                let tr = Transition {
+                    state,
+                    mask,
+                    hard_rollback,
+                    idle_rollback,
+                    hard_timeout,
+                    idle_timeout,
+                };
+                // A change is queued for the controllers (STATE_CHANGED).
+                let _ = self.set_state(table_id, key, bit, &tr, micros(now));
+            }
+            BebaOp::SetGlobalState { value, mask } => self.set_global_state(value, mask),
+            BebaOp::IncState { table_id } => {
+                if let Some(t) = self.table(table_id) {
+                    t.inc_state(key, micros(now));
+                }
             }
         }
+    }
+
+    /// Table 0 stateful with a store large enough for reading a chunk's
+    /// states ahead to pay.
+    fn worth_reading_ahead(&self) -> bool {
+        self.table_active(0)
+            && self
+                .table(0)
+                .and_then(|t| t.store())
+                .is_some_and(|s| s.len() >= READ_AHEAD_MIN)
+    }
+
+    /// The state lines of the packets about to enter table 0
+    /// (`stateful::StateTable::read_ahead`).
+    fn read_ahead(&self, keys: &[FlowKey], run: &[u8]) {
+        if !self.table_active(0) {
+            return;
+        }
+        if let Some(t) = self.table(0) {
+            let ks = run.iter().filter_map(|&i| keys.get(usize::from(i)));
+            std::hint::black_box(t.read_ahead(ks));
+        }
+    }
+
+    /// An InSP template, run as received on `GENERATED_IN_PORT`.
+    fn packet_template(&self, template: u32) -> Option<Template> {
+        let frame = self.templates().get(template)?;
+        Some((frame, stateful::insp::GENERATED_IN_PORT))
+    }
+
+    /// BAD_TABLE_ID for a table beyond the state tables, as the BEBA
+    /// switch.
+    fn check_action(&self, a: &Action) -> Result<(), ErrorCode> {
+        let b = decode(a)?;
+        Stateful::check_action(self, &b).map_err(BebaErrorCode::code)
     }
 }

@@ -10,15 +10,18 @@
 //!
 //! Every look-up here is made when a flow-mod, group-mod or packet-out is
 //! compiled, never per packet: a compiled action is an
-//! [`ExtOp`](crate::ext::api::ExtOp) the executor runs directly.
+//! [`ExtOp`](crate::ext::api::ExtOp) that names its extension by index,
+//! and the executor calls that extension's hook ([`Hooks`]) directly.
 //!
 //! [`Pipeline::with_extensions`]: crate::Pipeline::with_extensions
 
-use crate::ext::api::{ExtMatch, ExtOp, Extension, PktGen};
+use crate::ext::api::{ExtMatch, ExtOp, Extension, Hook, HookEnv, PktGen};
 use ofp::action::Action;
 use ofp::error::{BadActionCode, BadInstructionCode, BadMatchCode, ErrorCode};
 use ofp::instruction::Instruction;
 use ofp::oxm::OxmField;
+use std::any::Any;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 /// The flow-mod side of the extensions a pipeline knows (module comment):
@@ -42,12 +45,11 @@ impl FromIterator<&'static Extension> for Extensions {
 }
 
 impl Extensions {
-    /// The extension of an experimenter id, if the pipeline knows it.
-    pub fn by_id(&self, experimenter: u32) -> Option<&'static Extension> {
-        self.0
-            .iter()
-            .copied()
-            .find(|e| e.experimenter == experimenter)
+    /// The extension of an experimenter id and its index, if the pipeline
+    /// knows it.
+    pub fn by_id(&self, experimenter: u32) -> Option<(u8, &'static Extension)> {
+        let i = self.0.iter().position(|e| e.experimenter == experimenter)?;
+        Some((u8::try_from(i).ok()?, self.0[i]))
     }
 
     /// Every extension, in the order given.
@@ -62,47 +64,108 @@ impl Extensions {
         let OxmField::Experimenter { experimenter, .. } = f else {
             return Err(bad_field);
         };
-        let ext = self.by_id(*experimenter).ok_or(bad_field)?;
+        let (_, ext) = self.by_id(*experimenter).ok_or(bad_field)?;
         (ext.match_field)(f, m)
     }
 
-    /// Checks an experimenter action against its extension's state; one
-    /// no extension knows is BAD_ACTION/BAD_EXPERIMENTER.
-    pub fn check_action(
-        &self,
-        st: &crate::ext::api::ExtState,
-        a: &Action,
-    ) -> Result<(), ErrorCode> {
+    /// Checks an experimenter action against its extension's state (its
+    /// hook in `hooks`); one no extension knows is
+    /// BAD_ACTION/BAD_EXPERIMENTER.
+    pub fn check_action(&self, hooks: &Hooks, a: &Action) -> Result<(), ErrorCode> {
         let Action::Experimenter { experimenter, .. } = a else {
             return Ok(());
         };
-        match self.by_id(*experimenter) {
-            Some(ext) => (ext.check_action)(st, a),
-            None => Err(ErrorCode::BadAction(BadActionCode::BadExperimenter)),
-        }
+        let unknown = ErrorCode::BadAction(BadActionCode::BadExperimenter);
+        let (i, _) = self.by_id(*experimenter).ok_or(unknown)?;
+        hooks.get(i).ok_or(unknown)?.check_action(a)
     }
 
-    /// An experimenter action compiled, `None` for one no extension
-    /// knows (validation refused it before).
+    /// An experimenter action compiled, naming its extension's index;
+    /// `None` for one no extension knows (validation refused it before).
     pub fn compile_action(&self, a: &Action) -> Option<ExtOp> {
         let Action::Experimenter { experimenter, .. } = a else {
             return None;
         };
-        (self.by_id(*experimenter)?.compile_action)(a)
+        let (i, ext) = self.by_id(*experimenter)?;
+        (ext.compile_action)(a).map(|op| ExtOp { ext: i, ..op })
     }
 
-    /// An experimenter instruction's packet generation (template id and
-    /// actions); one no extension knows is BAD_INSTRUCTION/UNSUP_INST.
-    pub fn pkt_gen(&self, i: &Instruction) -> Result<PktGen, ErrorCode> {
+    /// An experimenter instruction's packet generation: its extension's
+    /// index, the template id and the actions; one no extension knows is
+    /// BAD_INSTRUCTION/UNSUP_INST.
+    pub fn pkt_gen(&self, i: &Instruction) -> Result<(u8, PktGen), ErrorCode> {
         let unsup = ErrorCode::BadInstruction(BadInstructionCode::UnsupInst);
         let Instruction::Experimenter { experimenter, .. } = i else {
             return Err(unsup);
         };
-        (self.by_id(*experimenter).ok_or(unsup)?.pkt_gen)(i)
+        let (index, ext) = self.by_id(*experimenter).ok_or(unsup)?;
+        Ok((index, (ext.pkt_gen)(i)?))
     }
 
     /// The OXM fields of an extension match, every extension's.
     pub fn to_oxm(&self, m: &ExtMatch) -> Vec<OxmField> {
         self.iter().flat_map(|e| (e.to_oxm)(m)).collect()
+    }
+}
+
+/// The executor hooks of a pipeline's extensions (`crate::ext::api::Hook`),
+/// in the order of its [`Extensions`] (an `ExtOp`'s `ext` indexes both),
+/// and the one flag they raise when they first have per-packet work
+/// ([`HookEnv::live`]). A clone is two reference counts: every replica
+/// of a pipeline holds the same hooks, so their state is shared.
+#[derive(Clone, Default)]
+pub struct Hooks {
+    hooks: Arc<[Arc<dyn Hook>]>,
+    live: Arc<AtomicBool>,
+}
+
+impl std::fmt::Debug for Hooks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Hooks")
+            .field("n", &self.hooks.len())
+            .field("live", &self.live())
+            .finish()
+    }
+}
+
+impl Hooks {
+    /// New hooks for `exts`, each made with a fresh state for a pipeline
+    /// of `tables` tables.
+    pub fn new(exts: &Extensions, tables: u8, state_capacity: usize) -> Hooks {
+        let live = Arc::new(AtomicBool::new(false));
+        let env = HookEnv {
+            tables,
+            state_capacity,
+            live: live.clone(),
+        };
+        let hooks = exts.iter().map(|e| (e.hook)(&env)).collect();
+        Hooks { hooks, live }
+    }
+
+    /// Whether some hook has per-packet work (module comment of
+    /// `crate::ext::api::HookEnv::live`).
+    #[inline(always)]
+    pub fn live(&self) -> bool {
+        self.live.load(Ordering::Relaxed)
+    }
+
+    /// The hook of the extension at index `i`.
+    #[inline(always)]
+    pub fn get(&self, i: u8) -> Option<&dyn Hook> {
+        self.hooks.get(usize::from(i)).map(|h| &**h)
+    }
+
+    /// Every hook, in the extensions' order.
+    #[inline]
+    pub fn iter(&self) -> impl Iterator<Item = &dyn Hook> + '_ {
+        self.hooks.iter().map(|h| &**h)
+    }
+
+    /// The hook of the extension at index `i` as its own type `T`, shared
+    /// (what an extension's control side reads and writes: BEBA's state
+    /// modifications).
+    pub fn downcast<T: Hook>(&self, i: u8) -> Option<Arc<T>> {
+        let h: Arc<dyn Any + Send + Sync> = self.hooks.get(usize::from(i))?.clone();
+        h.downcast().ok()
     }
 }

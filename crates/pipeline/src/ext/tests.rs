@@ -68,14 +68,20 @@ fn beba_pipeline() -> Pipeline {
     Pipeline::default().with_extensions(crate::ext::beba_only())
 }
 
-/// `p` with ports 1 and 2 and table 0 stateful, keyed by the IPv4
-/// source.
+/// The BEBA state of a pipeline built knowing BEBA.
+fn beba_state(p: &Pipeline) -> std::sync::Arc<stateful::Stateful> {
+    crate::ext::beba::state(p).expect("a pipeline knowing BEBA")
+}
+
+/// `p` with ports 1 and 2 and, if it knows BEBA, table 0 stateful, keyed
+/// by the IPv4 source.
 fn knock_table(mut p: Pipeline) -> Pipeline {
     p.ports.insert(1, PortInfo::up());
     p.ports.insert(2, PortInfo::up());
-    let st = p.stateful().clone();
-    for m in StateMod::stateful_table(0, vec![IPV4_SRC], vec![IPV4_SRC]) {
-        st.apply_state_mod(&m, 0).expect("state mod");
+    if let Some(st) = crate::ext::beba::state(&p) {
+        for m in StateMod::stateful_table(0, vec![IPV4_SRC], vec![IPV4_SRC]) {
+            st.apply_state_mod(&m, 0).expect("state mod");
+        }
     }
     p
 }
@@ -280,7 +286,7 @@ fn unregistered_experimenters_are_refused_and_registered_ones_run() {
         p.flow_mod(&f, 0).expect("BEBA's flow-mod");
     }
     let template = udp(77, 4242);
-    p.stateful()
+    beba_state(&p)
         .apply_pkttmp_mod(&ofp::beba::PktTmpMod::Add {
             pkttmp_id: 5,
             data: template,
@@ -324,7 +330,7 @@ fn global_state_is_matched_and_written() {
     .expect("flow mod");
     assert!(send(&mut p, udp(1, 7), SEC).is_empty());
     assert!(send(&mut p, udp(1, 8), SEC).is_empty());
-    assert_eq!(p.stateful().global_state(), 1);
+    assert_eq!(beba_state(&p).global_state(), 1);
     assert_eq!(send(&mut p, udp(1, 7), SEC), vec![2]);
 }
 
@@ -348,7 +354,7 @@ fn in_switch_packet_generation_emits_the_template() {
     p.ports.insert(1, PortInfo::up());
     p.ports.insert(2, PortInfo::up());
     let template = udp(77, 4242);
-    p.stateful()
+    beba_state(&p)
         .apply_pkttmp_mod(&PktTmpMod::Add {
             pkttmp_id: 5,
             data: template.clone(),

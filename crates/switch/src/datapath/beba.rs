@@ -2,8 +2,9 @@
 //! messages STATE_MOD and PKTTMP_MOD, and the BEBA experimenter multiparts
 //! (state statistics in their four forms, global state statistics).
 //!
-//! The state lives in the pipeline's [`stateful::Stateful`], one object
-//! behind an `Arc` that every worker's replica shares: a STATE_MOD is
+//! The state lives in the pipeline's [`stateful::Stateful`], BEBA's
+//! executor hook (`pipeline::ext::beba::state`), one object behind an
+//! `Arc` that every worker's replica shares: a STATE_MOD is
 //! applied here, directly, and the next packet on any worker sees it. No
 //! operation goes to the workers, so a barrier after a state-mod covers it
 //! like a flow-mod (the barrier reply follows the write).
@@ -43,6 +44,12 @@ use ofp::{Message, OfpMessage};
 const SWEEP_BUDGET: usize = 4096;
 
 impl Datapath {
+    /// The pipeline's BEBA state; `None` only for a pipeline built
+    /// without BEBA's row (not the switch's).
+    fn beba_state(&self) -> Option<std::sync::Arc<stateful::Stateful>> {
+        pipeline::ext::beba::state(&self.pipeline)
+    }
+
     /// The datapath clock in the state stores' unit (microseconds).
     pub(crate) fn now_us(&self) -> u64 {
         self.now() / 1000
@@ -66,7 +73,12 @@ impl Datapath {
             None => return Vec::new(),
         };
         let now = self.now_us();
-        let st = self.pipeline.stateful().clone();
+        let Some(st) = self.beba_state() else {
+            return error(ErrorMsg::from_request(
+                ofp::ErrorCode::BadRequest(ofp::error::BadRequestCode::BadExperimenter),
+                raw,
+            ));
+        };
         let result = match &m {
             BebaMessage::StateMod(sm) => st.apply_state_mod(sm, now).map(|_| ()),
             BebaMessage::PktTmpMod(p) => st.apply_pkttmp_mod(p),
@@ -100,7 +112,11 @@ impl Datapath {
             Some(Err(err)) => return refuse(err),
             None => return Vec::new(),
         };
-        let st = self.pipeline.stateful().clone();
+        let Some(st) = self.beba_state() else {
+            let code = ofp::ErrorCode::BadRequest(ofp::error::BadRequestCode::BadExperimenter);
+            let m = ErrorMsg::from_request(code, raw);
+            return vec![OfpMessage::new(xid, Message::Error(m))];
+        };
         let bodies: Vec<BebaMultipartReply> = match req {
             BebaMultipartRequest::GlobalStateStats => vec![BebaMultipartReply::GlobalStateStats {
                 global_state: st.global_state(),
@@ -142,7 +158,9 @@ impl Datapath {
     /// Moves the queued STATE_CHANGED events to the pending asynchronous
     /// events (module comment).
     pub(crate) fn take_state_changes(&mut self) {
-        let st = self.pipeline.stateful().clone();
+        let Some(st) = self.beba_state() else {
+            return;
+        };
         st.notifications().drain(|ev| {
             let m = BebaMessage::StateChanged(ev.to_message());
             self.pending
@@ -152,7 +170,8 @@ impl Datapath {
 
     /// STATE_CHANGED events dropped because their queue was full.
     pub fn state_change_drops(&self) -> u64 {
-        self.pipeline.stateful().notifications().dropped()
+        self.beba_state()
+            .map_or(0, |st| st.notifications().dropped())
     }
 
     /// The FLOW_NOTIFICATION acknowledging flow-mod `msg` from connection
@@ -190,7 +209,9 @@ impl Datapath {
     /// Periodic state-table upkeep: timeouts of flows no packet looks at,
     /// entries back in DEFAULT reclaimed (a bounded step per tick).
     pub(crate) fn sweep_states(&self) {
-        let st = self.pipeline.stateful();
+        let Some(st) = self.beba_state() else {
+            return;
+        };
         if st.any_stateful() {
             st.sweep(self.now_us(), SWEEP_BUDGET);
         }
@@ -385,7 +406,7 @@ mod tests {
             ),
             None
         );
-        assert_eq!(dp.pipeline.stateful().global_state(), 0b1010);
+        assert_eq!(dp.beba_state().map(|st| st.global_state()), Some(0b1010));
         dp.shutdown();
     }
 

@@ -126,12 +126,11 @@ fn a_full_notification_queue_drops_and_counts() {
             .filter(|e| state_changed(e).is_some())
             .count();
     assert_eq!(sent, cap as usize);
-    let stored =
-        r.dp.pipeline
-            .stateful()
-            .table(0)
-            .and_then(|t| t.store())
-            .map_or(0, |s| s.len());
+    let stored = pipeline::ext::beba::state(&r.dp.pipeline)
+        .expect("the switch knows BEBA")
+        .table(0)
+        .and_then(|t| t.store())
+        .map_or(0, |s| s.len());
     assert_eq!(stored, cap as usize + 10);
 }
 
