@@ -15,14 +15,17 @@
 //!   id) or BAD_EXP_TYPE (one does, but not that type). The row also says
 //!   which of its bodies change the switch's state, which a slave
 //!   controller may not send (`crate::channel::role::forbidden_to_slave`).
-//! - **Flow-mod contents** (`flow`, optional): the extension's
-//!   experimenter match fields, actions and instructions, as
-//!   `pipeline::ext::api::Extension` entry points. The switch builds its
-//!   pipeline with the `flow` parts of the rows ([`flow_extensions`]);
-//!   the pipeline looks them up by experimenter id when it compiles a
-//!   flow-mod, group-mod or packet-out, never per packet. An
-//!   experimenter field, action or instruction no row's `flow` takes
-//!   gets BAD_MATCH/BAD_FIELD, BAD_ACTION/BAD_EXPERIMENTER or
+//! - **Data-path side** (`flow`, optional): the extension's experimenter
+//!   match fields, actions and instructions, as
+//!   `pipeline::ext::api::Extension` entry points, and the constructor of
+//!   its executor hook (`pipeline::ext::api::Hook`: the state its packets
+//!   read and write, and what the executor asks of it per packet). The
+//!   switch builds its pipeline with the `flow` parts of the rows
+//!   ([`flow_extensions`]), which makes one hook per row; the pipeline
+//!   looks the entry points up by experimenter id when it compiles a
+//!   flow-mod, group-mod or packet-out, and calls a hook by index per
+//!   packet. An experimenter field, action or instruction no row's `flow`
+//!   takes gets BAD_MATCH/BAD_FIELD, BAD_ACTION/BAD_EXPERIMENTER or
 //!   BAD_INSTRUCTION/UNSUP_INST.
 //!
 //! Order matters only where two rows could claim the same body; none do
@@ -61,7 +64,7 @@ pub(crate) struct Extension {
     /// slave may not send it (spec §6.3.6, BAD_REQUEST/IS_SLAVE). `None`:
     /// none does.
     pub writes: Option<fn(exp_type: u32, multipart: bool) -> bool>,
-    /// Its flow-mod side (module comment), under the same experimenter
+    /// Its data-path side (module comment), under the same experimenter
     /// id; `None`: it has no match field, action or instruction.
     pub flow: Option<&'static pipeline::ext::api::Extension>,
 }
@@ -141,7 +144,7 @@ pub(crate) const EXTENSIONS: &[Extension] = &[
     },
 ];
 
-/// The flow-mod sides of the rows (module comment): what the switch's
+/// The data-path sides of the rows (module comment): what the switch's
 /// pipeline is built with.
 pub(crate) fn flow_extensions() -> pipeline::ext::registry::Extensions {
     EXTENSIONS.iter().filter_map(|x| x.flow).collect()
