@@ -50,15 +50,17 @@ pub fn build(name: &str) -> Result<Option<Box<dyn LookupStructure>>, String> {
     if name == AUTO {
         return Ok(None);
     }
-    let kinds = KINDS.read().unwrap_or_else(|e| e.into_inner());
-    match kinds.get(name) {
+    // (The read guard ends with the statement: `names` takes its own.)
+    let ctor = KINDS
+        .read()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(name)
+        .copied();
+    match ctor {
         Some(ctor) => Ok(Some(ctor())),
         None => Err(format!(
             "unknown table lookup `{name}` (known: {})",
-            std::iter::once(AUTO)
-                .chain(kinds.keys().map(String::as_str))
-                .collect::<Vec<_>>()
-                .join(", ")
+            names().join(", ")
         )),
     }
 }
