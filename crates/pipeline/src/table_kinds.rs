@@ -50,15 +50,17 @@ pub fn build(name: &str) -> Result<Option<Box<dyn LookupStructure>>, String> {
     if name == AUTO {
         return Ok(None);
     }
-    let kinds = KINDS.read().unwrap_or_else(|e| e.into_inner());
-    match kinds.get(name) {
+    // (The read guard ends with the statement: `names` takes its own.)
+    let ctor = KINDS
+        .read()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(name)
+        .copied();
+    match ctor {
         Some(ctor) => Ok(Some(ctor())),
         None => Err(format!(
             "unknown table lookup `{name}` (known: {})",
-            std::iter::once(AUTO)
-                .chain(kinds.keys().map(String::as_str))
-                .collect::<Vec<_>>()
-                .join(", ")
+            names().join(", ")
         )),
     }
 }
@@ -69,6 +71,15 @@ pub fn check(name: &str) -> Result<(), String> {
     build(name).map(drop)
 }
 
+/// The error for table `id` in a pipeline of `tables` tables that has no
+/// such table (the switch's configuration checks ids with it too).
+pub fn no_such_table(id: i64, tables: usize) -> String {
+    format!(
+        "table {id} does not exist (tables 0..={})",
+        tables.saturating_sub(1)
+    )
+}
+
 /// Sets table `table`'s lookup structure to the one registered as `name`
 /// (filled with the table's entries; `"auto"`: the built-in choice).
 /// Errors say which table or name is wrong.
@@ -77,7 +88,7 @@ pub fn plug(p: &mut Pipeline, table: u8, name: &str) -> Result<(), String> {
     let s = build(name)?;
     let t = p
         .table_mut(table)
-        .ok_or_else(|| format!("table {table} does not exist (tables 0..={})", n - 1))?;
+        .ok_or_else(|| no_such_table(i64::from(table), n))?;
     t.set_lookup(s);
     Ok(())
 }

@@ -20,10 +20,7 @@ pub struct TableLookup {
 pub fn table_id(id: i64) -> Result<u8, String> {
     match u8::try_from(id) {
         Ok(t) if usize::from(t) < pipeline::N_TABLES => Ok(t),
-        _ => Err(format!(
-            "table {id} does not exist (tables 0..={})",
-            pipeline::N_TABLES - 1
-        )),
+        _ => Err(pipeline::table_kinds::no_such_table(id, pipeline::N_TABLES)),
     }
 }
 

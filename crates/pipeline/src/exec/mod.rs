@@ -61,6 +61,14 @@ use packet::{Field, FlowKey, PacketBuf, RewriteError};
 /// (`Program::writes`).
 pub(crate) type Hint<'a> = Option<&'a [(u32, u32)]>;
 
+/// The lookup `hint` holds for table `table`: `Some` of the position found
+/// there (`None`: no match), or `None` when none was made for it.
+#[inline(always)]
+pub(crate) fn hinted(hint: Hint<'_>, table: u8) -> Option<Option<usize>> {
+    let &(_, pos) = hint?.iter().find(|&&(t, _)| t == u32::from(table))?;
+    Some((pos != u32::MAX).then_some(pos as usize))
+}
+
 /// How deep group chains and TABLE resubmits may nest.
 pub(crate) const MAX_DEPTH: u8 = 16;
 
@@ -183,14 +191,9 @@ impl Pipeline {
                 // gives the same answer (tables do not change meanwhile).
                 // So does a lookup from the frame as it came.
                 let fresh = written.is_empty() || !written.intersects(table.match_fields());
-                let known = hint.and_then(|at| {
-                    let (_, pos) = at.iter().find(|(t, _)| *t == u32::from(table_id))?;
-                    fresh.then_some(*pos)
-                });
+                let known = if fresh { hinted(hint, table_id) } else { None };
                 let answered = match known {
-                    Some(pos) => {
-                        Some(table.lookup_known((pos != u32::MAX).then_some(pos as usize)))
-                    }
+                    Some(found) => Some(table.lookup_known(found)),
                     None => lazy
                         .for_lookup(written, table.match_fields())
                         .and_then(|frame| table.lookup_frame(frame)),

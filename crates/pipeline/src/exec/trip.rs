@@ -70,10 +70,7 @@ impl Pipeline {
             if k == TRIP_MAX || table.has_ext() || self.ext_table_active(t) {
                 break None;
             }
-            let known = hint
-                .and_then(|h| h.iter().find(|(id, _)| *id == u32::from(t)))
-                .map(|&(_, p)| (p != u32::MAX).then_some(p as usize));
-            let found = match known {
+            let found = match hinted(hint, t) {
                 Some(f) => f,
                 None => match table.find_frame(frame) {
                     Some(f) => f,
