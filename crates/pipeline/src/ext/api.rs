@@ -168,8 +168,7 @@ pub struct HookEnv {
 /// it is run as received on.
 pub type Template = (Arc<[u8]>, u32);
 
-/// One extension's per-packet side, its executor hook (`crate::ext`);
-/// `now` is the pipeline's time (`crate::table::Nanos`, nanoseconds):
+/// One extension's per-packet side, its executor hook (`crate::ext`):
 /// the state its packets read and write (shared by every replica of the
 /// pipeline: a clone of the pipeline clones the `Arc`, so a write by one
 /// worker is seen by the next packet on any worker) and what the one
@@ -185,8 +184,9 @@ pub trait Hook: Any + Send + Sync {
         false
     }
 
-    /// Writes the packet `key`'s values in table `table_id` at `now`
-    /// into the key slots the extension owns in `v`.
+    /// Writes the packet `key`'s values in table `table_id` at `now` (the
+    /// pipeline's time, `crate::table::Nanos`) into the key slots the
+    /// extension owns in `v`.
     fn values(&self, _table_id: u8, _key: &FlowKey, _now: u64, _v: &mut ExtValues) {}
 
     /// Runs one of the extension's compiled actions on the packet `key`.

@@ -142,8 +142,8 @@ impl Hooks {
         Hooks { hooks, live }
     }
 
-    /// Whether some hook has per-packet work (module comment of
-    /// `crate::ext::api::HookEnv::live`).
+    /// Whether some hook has raised the flag: has per-packet work
+    /// ([`HookEnv::live`]).
     #[inline(always)]
     pub fn live(&self) -> bool {
         self.live.load(Ordering::Relaxed)
