@@ -39,7 +39,7 @@ pub const STATE_NULL: u32 = u32::MAX;
 
 /// A state transition's value, mask and timeouts (SET_STATE's or
 /// SET_FLOW_STATE's), timeouts in microseconds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct Transition {
     pub state: u32,
     pub mask: u32,

@@ -137,12 +137,7 @@ fn compile_action(a: &Action) -> Option<ExtOp> {
         BebaAction::SetState(s) => BebaOp::SetState {
             table_id: s.table_id,
             bit: s.bit,
-            state: s.state,
-            mask: s.state_mask,
-            hard_rollback: s.hard_rollback,
-            idle_rollback: s.idle_rollback,
-            hard_timeout: s.hard_timeout,
-            idle_timeout: s.idle_timeout,
+            transition: Transition::from(&s),
         },
         BebaAction::SetGlobalState { value, mask } => BebaOp::SetGlobalState { value, mask },
         BebaAction::IncState { table_id } => BebaOp::IncState { table_id },
@@ -191,23 +186,10 @@ impl Hook for Stateful {
             BebaOp::SetState {
                 table_id,
                 bit,
-                state,
-                mask,
-                hard_rollback,
-                idle_rollback,
-                hard_timeout,
-                idle_timeout,
+                transition,
             } => {
-                let tr = Transition {
-                    state,
-                    mask,
-                    hard_rollback,
-                    idle_rollback,
-                    hard_timeout,
-                    idle_timeout,
-                };
                 // A change is queued for the controllers (STATE_CHANGED).
-                let _ = self.set_state(table_id, key, bit, &tr, micros(now));
+                let _ = self.set_state(table_id, key, bit, &transition, micros(now));
             }
             BebaOp::SetGlobalState { value, mask } => self.set_global_state(value, mask),
             BebaOp::IncState { table_id } => {

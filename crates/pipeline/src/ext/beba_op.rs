@@ -2,18 +2,16 @@
 //! encoding as the shared `crate::ext::api::ExtOp` (the op list holds
 //! that; BEBA's hook decodes it when it runs one).
 
-/// A compiled BEBA action (`Copy` and hashable, as every op).
+use crate::ext::api::ExtOp;
+use stateful::Transition;
+
+/// A compiled BEBA action.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum BebaOp {
     SetState {
         table_id: u8,
         bit: bool,
-        state: u32,
-        mask: u32,
-        hard_rollback: u32,
-        idle_rollback: u32,
-        hard_timeout: u32,
-        idle_timeout: u32,
+        transition: Transition,
     },
     SetGlobalState {
         value: u32,
@@ -24,8 +22,9 @@ pub enum BebaOp {
     },
 }
 
-/// [`BebaOp`] in an [`ExtOp`](crate::ext::api::ExtOp) (its `code`,
-/// `bytes` and `words`; the registry fills in `ext`).
+/// [`BebaOp`] in an [`ExtOp`]: its `code`; `bytes` hold the table id
+/// and the bit, `words` the transition or the value and mask (the
+/// registry fills in `ext`).
 mod code {
     pub const SET_STATE: u8 = 0;
     pub const SET_GLOBAL_STATE: u8 = 1;
@@ -34,28 +33,22 @@ mod code {
 
 impl BebaOp {
     /// The op in the shared encoding of extension ops.
-    pub fn encode(self) -> crate::ext::api::ExtOp {
-        use crate::ext::api::ExtOp;
+    pub fn encode(self) -> ExtOp {
         match self {
             BebaOp::SetState {
                 table_id,
                 bit,
-                state,
-                mask,
-                hard_rollback,
-                idle_rollback,
-                hard_timeout,
-                idle_timeout,
+                transition: t,
             } => ExtOp {
                 code: code::SET_STATE,
                 bytes: [table_id, u8::from(bit)],
                 words: [
-                    state,
-                    mask,
-                    hard_rollback,
-                    idle_rollback,
-                    hard_timeout,
-                    idle_timeout,
+                    t.state,
+                    t.mask,
+                    t.hard_rollback,
+                    t.idle_rollback,
+                    t.hard_timeout,
+                    t.idle_timeout,
                 ],
                 ..ExtOp::default()
             },
@@ -74,26 +67,58 @@ impl BebaOp {
 
     /// The op `encode` made `e` from (`None`: not one of BEBA's).
     #[inline]
-    pub fn decode(e: &crate::ext::api::ExtOp) -> Option<BebaOp> {
+    pub fn decode(e: &ExtOp) -> Option<BebaOp> {
         let [table_id, bit] = e.bytes;
-        let w = e.words;
+        let [w0, w1, w2, w3, w4, w5] = e.words;
         Some(match e.code {
             code::SET_STATE => BebaOp::SetState {
                 table_id,
                 bit: bit != 0,
-                state: w[0],
-                mask: w[1],
-                hard_rollback: w[2],
-                idle_rollback: w[3],
-                hard_timeout: w[4],
-                idle_timeout: w[5],
+                transition: Transition {
+                    state: w0,
+                    mask: w1,
+                    hard_rollback: w2,
+                    idle_rollback: w3,
+                    hard_timeout: w4,
+                    idle_timeout: w5,
+                },
             },
             code::SET_GLOBAL_STATE => BebaOp::SetGlobalState {
-                value: w[0],
-                mask: w[1],
+                value: w0,
+                mask: w1,
             },
             code::INC_STATE => BebaOp::IncState { table_id },
             _ => return None,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::BebaOp;
+    use stateful::Transition;
+
+    /// Every op comes back from its encoding as it was.
+    #[test]
+    fn ops_survive_their_encoding() {
+        let transition = Transition {
+            state: 1,
+            mask: 2,
+            hard_rollback: 3,
+            idle_rollback: 4,
+            hard_timeout: 5,
+            idle_timeout: 6,
+        };
+        for op in [
+            BebaOp::SetState {
+                table_id: 7,
+                bit: true,
+                transition,
+            },
+            BebaOp::SetGlobalState { value: 9, mask: 10 },
+            BebaOp::IncState { table_id: 11 },
+        ] {
+            assert_eq!(BebaOp::decode(&op.encode()), Some(op));
+        }
     }
 }
