@@ -76,7 +76,7 @@ impl Pipeline {
     /// even with no entry matching their fields (module comment).
     #[inline(always)]
     pub(crate) fn ext_table_active(&self, table_id: u8) -> bool {
-        self.hooks.live() && self.hooks.iter().any(|h| h.table_active(table_id))
+        self.hooks.live() && self.hooks.table_active(table_id)
     }
 
     /// Whether the batch path should parse a chunk before running it so

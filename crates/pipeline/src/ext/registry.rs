@@ -149,6 +149,15 @@ impl Hooks {
         self.live.load(Ordering::Relaxed)
     }
 
+    /// Whether some hook looks table `table_id` up on every packet
+    /// (`Hook::table_active`). Out of line: the executor inlines only the
+    /// `live` test before it, so a pipeline whose hooks have no
+    /// per-packet work pays nothing more per table visit.
+    #[inline(never)]
+    pub fn table_active(&self, table_id: u8) -> bool {
+        self.iter().any(|h| h.table_active(table_id))
+    }
+
     /// The hook of the extension at index `i`.
     #[inline(always)]
     pub fn get(&self, i: u8) -> Option<&dyn Hook> {
