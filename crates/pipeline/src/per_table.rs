@@ -37,9 +37,10 @@
 //!
 //! Exactness: a frame `read_frame` reads is one the general parse
 //! accepts at every layer (so it is admitted, and is no fragment), and a
-//! `FrameFields`' values and presence bits are those its key would have
-//! at table 0 on the fields `FRAME_FIELDS` names; a table whose every
-//! match field is among those gives the same answer for both. A lookup
+//! `FrameFields`' presence bits, and its values down to the parse depth
+//! (all that any step reads), are those its key would have at table 0 on
+//! the fields `FRAME_FIELDS` names; a table whose every match field is
+//! among those gives the same answer for both. A lookup
 //! from the frame is used only while no entry on the way wrote a field
 //! the table matches on (the executor's rule for hints,
 //! `Program::writes`, write-metadata included), and the lazy key is

@@ -86,8 +86,9 @@ impl Fields for FlowKey {
 }
 
 /// The fields of a frame as `read_frame` reads them: the values a key
-/// would have of the exact index's common fields, and which of them the
-/// frame has. Only tables whose every field is in `have`'s universe
+/// would have of the exact index's common fields (those down to the
+/// depth read: the others hold what was there before), and which of
+/// them the frame has. Only tables whose every field is in `have`'s universe
 /// (`FlowTable::frames_answer` checks `Auto::match_fields`) may be looked
 /// up with it: any other field reads as absent.
 #[derive(Debug, Clone, Copy)]
