@@ -163,7 +163,7 @@ mod flow_hash_tests {
                 f.extend_from_slice(&[0, 8, 0, 0]);
             }
             let mut fr = FrameFields::EMPTY;
-            prop_assert!(crate::classifier::fields::read_frame(&f, in_port, &mut fr).is_some());
+            prop_assert!(crate::classifier::fields::read_frame(&f, in_port, Layer::L4, &mut fr).is_some());
             for layer in [Layer::L3, Layer::L4] {
                 let mut k = FlowKey::new(in_port);
                 prop_assert!(packet::parse_to(&f, &mut k, layer).is_ok());

@@ -8,7 +8,8 @@
 //! ```text
 //!  read every frame's common fields (`read_frame` into `FrameFields`:
 //!     IPv4 with TCP or UDP, untagged or one 802.1Q tag, a header the
-//!     general parse accepts; any other frame is parsed as before)
+//!     general parse accepts, the values of the layers down to the
+//!     pipeline's parse depth; any other frame is parsed as before)
 //!  big pipelines (`batch`'s warm stages): walk, table by table along the
 //!     gotos, the packets read so, each table answering a chunk from the
 //!     frames if its lookup structure can (`TableKind::find_frames`),
@@ -36,9 +37,10 @@
 //!
 //! Exactness: a frame `read_frame` reads is one the general parse
 //! accepts at every layer (so it is admitted, and is no fragment), and a
-//! `FrameFields`' values and presence bits are those its key would have
-//! at table 0 on the fields `FRAME_FIELDS` names; a table whose every
-//! match field is among those gives the same answer for both. A lookup
+//! `FrameFields`' presence bits, and its values down to the parse depth
+//! (all that any step reads), are those its key would have at table 0 on
+//! the fields `FRAME_FIELDS` names; a table whose every match field is
+//! among those gives the same answer for both. A lookup
 //! from the frame is used only while no entry on the way wrote a field
 //! the table matches on (the executor's rule for hints,
 //! `Program::writes`, write-metadata included), and the lazy key is
@@ -56,12 +58,27 @@ use crate::pipeline::Pipeline;
 use crate::port::PortTable;
 use crate::table::Nanos;
 use crate::table_kind::TableKind;
-use packet::{Field, FieldSet, FlowKey, PacketBuf, ParseError};
+use packet::{Field, FieldSet, FlowKey, Layer, PacketBuf, ParseError};
 
 /// The fields a key made by `FlowKey::new(in_port)` holds as a received
 /// packet's own key does at table 0: a table matching on these alone
 /// gives every packet from a port the answer of that key.
 const PORT_FIELDS: FieldSet = FieldSet::of(&[Field::InPort, Field::InPhyPort, Field::Metadata]);
+
+/// Reads the frames of `chunk` (at most `CHUNK`) received on `in_port`
+/// into `frames` (`read_frame`), their fields' values down to `depth`
+/// only, the pipeline's parse depth: no step reads deeper ones. Bit i of
+/// the answer: packet i was read.
+#[inline(always)]
+fn read_chunk(chunk: &[PacketBuf], in_port: u32, depth: Layer, frames: &mut ChunkFrames) -> u32 {
+    let mut framed = 0u32;
+    for (i, (buf, fr)) in chunk.iter().zip(frames.iter_mut()).enumerate() {
+        if read_frame(buf.data(), in_port, depth, fr).is_some() {
+            framed |= 1 << i;
+        }
+    }
+    framed
+}
 
 impl Pipeline {
     /// Whether the batch path looks packets up from their frames (module
@@ -95,17 +112,11 @@ impl Pipeline {
             return;
         };
         let mut frames = frames;
-        // Bit i: packet i was read from its frame.
-        let mut framed = 0u32;
-        for (i, (buf, fr)) in chunk[..n].iter().zip(frames.iter_mut()).enumerate() {
-            if read_frame(buf.data(), in_port, fr).is_some() {
-                framed |= 1 << i;
-            }
-        }
+        let layer = self.parse_layer();
+        let framed = read_chunk(&chunk[..n], in_port, layer, &mut frames);
         if warm {
             self.run_warmed(chunk, base, in_port, now, out, &frames, framed, done);
         } else {
-            let layer = self.parse_layer();
             let port = self.port_answer(in_port);
             let hint = port.as_ref().map(|h| &h[..]);
             let mut tables = std::mem::take(&mut self.tables);

@@ -274,7 +274,7 @@ proptest! {
             let mut key = FlowKey::new(in_port);
             packet::parse(&data, &mut key).expect("a good frame");
             let mut fr = FrameFields::EMPTY;
-            prop_assert!(crate::classifier::fields::read_frame(&data, in_port, &mut fr).is_some());
+            prop_assert!(crate::classifier::fields::read_frame(&data, in_port, packet::Layer::L4, &mut fr).is_some());
             want.push(t.find(&key));
             frames.push(fr);
         }

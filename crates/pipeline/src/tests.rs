@@ -2075,7 +2075,7 @@ mod l2_props {
         assert!(p.per_table_serves());
         let read = |f: &[u8]| {
             let mut fr = crate::classifier::fields::FrameFields::EMPTY;
-            crate::classifier::fields::read_frame(f, 1, &mut fr).is_some()
+            crate::classifier::fields::read_frame(f, 1, packet::Layer::L4, &mut fr).is_some()
         };
         let f = frame(&(1, 0, 0, 11));
         assert!(read(&f));
@@ -2084,6 +2084,98 @@ mod l2_props {
         let (per, _, _) = by_batch(p, &[f], 1, false);
         assert_eq!(per.len(), 1);
         assert!(matches!(&per[0].1[..], [Ev::Port(2, _, None)]));
+    }
+
+    /// `read_frame` reads the values of the layers down to the depth it
+    /// is given and leaves the others as they were, presence bits whole.
+    #[test]
+    fn read_frame_reads_values_down_to_the_depth() {
+        use crate::classifier::exact::at;
+        use crate::classifier::fields::{read_frame, FrameFields, FRAME_FIELDS};
+        use packet::{Field, Layer};
+        let f = udp_frame([10, 0, 0, 9], 53, 64);
+        let stale = 0xdead_u64;
+        for depth in [Layer::None, Layer::L2, Layer::L3, Layer::L4] {
+            let mut fr = FrameFields::EMPTY;
+            fr.common = [stale; crate::classifier::exact::COMMON];
+            assert!(read_frame(&f, 3, depth, &mut fr).is_some());
+            assert_eq!(fr.have.intersection(FRAME_FIELDS), fr.have);
+            assert!(fr.have.contains(Field::Ipv4Dst) && fr.have.contains(Field::UdpDst));
+            assert_eq!(fr.common[at::IN_PORT], 3);
+            assert_eq!(fr.common[at::ETH_TYPE], 0x0800);
+            let mac = if depth >= Layer::L2 { 2 } else { stale };
+            assert_eq!(fr.common[at::ETH_DST], mac, "{depth:?}");
+            let (dst, port) = if depth >= Layer::L3 {
+                (0x0a00_0009, 53)
+            } else {
+                (stale, stale)
+            };
+            assert_eq!(fr.common[at::IPV4_DST], dst, "{depth:?}");
+            assert_eq!(fr.common[at::TP_DST], port, "{depth:?}");
+        }
+    }
+
+    /// The per-table way reads a frame's values down to the pipeline's
+    /// parse depth, batch by batch: a pipeline that needs none (a port
+    /// patch), then one whose new tables match MACs and IPv4 addresses
+    /// (added after the first batches, so the frames read before hold no
+    /// such values), then one whose table 1 also matches a field no
+    /// `FrameFields` holds (the key parsed from the frame there): every
+    /// batch gives what `process` gives, on the same pipeline throughout.
+    #[test]
+    fn read_depth_follows_the_tables() {
+        let frames: Vec<Vec<u8>> = (0u8..40)
+            .map(|i| {
+                let mut f = udp_frame([10, 0, 0, i % 5], 53, 64);
+                f[5] = i % 3;
+                f
+            })
+            .collect();
+        let add =
+            |p: &mut Pipeline, table: u8, prio: u16, m: Vec<OxmField>, i: Vec<Instruction>| {
+                p.flow_mod(&fm(cmd::ADD, table, prio, m, i), 0).unwrap();
+            };
+        let steps: [&dyn Fn(&mut Pipeline); 3] = [
+            &|p| {
+                add(
+                    p,
+                    0,
+                    1,
+                    vec![OxmField::InPort(1)],
+                    vec![apply(vec![out(2)])],
+                )
+            },
+            &|p| {
+                let m = vec![OxmField::EthDst([0, 0, 0, 0, 0, 1], None)];
+                add(p, 0, 5, m, vec![Instruction::GotoTable(1)]);
+                for d in 0u8..3 {
+                    let m = vec![
+                        OxmField::EthType(0x0800),
+                        OxmField::Ipv4Dst(std::net::Ipv4Addr::new(10, 0, 0, d), None),
+                    ];
+                    add(p, 1, 5, m, vec![apply(vec![out(u32::from(d) + 1)])]);
+                }
+            },
+            &|p| {
+                let m = vec![OxmField::EthType(0x0800), OxmField::IpDscp(0)];
+                add(p, 1, 9, m, vec![apply(vec![out(4)])]);
+            },
+        ];
+        for warm in [false, true] {
+            let mut per_table = pipeline(4);
+            let mut general = pipeline(4);
+            for (i, step) in steps.iter().enumerate() {
+                step(&mut per_table);
+                step(&mut general);
+                assert!(per_table.per_table_serves(), "step {i}");
+                for _ in 0..2 {
+                    let got = run_by_batch(&mut per_table, &frames, 1, warm);
+                    let want = run_by_packet(&mut general, &frames, 1);
+                    assert_eq!(got, want, "step {i}, warm {warm}");
+                    assert_eq!(counters(&per_table), counters(&general), "step {i}");
+                }
+            }
+        }
     }
 }
 
@@ -3009,7 +3101,7 @@ mod chain_props {
         assert!(p.per_table_serves());
         let read = |f: &[u8]| {
             let mut fr = crate::classifier::fields::FrameFields::EMPTY;
-            crate::classifier::fields::read_frame(f, 1, &mut fr).is_some()
+            crate::classifier::fields::read_frame(f, 1, packet::Layer::L4, &mut fr).is_some()
         };
         assert!(read(&frame(&(Some(0), 1, 0, 0, 0, 2, 255, 255, false))));
         assert!(read(&frame(&(None, 1, 0, 0, 0, 2, 255, 255, false))));

@@ -11,7 +11,7 @@
 
 use super::exact::{at, common_at, Common, Exact, COMMON};
 use crate::matcher::{key_bits, CompiledMatch};
-use packet::{ethertype, ipproto, Field, FieldSet, FlowKey};
+use packet::{ethertype, ipproto, Field, FieldSet, FlowKey, Layer};
 
 /// The fields a frame read into `FrameFields` (IPv4 with TCP or UDP:
 /// `read_frame`) has at every table, among those
@@ -86,8 +86,9 @@ impl Fields for FlowKey {
 }
 
 /// The fields of a frame as `read_frame` reads them: the values a key
-/// would have of the exact index's common fields, and which of them the
-/// frame has. Only tables whose every field is in `have`'s universe
+/// would have of the exact index's common fields (those down to the
+/// depth read: the others hold what was there before), and which of
+/// them the frame has. Only tables whose every field is in `have`'s universe
 /// (`FlowTable::frames_answer` checks `Auto::match_fields`) may be looked
 /// up with it: any other field reads as absent.
 #[derive(Debug, Clone, Copy)]
@@ -146,8 +147,24 @@ pub fn matches_fields<K: Fields + ?Sized>(m: &CompiledMatch, k: &K) -> bool {
 /// (`ipv4_header`), not a fragment, carrying a TCP or UDP header the
 /// general parse accepts at L4 (TCP: 20 bytes at least and a data offset
 /// within the datagram; UDP: 8 bytes).
+///
+/// The frame is checked at every layer whatever `depth`, and `f.have`
+/// names every field it has, but only the values of the layers down to
+/// `depth` are read: in_port, metadata, eth_type and vlan_vid always, the
+/// MACs from `Layer::L2` on, the IPv4 and TCP/UDP fields from `Layer::L3`
+/// on; the others keep what `f` held. The per-table way passes the
+/// pipeline's parse depth (`Pipeline::parse_layer`): nothing reads a
+/// field deeper than that, as the general path's key holds none (a
+/// match, an op or a SELECT group raises the depth to the fields it
+/// reads, and a lazy key's frame is hashed for a group only from L3 on:
+/// `group_on_frame`).
 #[inline(always)]
-pub(crate) fn read_frame(data: &[u8], in_port: u32, f: &mut FrameFields) -> Option<(bool, u8)> {
+pub(crate) fn read_frame(
+    data: &[u8],
+    in_port: u32,
+    depth: Layer,
+    f: &mut FrameFields,
+) -> Option<(bool, u8)> {
     let eth = data.first_chunk::<14>()?;
     let et = u16::from_be_bytes([eth[12], eth[13]]);
     let (l3, vid) = match et {
@@ -177,22 +194,30 @@ pub(crate) fn read_frame(data: &[u8], in_port: u32, f: &mut FrameFields) -> Opti
         }
         _ => return None,
     };
-    let (dst, src) = macs(eth);
     let mut have = CHAIN_FIELDS;
     have.insert_all(if udp { UDP_PORTS } else { TCP_PORTS });
     f.have = have;
     let c = &mut f.common;
     c[at::IN_PORT] = u64::from(in_port);
     c[at::METADATA] = 0;
-    c[at::ETH_DST] = dst;
-    c[at::ETH_SRC] = src;
     c[at::ETH_TYPE] = u64::from(ethertype::IPV4);
     c[at::VLAN_VID] = u64::from(vid);
-    c[at::IP_PROTO] = u64::from(h[9]);
-    c[at::IPV4_SRC] = u64::from(u32::from_be_bytes([h[12], h[13], h[14], h[15]]));
-    c[at::IPV4_DST] = u64::from(u32::from_be_bytes([h[16], h[17], h[18], h[19]]));
-    c[at::TP_SRC] = u64::from(u16::from_be_bytes([seg[0], seg[1]]));
-    c[at::TP_DST] = u64::from(u16::from_be_bytes([seg[2], seg[3]]));
+    let read_macs = |c: &mut Common| {
+        let (dst, src) = macs(eth);
+        c[at::ETH_DST] = dst;
+        c[at::ETH_SRC] = src;
+    };
+    // (The deepest first: one test for a pipeline that parses to L3.)
+    if depth >= Layer::L3 {
+        read_macs(c);
+        c[at::IP_PROTO] = u64::from(h[9]);
+        c[at::IPV4_SRC] = u64::from(u32::from_be_bytes([h[12], h[13], h[14], h[15]]));
+        c[at::IPV4_DST] = u64::from(u32::from_be_bytes([h[16], h[17], h[18], h[19]]));
+        c[at::TP_SRC] = u64::from(u16::from_be_bytes([seg[0], seg[1]]));
+        c[at::TP_DST] = u64::from(u16::from_be_bytes([seg[2], seg[3]]));
+    } else if depth == Layer::L2 {
+        read_macs(c);
+    }
     Some((vid != 0, h[8]))
 }
 

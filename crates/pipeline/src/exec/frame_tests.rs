@@ -123,7 +123,7 @@ fn counts(p: &Pipeline) -> Vec<(u64, u64)> {
 fn run_lazy(p: &mut Pipeline, f: &[u8]) -> (Rec, FlowKey) {
     let mut fr = FrameFields::EMPTY;
     assert!(
-        read_frame(f, 1, &mut fr).is_some(),
+        read_frame(f, 1, Layer::L4, &mut fr).is_some(),
         "a frame the per-table way reads"
     );
     let layer = p.parse_layer();

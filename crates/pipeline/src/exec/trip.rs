@@ -105,9 +105,11 @@ impl Pipeline {
             return;
         };
         // Count the trip as the executor's loop does: per table the lookup,
-        // then the entry's hit (the frame unchanged all the way).
+        // then the entry's hit (the frame unchanged all the way). `last`:
+        // the last entry's table, cookie and table-miss flag (the context
+        // of an action list run at the end).
         let len = pkt.len();
-        let mut ctx = Ctx::received(in_port, now);
+        let mut last = (0u8, 0u64, false);
         for &(id, pos) in &path[..k] {
             let Some(table) = tables.get_mut(id as usize) else {
                 return;
@@ -118,7 +120,7 @@ impl Pipeline {
             let Some(a) = table.apply(pos, len, now) else {
                 return;
             };
-            (ctx.table_id, ctx.cookie, ctx.miss) = (id as u8, a.cookie, a.miss);
+            last = (id as u8, a.cookie, a.miss);
         }
         match end {
             End::Miss => {}
@@ -132,6 +134,8 @@ impl Pipeline {
                 else {
                     return;
                 };
+                let mut ctx = Ctx::received(in_port, now);
+                (ctx.table_id, ctx.cookie, ctx.miss) = last;
                 // Its first ops run on the frame (`frame_ops`); the rest,
                 // if any, on the key made then.
                 let mut lazy = LazyKey::new(Some((layer, frame)));
