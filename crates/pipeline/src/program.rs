@@ -169,6 +169,7 @@ impl Op {
     /// fused ops stand for; the VLAN fields for a pop-VLAN. The other ops
     /// that move headers (push, pop MPLS or PBB) or touch MPLS TTLs are
     /// said to change every field.
+    #[inline]
     pub fn writes(&self) -> FieldSet {
         use Field::*;
         match self {

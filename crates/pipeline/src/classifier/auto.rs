@@ -201,9 +201,7 @@ impl Auto {
     /// the tuple space. The same answer as `lookup` of the packet's key.
     #[inline(always)]
     pub(crate) fn lookup_frame(&self, f: &FrameFields) -> Option<u32> {
-        if let Some((lpm, start)) = self.ipv4_routes() {
-            return Self::v4_answer(lpm.lookup_v4(start, frame_dst(f)), self.lookup_any());
-        }
+        // (The kind first: only an `lpm` one has `ipv4_routes`.)
         match (self.kind, &self.exact, &self.linear) {
             (Kind::Hash, Some(ex), _) => {
                 match self.answer_known(f.pack(ex).and_then(|k| ex.get(k))) {
@@ -217,7 +215,12 @@ impl Auto {
             }
             (Kind::Linear, _, Some(l)) => l.lookup_fields(f).map(|r| r.handle),
             (Kind::Plugged, _, _) => self.lookup_plugged_frame(f),
-            _ => self.lookup_fields(f).some().map(|r| r.handle),
+            _ => match self.ipv4_routes() {
+                Some((lpm, start)) => {
+                    Self::v4_answer(lpm.lookup_v4(start, frame_dst(f)), self.lookup_any())
+                }
+                None => self.lookup_fields(f).some().map(|r| r.handle),
+            },
         }
     }
 

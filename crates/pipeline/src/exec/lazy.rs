@@ -90,11 +90,11 @@ impl<'a> LazyKey<'a> {
     pub(super) fn fields_mut(&mut self, changes: FieldSet) -> Option<&mut FrameFields> {
         let (_, f) = self.at?;
         self.changed.insert_all(changes);
-        // (Copied only here: `get_or_insert(*f)` would copy every time.)
-        if self.own.is_none() {
-            self.own = Some(*f);
-        }
-        self.own.as_mut()
+        // (Copied only here, in place: `get_or_insert(*f)` would copy
+        // every time, and `self.own = Some(*f)` copies twice, through a
+        // temporary.)
+        #[allow(clippy::unnecessary_lazy_evaluations)]
+        Some(self.own.get_or_insert_with(|| *f))
     }
 
     /// The key's parse deepened to `layer` (a rewrite's `ensure`).
