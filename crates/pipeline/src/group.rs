@@ -70,6 +70,13 @@ pub struct Group {
     /// line). Loops are refused at group-mod, so a group never runs
     /// inside itself.
     pub ops: Option<Box<[Box<[Op]>]>>,
+    /// The op every packet through the group runs, when the group always
+    /// takes one bucket (INDIRECT; ALL of one bucket) whose actions
+    /// compile to one op (a router's next hop, [`Op::Route`]; a
+    /// backend's rewrite): the group action runs it as the tail without
+    /// choosing buckets or reading `ops` (`exec`'s `execute_group`,
+    /// `group_on_frame`). Computed by each add and modify (`one_op`).
+    pub one_op: Option<Op>,
     pub counters: Counters,
     /// One per bucket.
     pub bucket_counters: Vec<Counters>,
@@ -158,6 +165,18 @@ fn pick_table(buckets: &[Bucket], fixed_weight: Option<u64>) -> Box<[u16]> {
     }
 }
 
+/// `Group::one_op` for a group of type `ty` with buckets compiled to
+/// `ops`.
+fn one_op(ty: u8, ops: &[Box<[Op]>]) -> Option<Op> {
+    match (ty, ops) {
+        (group_type::INDIRECT | group_type::ALL, [bucket]) => match **bucket {
+            [op] => Some(op),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 /// The point of a weighted choice among `total` for a flow hash: the
 /// hash scaled to `0..total` by a multiply and a shift (its high bits; no
 /// division per packet).
@@ -200,7 +219,9 @@ const DIRECT_IDS: u32 = 4096;
 const NIL: u32 = u32::MAX;
 
 impl GroupMap {
-    #[inline]
+    /// (The direct index inlined into the packet path, the search out
+    /// of line.)
+    #[inline(always)]
     fn position(&self, id: u32) -> Option<usize> {
         if id < DIRECT_IDS {
             match self.direct.get(id as usize) {
@@ -208,8 +229,13 @@ impl GroupMap {
                 _ => None,
             }
         } else {
-            self.sorted.binary_search_by_key(&id, |g| g.id).ok()
+            self.search(id)
         }
+    }
+
+    #[inline(never)]
+    fn search(&self, id: u32) -> Option<usize> {
+        self.sorted.binary_search_by_key(&id, |g| g.id).ok()
     }
 
     #[inline]
@@ -426,6 +452,11 @@ impl GroupTable {
                     .iter()
                     .all(|b| b.watch_port == port_no::ANY && b.watch_group == group_id::ANY)
                     .then(|| gm.buckets.iter().map(|b| u64::from(b.weight)).sum());
+                let ops: Box<[Box<[Op]>]> = gm
+                    .buckets
+                    .iter()
+                    .map(|b| bucket_ops(&b.actions, exts))
+                    .collect();
                 self.groups.insert(
                     gm.group_id,
                     Group {
@@ -433,12 +464,8 @@ impl GroupTable {
                         group_type: gm.group_type,
                         bucket_counters: vec![Counters::default(); gm.buckets.len()],
                         buckets: gm.buckets.clone(),
-                        ops: Some(
-                            gm.buckets
-                                .iter()
-                                .map(|b| bucket_ops(&b.actions, exts))
-                                .collect(),
-                        ),
+                        one_op: one_op(gm.group_type, &ops),
+                        ops: Some(ops),
                         counters,
                         created_at,
                         fixed_weight,
@@ -619,6 +646,7 @@ mod tests {
             group_type: group_type::ALL,
             buckets: Vec::new(),
             ops: Some(Box::default()),
+            one_op: None,
             counters: Counters::default(),
             bucket_counters: Vec::new(),
             created_at: 0,

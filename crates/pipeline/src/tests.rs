@@ -2718,6 +2718,61 @@ mod route_props {
             assert!(p.per_table_serves(), "{dispatch:?}");
         }
     }
+
+    /// A next-hop group runs as its one op (`Group::one_op`) while it is
+    /// one: modified to buckets of other kinds (ALL of two next hops, a
+    /// bucket of several ops, one op the frame path cannot do, SELECT,
+    /// FAST_FAILOVER with its first watched port down) it runs as those,
+    /// and made a next hop
+    /// again (to a port that is down too) as one op again; the batch
+    /// path agrees with `process` throughout, bucket counters included.
+    #[test]
+    fn a_modified_next_hop_group_runs_as_its_new_buckets() {
+        let hop: GroupSpec = (0, vec![(0, 2, 1)]);
+        // Routes /32 to every destination, to groups 1-4 (1: DSTS[0], [4]).
+        let routes: Vec<RouteSpec> = (0..6).map(|i| (i, 32, 32, 0, i)).collect();
+        // Port 4 down.
+        let mut p = router(
+            &vec![hop; 4],
+            Some(0),
+            &routes,
+            None,
+            false,
+            false,
+            false,
+            4,
+            false,
+        );
+        let frames: Vec<Vec<u8>> = (0..24)
+            .map(|i| frame(&(i % 6, 3, false, 255, 255)))
+            .collect();
+        // (group 1 as, whether it is one op)
+        let mods: [(GroupSpec, bool); 9] = [
+            ((0, vec![(0, 2, 1)]), true),
+            ((1, vec![(0, 2, 1), (0, 3, 1)]), false),
+            ((1, vec![(0, 3, 1)]), true),
+            // A next hop to CONTROLLER (not fused: four ops).
+            ((0, vec![(7, 2, 1)]), false),
+            // One op the frame path leaves to the key (packet-in).
+            ((0, vec![(3, 2, 1)]), true),
+            ((0, vec![(5, 3, 1)]), false),
+            ((2, vec![(0, 2, 1), (1, 3, 2)]), false),
+            ((3, vec![(0, 4, 1), (0, 2, 1)]), false),
+            ((0, vec![(0, 4, 1)]), true),
+        ];
+        for (spec, one) in mods {
+            let mut gm = group_mod_of(1, &spec);
+            gm.command = gcmd::MODIFY;
+            p.group_mod(&gm, 0).expect("a valid modify");
+            let g1 = p.groups.iter().find(|g| g.id == 1).expect("group 1");
+            assert_eq!(g1.one_op.is_some(), one, "{spec:?}");
+            batches_equal_process(p.clone(), &frames, 1).expect("batch as process");
+            let (.., groups) = by_batch(p.clone(), &frames, 1, false);
+            let (_, (packets, _), buckets) = &groups[0];
+            assert_eq!(*packets, 8, "{spec:?}");
+            assert!(buckets.iter().any(|b| b.0 > 0), "{spec:?}");
+        }
+    }
 }
 
 /// Access gateways (a VLAN dispatch with pop-VLAN, per-customer NAT

@@ -65,6 +65,10 @@ pub(crate) struct Auto {
     pub(super) plugged: Option<Plugged>,
     pub(super) len: usize,
     pub(super) kind: Kind,
+    /// `ipv4_routes`' start in the trie, worked out by `choose` after
+    /// every change (lookups read it instead of testing the kind, the
+    /// trie and the tuple space each time).
+    v4: Option<lpm::Start>,
 }
 
 impl Default for Auto {
@@ -79,6 +83,7 @@ impl Default for Auto {
             plugged: None,
             len: 0,
             kind: Kind::Linear,
+            v4: None,
         }
     }
 }
@@ -384,12 +389,10 @@ impl Auto {
     /// then the better of the trie's (`Lpm::lookup_v4_many`) and the best
     /// match-everything entry (`lookup_any`), by rank (no tie: ranks
     /// are distinct): how `lookup_frame` looks frames up in it.
-    #[inline]
+    #[inline(always)]
     pub fn ipv4_routes(&self) -> Option<(&Lpm, lpm::Start)> {
-        match (self.kind, &self.lpm) {
-            (Kind::Lpm, Some(lpm)) if self.tss.all_in_lpm() => Some((lpm, lpm.ipv4_start()?)),
-            _ => None,
-        }
+        let start = self.v4?;
+        Some((self.lpm.as_ref()?, start))
     }
 
     /// The best match-everything entry (`Ref::NONE`: none).
@@ -634,6 +637,10 @@ impl Auto {
             Kind::Lpm
         } else {
             Kind::Tss
+        };
+        self.v4 = match (self.kind, &self.lpm) {
+            (Kind::Lpm, Some(lpm)) if self.tss.all_in_lpm() => lpm.ipv4_start(),
+            _ => None,
         };
     }
 

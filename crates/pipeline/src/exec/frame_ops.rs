@@ -244,7 +244,7 @@ impl Pipeline {
         ctx: &Ctx,
         out: &mut impl Output,
     ) -> bool {
-        let Some(fa) = lazy.frame_at(pkt.data()) else {
+        let Some(l3) = lazy.l3() else {
             return false;
         };
         let data = pkt.data_mut();
@@ -254,7 +254,7 @@ impl Pipeline {
                 ref src,
                 port,
             } if port < port_no::IN_PORT => {
-                if !ttl_down_at(data, fa.l3) {
+                if !ttl_down_at(data, l3) {
                     return false;
                 }
                 if let Some(h) = data.first_chunk_mut::<12>() {
@@ -268,7 +268,7 @@ impl Pipeline {
                 ref dst,
                 port,
             } if port < port_no::IN_PORT => {
-                let Some((off, _)) = addr_of(addr_field) else {
+                let (Some((off, _)), Some(fa)) = (addr_of(addr_field), lazy.frame_at(data)) else {
                     return false;
                 };
                 let ck = Some(fa.l4_checksum());
@@ -398,6 +398,17 @@ impl Pipeline {
         if ctx.depth >= MAX_DEPTH || lazy.depth < Layer::L3 {
             return false;
         }
+        let len = pkt.len();
+        // A group of one op (`Group::one_op`: a next hop) runs it with
+        // no choice to make.
+        let Some(group) = self.groups.at_mut(slot) else {
+            return false;
+        };
+        if let Some(op) = group.one_op {
+            group.count(&(0..1), len);
+            self.one_op_on_frame(pkt, key, lazy, op, ctx, out);
+            return true;
+        }
         let depth = lazy.depth;
         let Some(chosen) = self.choose_buckets(slot, || frame_flow_hash(f, depth)) else {
             return false;
@@ -408,13 +419,11 @@ impl Pipeline {
         if chosen.len() != 1 {
             return false;
         }
-        group.count(&chosen, pkt.len());
+        group.count(&chosen, len);
         // A bucket of one op (a backend's rewrite) runs from a copy of
         // the op, as in `execute_group`; a longer one is lent out.
         if let Some(&[op]) = group.bucket(chosen.start) {
-            if !self.tail_on_frame(pkt, lazy, &op, ctx, out) {
-                self.bucket_on_frame(pkt, key, lazy, std::slice::from_ref(&op), ctx, out);
-            }
+            self.one_op_on_frame(pkt, key, lazy, op, ctx, out);
         } else if let Some(ops) = group.lend_ops() {
             if let Some(bucket) = ops.get(chosen.start) {
                 self.bucket_on_frame(pkt, key, lazy, bucket, ctx, out);
@@ -424,6 +433,24 @@ impl Pipeline {
             }
         }
         true
+    }
+
+    /// A group's chosen bucket of one op `op` as the packet's last use
+    /// (`group_on_frame`): straight on the frame for the commonest
+    /// (`tail_on_frame`), else as a bucket.
+    #[inline(always)]
+    fn one_op_on_frame(
+        &mut self,
+        pkt: &mut PacketBuf,
+        key: &mut FlowKey,
+        lazy: &mut LazyKey<'_>,
+        op: Op,
+        ctx: &Ctx,
+        out: &mut impl Output,
+    ) {
+        if !self.tail_on_frame(pkt, lazy, &op, ctx, out) {
+            self.bucket_on_frame(pkt, key, lazy, std::slice::from_ref(&op), ctx, out);
+        }
     }
 
     /// A group's chosen bucket as the packet's last use (`group_on_frame`):

@@ -29,6 +29,18 @@ impl Pipeline {
         let Some(slot) = self.groups.slot(g) else {
             return;
         };
+        if tail {
+            // A group of one op (`Group::one_op`: a next hop) runs it
+            // with no choice to make, as the one bucket below would.
+            let Some(group) = self.groups.at_mut(slot) else {
+                return;
+            };
+            if let Some(op) = group.one_op {
+                group.count(&(0..1), len);
+                self.execute_tail_op(pkt, key, op, ctx, out);
+                return;
+            }
+        }
         let Some(chosen) = self.choose_buckets(slot, || flow_hash(key)) else {
             return;
         };

@@ -106,16 +106,22 @@ impl<'a> LazyKey<'a> {
     /// The frame's layout now (`FrameAt`), while the key is not made.
     #[inline(always)]
     pub(super) fn frame_at(&self, data: &[u8]) -> Option<FrameAt> {
-        let f = self.fields()?;
-        // The IPv4 header: after the frame's one 802.1Q tag if it still
-        // has it (`read_frame`, and a pop clears vlan_vid).
-        let l3 = if f.common[at::VLAN_VID] != 0 { 18 } else { 14 };
+        let l3 = self.l3()?;
         let ihl = usize::from(data.get(l3)? & 0x0f) * 4;
         Some(FrameAt {
             l3,
             l4: l3 + ihl,
-            udp: f.have.contains(Field::UdpSrc),
+            udp: self.fields()?.have.contains(Field::UdpSrc),
         })
+    }
+
+    /// Where the frame's IPv4 header starts now, while the key is not
+    /// made: after its one 802.1Q tag if it still has it (`read_frame`,
+    /// and a pop clears vlan_vid).
+    #[inline(always)]
+    pub(super) fn l3(&self) -> Option<usize> {
+        let f = self.fields()?;
+        Some(if f.common[at::VLAN_VID] != 0 { 18 } else { 14 })
     }
 }
 

@@ -105,37 +105,31 @@ impl Pipeline {
             return;
         };
         // Count the trip as the executor's loop does: per table the lookup,
-        // then the entry's hit (the frame unchanged all the way). `last`:
-        // the last entry's table, cookie and table-miss flag (the context
-        // of an action list run at the end).
+        // then the entry's hit (the frame unchanged all the way). The last
+        // entry's program, cookie and table-miss flag are the context of
+        // an action list run at the end.
         let len = pkt.len();
-        let mut last = (0u8, 0u64, false);
-        for &(id, pos) in &path[..k] {
-            let Some(table) = tables.get_mut(id as usize) else {
+        let Some((&(id, pos), before)) = path[..k].split_last() else {
+            return;
+        };
+        for &(id, pos) in before {
+            if count_hit(tables.get_mut(id as usize), pos, len, now).is_none() {
                 return;
-            };
-            let Some(pos) = table.lookup_known((pos != u32::MAX).then_some(pos as usize)) else {
-                return;
-            };
-            let Some(a) = table.apply(pos, len, now) else {
-                return;
-            };
-            last = (id as u8, a.cookie, a.miss);
+            }
         }
+        // (A miss ends here: its lookup counted, nothing applied.)
+        let Some(last) = count_hit(tables.get_mut(id as usize), pos, len, now) else {
+            return;
+        };
         match end {
             End::Miss => {}
             End::Output(port) => self.send_standard_final(pkt, port, in_port, None, out),
             End::Apply => {
-                let (id, pos) = path[k - 1];
-                let Some(ops) = tables
-                    .get(id as usize)
-                    .and_then(|t| t.program_at(pos as usize))
-                    .and_then(|p| p.apply.as_deref())
-                else {
+                let Some(ops) = last.program.apply.as_deref() else {
                     return;
                 };
                 let mut ctx = Ctx::received(in_port, now);
-                (ctx.table_id, ctx.cookie, ctx.miss) = last;
+                (ctx.table_id, ctx.cookie, ctx.miss) = (id as u8, last.cookie, last.miss);
                 // Its first ops run on the frame (`frame_ops`); the rest,
                 // if any, on the key made then.
                 let mut lazy = LazyKey::new(Some((layer, frame)));
@@ -151,4 +145,20 @@ impl Pipeline {
             }
         }
     }
+}
+
+/// Counts in `table` a lookup that found `pos` (`u32::MAX`: nothing) and,
+/// for a match, the entry's hit by a packet of `len` bytes at `now`, as
+/// the executor's loop does: the entry's `Applied`, `None` for a miss (or
+/// no such table).
+#[inline(always)]
+fn count_hit<T: TableKind>(
+    table: Option<&mut T>,
+    pos: u32,
+    len: usize,
+    now: Nanos,
+) -> Option<Applied<'_>> {
+    let table = table?;
+    let pos = table.lookup_known((pos != u32::MAX).then_some(pos as usize))?;
+    table.apply(pos, len, now)
 }
