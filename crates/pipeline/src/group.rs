@@ -351,6 +351,18 @@ impl GroupTable {
         self.groups.sorted.get_mut(slot)
     }
 
+    /// The op of the group at `slot` when it has one (`Group::one_op`),
+    /// with the group and its one bucket counted for a packet of `len`
+    /// bytes: what the group action runs as the tail, with no bucket to
+    /// choose (`exec`'s `execute_group` and `group_on_frame`).
+    #[inline(always)]
+    pub(crate) fn one_op_counted(&mut self, slot: usize, len: usize) -> Option<Op> {
+        let group = self.at_mut(slot)?;
+        let op = group.one_op?;
+        group.count(&(0..1), len);
+        Some(op)
+    }
+
     pub fn iter(&self) -> impl Iterator<Item = &Group> {
         self.groups.values()
     }

@@ -401,11 +401,7 @@ impl Pipeline {
         let len = pkt.len();
         // A group of one op (`Group::one_op`: a next hop) runs it with
         // no choice to make.
-        let Some(group) = self.groups.at_mut(slot) else {
-            return false;
-        };
-        if let Some(op) = group.one_op {
-            group.count(&(0..1), len);
+        if let Some(op) = self.groups.one_op_counted(slot, len) {
             self.one_op_on_frame(pkt, key, lazy, op, ctx, out);
             return true;
         }

@@ -32,11 +32,7 @@ impl Pipeline {
         if tail {
             // A group of one op (`Group::one_op`: a next hop) runs it
             // with no choice to make, as the one bucket below would.
-            let Some(group) = self.groups.at_mut(slot) else {
-                return;
-            };
-            if let Some(op) = group.one_op {
-                group.count(&(0..1), len);
+            if let Some(op) = self.groups.one_op_counted(slot, len) {
                 self.execute_tail_op(pkt, key, op, ctx, out);
                 return;
             }
